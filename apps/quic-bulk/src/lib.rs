@@ -1,0 +1,1 @@
+//! quic-bulk

@@ -1,0 +1,221 @@
+//! Sans-IO less-than-best-effort congestion controllers.
+//!
+//! Every controller implements [`CongestionController`]: it is fed events that
+//! carry their own time (packet sent, ACK with its RTT information, congestion
+//! event, spurious-loss rollback, MTU change) and answers with a congestion
+//! window in bytes, an optional pacing rate, a state name for qlog and a
+//! [`Snapshot`] of its internals. Nothing in this crate reads a clock, opens a
+//! socket or knows about quiche, so the same code runs inside a QUIC stack, in
+//! a simulator and under tests that feed it exact event sequences.
+//!
+//! Randomness (CDG's probabilistic backoff) comes from a [`rng::SplitMix64`]
+//! seeded through the controller's configuration.
+#![forbid(unsafe_code)]
+
+use std::fmt;
+use std::time::Duration;
+use std::time::Instant;
+
+pub mod fixed;
+pub mod params;
+pub mod rng;
+
+pub use params::ParamError;
+
+/// One packet newly acknowledged by an ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckedPacket {
+    /// Size of the packet on the wire, in bytes.
+    pub bytes: u64,
+    /// When the packet was sent.
+    pub time_sent: Instant,
+}
+
+/// RTT information known when an ACK is processed (RFC 9002 §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttInfo {
+    /// The newest RTT sample: time from sending the largest newly acknowledged
+    /// packet to receiving its ACK, ACK delay included.
+    pub latest_rtt: Duration,
+    /// The ACK delay the peer reported for `latest_rtt`, as reported (not yet
+    /// capped by `max_ack_delay`).
+    pub ack_delay: Duration,
+    /// Whether this ACK produced `latest_rtt` (RFC 9002 §5.1: only when the
+    /// largest acknowledged packet is newly acknowledged and ack-eliciting).
+    /// When false, `latest_rtt` and `ack_delay` repeat an older sample.
+    pub new_sample: bool,
+    /// Minimum RTT seen on the path (ACK delay not subtracted).
+    pub min_rtt: Duration,
+    /// Smoothed RTT (RFC 9002 §5.3).
+    pub smoothed_rtt: Duration,
+    /// RTT variation (RFC 9002 §5.3).
+    pub rttvar: Duration,
+    /// The peer's `max_ack_delay` transport parameter.
+    pub max_ack_delay: Duration,
+}
+
+/// An ACK frame's effect on the sender.
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent<'a> {
+    /// When the ACK was processed.
+    pub now: Instant,
+    /// The packets this ACK newly acknowledges, in packet-number order.
+    pub acked: &'a [AckedPacket],
+    /// Bytes in flight when the ACK arrived, the packets it acknowledges
+    /// still counted.
+    pub bytes_in_flight: u64,
+    /// RTT state after the ACK was processed.
+    pub rtt: RttInfo,
+}
+
+impl AckEvent<'_> {
+    /// Total size of the newly acknowledged packets, in bytes.
+    pub fn bytes_acked(&self) -> u64 {
+        self.acked.iter().map(|p| p.bytes).sum()
+    }
+}
+
+/// Packets declared lost (RFC 9002 §7.3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LossEvent {
+    /// When the loss was detected.
+    pub now: Instant,
+    /// Total size of the packets declared lost, in bytes.
+    pub lost_bytes: u64,
+    /// When the largest lost packet was sent: a loss of a packet sent before
+    /// the current recovery period started does not reduce the window again.
+    pub largest_lost_time_sent: Instant,
+    /// Bytes in flight when the loss was detected, lost packets still counted.
+    pub bytes_in_flight: u64,
+}
+
+/// A controller's internals at one moment, for logs and qlog.
+///
+/// Fields a controller does not have are `None`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Snapshot {
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold, bytes (`None` while in the initial slow start).
+    pub ssthresh: Option<u64>,
+    /// Base (minimum) delay estimate.
+    pub base_delay: Option<Duration>,
+    /// Current (filtered) delay estimate.
+    pub current_delay: Option<Duration>,
+    /// Queuing delay estimate: current − base.
+    pub queuing_delay: Option<Duration>,
+    /// Target queuing delay.
+    pub target: Option<Duration>,
+    /// Window gain in use (LEDBAT family).
+    pub gain: Option<f64>,
+    /// CDG's backoff scale G.
+    pub backoff_scale: Option<Duration>,
+    /// CDG's last delay gradient, signed, in microseconds per round.
+    pub gradient_us: Option<i64>,
+}
+
+/// A congestion controller driven by explicit events.
+///
+/// Times are passed in; implementations never read a clock. Sizes are bytes.
+pub trait CongestionController: Send + fmt::Debug {
+    /// The controller's name as used in `--cc` specs (`ledbatpp`, `cdg`...).
+    fn name(&self) -> &'static str;
+
+    /// A packet that counts towards bytes in flight was sent.
+    /// `bytes_in_flight` is the value before this packet was added.
+    fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64);
+
+    /// An ACK newly acknowledged one or more packets.
+    fn on_ack(&mut self, ack: &AckEvent<'_>);
+
+    /// Packets were declared lost.
+    fn on_congestion_event(&mut self, loss: &LossEvent);
+
+    /// Persistent congestion was established (RFC 9002 §7.6): collapse to
+    /// the minimum window.
+    fn on_persistent_congestion(&mut self, now: Instant);
+
+    /// Save the state that a spurious loss may have to restore; called before
+    /// the first congestion event of a recovery period.
+    fn checkpoint(&mut self);
+
+    /// A loss turned out to be spurious: restore the last checkpoint.
+    /// Returns whether anything was restored.
+    fn rollback(&mut self) -> bool;
+
+    /// The path's maximum datagram size changed (PMTUD).
+    fn on_mtu_change(&mut self, max_datagram_size: u64);
+
+    /// The congestion window, in bytes.
+    fn window(&self) -> u64;
+
+    /// Pacing rate in bytes per second, if the controller wants one.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// A short state name for qlog's `congestion_state_updated`.
+    fn state(&self, now: Instant) -> &'static str;
+
+    /// The controller's internals.
+    fn snapshot(&self) -> Snapshot;
+}
+
+/// What a controller is built with besides its own parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathInfo {
+    /// Maximum datagram size (the MSS of the RFCs), bytes.
+    pub max_datagram_size: u64,
+    /// Initial window, in packets (RFC 9002 §7.2 recommends 10).
+    pub initial_window_packets: u64,
+}
+
+impl Default for PathInfo {
+    fn default() -> Self {
+        Self {
+            max_datagram_size: 1200,
+            initial_window_packets: 10,
+        }
+    }
+}
+
+/// A controller and its parameters, as named by a `--cc` spec.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ControllerConfig {
+    /// A constant window; proves that a plug-in is in control.
+    Fixed(fixed::FixedConfig),
+}
+
+impl ControllerConfig {
+    /// Names of every controller this crate provides.
+    pub const NAMES: &'static [&'static str] = &["fixed"];
+
+    /// The configuration for `name` with default parameters.
+    pub fn default_for(name: &str) -> Option<Self> {
+        match name {
+            "fixed" => Some(Self::Fixed(Default::default())),
+            _ => None,
+        }
+    }
+
+    /// The controller's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Fixed(_) => "fixed",
+        }
+    }
+
+    /// Sets one `key=value` parameter.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+        match self {
+            Self::Fixed(c) => c.set(key, value),
+        }
+    }
+
+    /// Builds a controller for a path.
+    pub fn build(&self, path: PathInfo) -> Box<dyn CongestionController> {
+        match self {
+            Self::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), path)),
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Parsing and range-checking of `key=value` controller parameters.
+//!
+//! Each controller's config has a `set(key, value)` that maps a spec key onto
+//! a field through these helpers, so every error names the key, what was
+//! given and what is allowed.
+
+use std::fmt;
+use std::time::Duration;
+
+/// A parameter that could not be applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParamError {
+    /// The controller has no such parameter.
+    UnknownKey {
+        controller: &'static str,
+        key: String,
+        allowed: &'static [&'static str],
+    },
+    /// The value did not parse, or is out of range.
+    BadValue {
+        key: String,
+        value: String,
+        allowed: String,
+    },
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamError::UnknownKey {
+                controller,
+                key,
+                allowed,
+            } => {
+                if allowed.is_empty() {
+                    write!(f, "unknown parameter '{key}' for '{controller}': it takes no parameters")
+                } else {
+                    write!(
+                        f,
+                        "unknown parameter '{key}' for '{controller}' (allowed: {})",
+                        allowed.join(", ")
+                    )
+                }
+            },
+            ParamError::BadValue {
+                key,
+                value,
+                allowed,
+            } => write!(f, "bad value '{value}' for '{key}': expected {allowed}"),
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+/// The error for a key `controller` does not know.
+pub fn unknown_key(
+    controller: &'static str, key: &str, allowed: &'static [&'static str],
+) -> ParamError {
+    ParamError::UnknownKey {
+        controller,
+        key: key.to_string(),
+        allowed,
+    }
+}
+
+fn bad(key: &str, value: &str, allowed: String) -> ParamError {
+    ParamError::BadValue {
+        key: key.to_string(),
+        value: value.to_string(),
+        allowed,
+    }
+}
+
+/// Parses a duration with a unit: `60ms`, `1.5s`, `250us`, `2m`.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text.find(|c: char| c.is_ascii_alphabetic() || c == 'µ')?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.trim().parse().ok()?;
+    if !number.is_finite() || number < 0.0 {
+        return None;
+    }
+    let seconds = match unit.trim() {
+        "ns" => number / 1e9,
+        "us" | "µs" => number / 1e6,
+        "ms" => number / 1e3,
+        "s" => number,
+        "m" | "min" => number * 60.0,
+        "h" => number * 3600.0,
+        _ => return None,
+    };
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
+/// A duration within `[min, max]`.
+pub fn duration_in(
+    key: &str, value: &str, min: Duration, max: Duration,
+) -> Result<Duration, ParamError> {
+    let allowed = || {
+        format!(
+            "a duration with a unit (e.g. 60ms) from {} to {}",
+            fmt_duration(min),
+            fmt_duration(max)
+        )
+    };
+    let d = parse_duration(value).ok_or_else(|| bad(key, value, allowed()))?;
+    if d < min || d > max {
+        return Err(bad(key, value, allowed()));
+    }
+    Ok(d)
+}
+
+/// A real number within `[min, max]`.
+pub fn f64_in(
+    key: &str, value: &str, min: f64, max: f64,
+) -> Result<f64, ParamError> {
+    let allowed = || format!("a number from {min} to {max}");
+    let x: f64 = value.trim().parse().map_err(|_| bad(key, value, allowed()))?;
+    if !x.is_finite() || x < min || x > max {
+        return Err(bad(key, value, allowed()));
+    }
+    Ok(x)
+}
+
+/// A whole number within `[min, max]`.
+pub fn u64_in(
+    key: &str, value: &str, min: u64, max: u64,
+) -> Result<u64, ParamError> {
+    let allowed = || format!("a whole number from {min} to {max}");
+    let x: u64 = value.trim().parse().map_err(|_| bad(key, value, allowed()))?;
+    if x < min || x > max {
+        return Err(bad(key, value, allowed()));
+    }
+    Ok(x)
+}
+
+/// `true`/`false` (also `on`/`off`, `yes`/`no`, `1`/`0`).
+pub fn bool_value(key: &str, value: &str) -> Result<bool, ParamError> {
+    match value.trim() {
+        "true" | "on" | "yes" | "1" => Ok(true),
+        "false" | "off" | "no" | "0" => Ok(false),
+        _ => Err(bad(key, value, "true or false".to_string())),
+    }
+}
+
+/// One of a fixed set of words.
+pub fn one_of<'a>(
+    key: &str, value: &str, choices: &[&'a str],
+) -> Result<&'a str, ParamError> {
+    choices
+        .iter()
+        .find(|c| **c == value.trim())
+        .copied()
+        .ok_or_else(|| bad(key, value, format!("one of {}", choices.join(", "))))
+}
+
+/// Formats a duration the way specs write it (`60ms`, `1.5s`).
+pub fn fmt_duration(d: Duration) -> String {
+    let us = d.as_micros();
+    if us == 0 {
+        "0ms".to_string()
+    } else if us % 1_000_000 == 0 {
+        format!("{}s", us / 1_000_000)
+    } else if us % 1000 == 0 {
+        format!("{}ms", us / 1000)
+    } else if us >= 1000 {
+        format!("{}ms", us as f64 / 1000.0)
+    } else {
+        format!("{us}us")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_with_units() {
+        assert_eq!(parse_duration("60ms"), Some(Duration::from_millis(60)));
+        assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("250us"), Some(Duration::from_micros(250)));
+        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(parse_duration("60"), None);
+        assert_eq!(parse_duration("ms"), None);
+        assert_eq!(parse_duration("-5ms"), None);
+        assert_eq!(parse_duration("5 parsecs"), None);
+    }
+
+    #[test]
+    fn range_errors_say_what_is_allowed() {
+        let e = duration_in("target", "0ms", Duration::from_millis(1), Duration::from_secs(1))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "bad value '0ms' for 'target': expected a duration with a unit (e.g. 60ms) from 1ms to 1s"
+        );
+        let e = f64_in("g", "nan", 0.01, 1000.0).unwrap_err();
+        assert_eq!(e.to_string(), "bad value 'nan' for 'g': expected a number from 0.01 to 1000");
+        assert_eq!(u64_in("window", "8", 1, 64), Ok(8));
+        assert!(u64_in("window", "65", 1, 64).is_err());
+        assert_eq!(bool_value("x", "on"), Ok(true));
+        assert!(bool_value("x", "maybe").is_err());
+        assert_eq!(one_of("restore", "jump", &["slow_start", "jump"]), Ok("jump"));
+    }
+
+    #[test]
+    fn formats_durations_as_written() {
+        assert_eq!(fmt_duration(Duration::from_millis(60)), "60ms");
+        assert_eq!(fmt_duration(Duration::from_secs(600)), "600s");
+        assert_eq!(fmt_duration(Duration::from_micros(7500)), "7.5ms");
+        assert_eq!(fmt_duration(Duration::from_micros(250)), "250us");
+    }
+}

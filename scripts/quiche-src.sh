@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Fetches the pinned quiche release through cargo, verifies it, unpacks it under
+# target/ and applies patches/*.patch. The workspace's [patch.crates-io] points at
+# the result. Idempotent: a second run with unchanged inputs does nothing.
+set -euo pipefail
+
+QUICHE_VERSION=0.30.0
+QUICHE_SHA256=52b35a721a2a56797347929745fa783fc99e680d9484b80324ce40106b75493a
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out="$root/target/quiche-patched"
+src="$out/quiche-$QUICHE_VERSION"
+stamp="$out/.stamp"
+
+step() { printf 'quiche-src: %s\n' "$*" >&2; }
+fail() { printf 'quiche-src: error: %s\n' "$*" >&2; exit 1; }
+
+shopt -s nullglob
+patches=("$root"/patches/*.patch)
+want_stamp=$(cat "$0" "${patches[@]}" | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ] && [ -f "$src/Cargo.toml" ]; then
+    exit 0
+fi
+
+command -v cargo >/dev/null || fail "cargo not found on PATH (install Rust with rustup)"
+
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+crate=$(ls "$cargo_home"/registry/cache/*/quiche-$QUICHE_VERSION.crate 2>/dev/null | head -n1 || true)
+if [ -z "$crate" ]; then
+    step "fetching quiche $QUICHE_VERSION from crates.io through cargo"
+    fetch_dir="$root/target/quiche-fetch"
+    mkdir -p "$fetch_dir/src"
+    cat >"$fetch_dir/Cargo.toml" <<TOML
+[package]
+name = "quiche-fetch"
+version = "0.0.0"
+edition = "2021"
+publish = false
+[dependencies]
+quiche = { version = "=$QUICHE_VERSION", default-features = false }
+[workspace]
+TOML
+    : >"$fetch_dir/src/lib.rs"
+    cargo fetch --manifest-path "$fetch_dir/Cargo.toml" >&2 \
+        || fail "step 'fetch': cargo could not download quiche $QUICHE_VERSION (is crates.io reachable?)"
+    crate=$(ls "$cargo_home"/registry/cache/*/quiche-$QUICHE_VERSION.crate 2>/dev/null | head -n1 || true)
+    [ -n "$crate" ] || fail "step 'fetch': cargo reported success but quiche-$QUICHE_VERSION.crate is not in $cargo_home/registry/cache"
+fi
+
+step "verifying $crate"
+got=$(sha256sum "$crate" | cut -d' ' -f1)
+[ "$got" = "$QUICHE_SHA256" ] \
+    || fail "step 'verify': sha256 of $crate is $got, expected $QUICHE_SHA256"
+
+step "unpacking into $out"
+rm -rf "$out"
+mkdir -p "$out"
+tar -xzf "$crate" -C "$out" || fail "step 'unpack': tar could not read $crate"
+
+for p in "${patches[@]}"; do
+    step "applying $(basename "$p")"
+    patch -d "$src" -p1 --forward --quiet <"$p" \
+        || fail "step 'patch': $(basename "$p") does not apply to quiche $QUICHE_VERSION"
+done
+
+echo "$want_stamp" >"$stamp"
+step "ready: $src"
