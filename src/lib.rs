@@ -1,1 +1,52 @@
-//! bridge
+//! The bridge between the sans-IO controllers of `lbe-cc` and quiche.
+//!
+//! quiche (patched, see `patches/`) accepts congestion controllers through
+//! its `CongestionControl` trait. This crate:
+//!
+//! - runs any `lbe-cc` controller behind that trait ([`adapter`]);
+//! - parses `--cc` spec strings into either quiche's own controllers or a
+//!   configured plug-in, and installs them on a config or a connection
+//!   ([`spec`]);
+//! - builds the quiche configurations our apps share: certificates,
+//!   transport defaults, and the ALPN entry by which a client names the
+//!   controller its server should send with ([`tls`]);
+//! - sets up one qlog file per connection ([`qlog`]).
+
+use std::fmt;
+
+pub mod adapter;
+pub mod qlog;
+pub mod spec;
+pub mod tls;
+
+pub use adapter::PluginFactory;
+pub use spec::CcSpec;
+pub use spec::SpecError;
+
+pub use lbe_cc;
+pub use quiche;
+
+/// A set-up failure, worded for the person running the tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error(String);
+
+impl Error {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Error(message.into())
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<SpecError> for Error {
+    fn from(e: SpecError) -> Self {
+        Error(e.to_string())
+    }
+}

@@ -1,0 +1,274 @@
+//! The `--cc` spec string: `NAME[:key=value[,key=value…]]`.
+//!
+//! `NAME` is one of quiche's own controllers (`cubic`, `reno`, `bbr2`, which
+//! take no parameters) or one of the `lbe-cc` plug-ins (`ledbatpp`,
+//! `ledbat`, `cdg`, and `fixed` for tests), whose parameters map onto their
+//! config structs: `ledbatpp:target=25ms`, `cdg:g=0.5`,
+//! `ledbat:target=5ms,decrease_gain=10`.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use lbe_cc::ControllerConfig;
+use quiche::CongestionControlAlgorithm;
+
+use crate::adapter::PluginFactory;
+
+/// quiche's built-in controllers, by the names specs use.
+const BUILTINS: &[(&str, CongestionControlAlgorithm)] = &[
+    ("cubic", CongestionControlAlgorithm::CUBIC),
+    ("reno", CongestionControlAlgorithm::Reno),
+    ("bbr2", CongestionControlAlgorithm::Bbr2Gcongestion),
+];
+
+/// A parsed `--cc` spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CcSpec {
+    text: String,
+    kind: Kind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Kind {
+    Builtin(CongestionControlAlgorithm),
+    Plugin(ControllerConfig),
+}
+
+/// Why a spec string was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError(String);
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// Every controller name a spec may start with.
+pub fn controller_names() -> Vec<&'static str> {
+    BUILTINS
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(ControllerConfig::NAMES.iter().copied())
+        .collect()
+}
+
+fn allowed_names() -> String {
+    controller_names().join(", ")
+}
+
+impl FromStr for CcSpec {
+    type Err = SpecError;
+
+    fn from_str(text: &str) -> Result<Self, SpecError> {
+        let text = text.trim();
+        let (name, params) = match text.split_once(':') {
+            Some((name, params)) => (name, Some(params)),
+            None => (text, None),
+        };
+        if name.is_empty() {
+            return Err(SpecError(format!(
+                "empty controller name in --cc '{text}': expected NAME[:key=value,...] with NAME one of {}",
+                allowed_names()
+            )));
+        }
+
+        let mut kind = if let Some((_, algo)) = BUILTINS.iter().find(|(n, _)| *n == name) {
+            Kind::Builtin(*algo)
+        } else if let Some(config) = ControllerConfig::default_for(name) {
+            Kind::Plugin(config)
+        } else {
+            return Err(SpecError(format!(
+                "unknown congestion controller '{name}' (allowed: {})",
+                allowed_names()
+            )));
+        };
+
+        let mut seen: Vec<&str> = Vec::new();
+        for pair in params.into_iter().flat_map(|p| p.split(',')) {
+            let Some((key, value)) = pair.split_once('=') else {
+                return Err(SpecError(format!(
+                    "malformed parameter '{pair}' in --cc '{text}': expected key=value"
+                )));
+            };
+            let (key, value) = (key.trim(), value.trim());
+            if key.is_empty() || value.is_empty() {
+                return Err(SpecError(format!(
+                    "malformed parameter '{pair}' in --cc '{text}': expected key=value"
+                )));
+            }
+            if seen.contains(&key) {
+                return Err(SpecError(format!(
+                    "parameter '{key}' given twice in --cc '{text}'"
+                )));
+            }
+            seen.push(key);
+            match &mut kind {
+                Kind::Builtin(_) => {
+                    return Err(SpecError(format!(
+                        "'{name}' is quiche's own controller and takes no parameters (got '{key}')"
+                    )))
+                }
+                Kind::Plugin(config) => config
+                    .set(key, value)
+                    .map_err(|e| SpecError(format!("--cc '{text}': {e}")))?,
+            }
+        }
+
+        Ok(CcSpec {
+            text: text.to_string(),
+            kind,
+        })
+    }
+}
+
+impl fmt::Display for CcSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl CcSpec {
+    /// The controller's name (`ledbatpp`, `cubic`...).
+    pub fn name(&self) -> &str {
+        self.text.split(':').next().unwrap_or(&self.text)
+    }
+
+    /// The spec as given, trimmed.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The spec, made safe for a file name (`ledbatpp_target=25ms`).
+    pub fn file_tag(&self) -> String {
+        self.text
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '=' | '.' | '-') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    }
+
+    /// The plug-in's configuration, or `None` for quiche's own controllers.
+    pub fn plugin(&self) -> Option<&ControllerConfig> {
+        match &self.kind {
+            Kind::Plugin(config) => Some(config),
+            Kind::Builtin(_) => None,
+        }
+    }
+
+    /// The factory that quiche installs for a plug-in.
+    pub fn factory(&self) -> Option<Arc<dyn quiche::CongestionControlFactory>> {
+        self.plugin()
+            .map(|c| PluginFactory::new(c.clone()) as Arc<dyn quiche::CongestionControlFactory>)
+    }
+
+    fn algorithm(&self) -> CongestionControlAlgorithm {
+        match self.kind {
+            Kind::Builtin(algo) => algo,
+            // Plug-ins run on the legacy recovery; this is what a connection
+            // falls back to if the plug-in is removed.
+            Kind::Plugin(_) => CongestionControlAlgorithm::CUBIC,
+        }
+    }
+
+    /// Makes every connection created from `config` use this controller.
+    pub fn configure(&self, config: &mut quiche::Config) {
+        config.set_cc_algorithm(self.algorithm());
+        config.set_custom_congestion_control(self.factory());
+    }
+
+    /// Chooses this controller for a connection from inside a BoringSSL
+    /// handshake callback, before it has sent anything.
+    pub fn configure_in_handshake(&self, ssl: &mut boring::ssl::SslRef) -> quiche::Result<()> {
+        <quiche::Connection>::set_cc_algorithm_in_handshake(ssl, self.algorithm())?;
+        <quiche::Connection>::set_custom_congestion_control_in_handshake(ssl, self.factory())
+    }
+
+    /// Switches a live connection to this controller (see
+    /// `quiche::Connection::set_custom_congestion_control`; quiche's built-in
+    /// controllers other than the configuration's cannot be switched to).
+    pub fn switch(&self, conn: &mut quiche::Connection) -> quiche::Result<()> {
+        match self.kind {
+            Kind::Plugin(_) => conn.set_custom_congestion_control(self.factory()),
+            Kind::Builtin(_) => Err(quiche::Error::CongestionControl),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_and_plugins_parse() {
+        let s: CcSpec = "cubic".parse().unwrap();
+        assert_eq!(s.name(), "cubic");
+        assert!(s.plugin().is_none());
+        let s: CcSpec = "bbr2".parse().unwrap();
+        assert_eq!(s.algorithm(), CongestionControlAlgorithm::Bbr2Gcongestion);
+        let s: CcSpec = " fixed:packets=4 ".parse().unwrap();
+        assert_eq!(s.as_str(), "fixed:packets=4");
+        assert_eq!(s.name(), "fixed");
+        assert_eq!(s.file_tag(), "fixed_packets=4");
+        match s.plugin() {
+            Some(ControllerConfig::Fixed(c)) => assert_eq!(c.packets, 4),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_name_what_is_allowed() {
+        let names = allowed_names();
+        assert_eq!(
+            "vegas".parse::<CcSpec>().unwrap_err().to_string(),
+            format!("unknown congestion controller 'vegas' (allowed: {names})")
+        );
+        assert_eq!(
+            "".parse::<CcSpec>().unwrap_err().to_string(),
+            format!("empty controller name in --cc '': expected NAME[:key=value,...] with NAME one of {names}")
+        );
+        assert_eq!(
+            "fixed:packets".parse::<CcSpec>().unwrap_err().to_string(),
+            "malformed parameter 'packets' in --cc 'fixed:packets': expected key=value"
+        );
+        assert_eq!(
+            "fixed:packets=".parse::<CcSpec>().unwrap_err().to_string(),
+            "malformed parameter 'packets=' in --cc 'fixed:packets=': expected key=value"
+        );
+        assert_eq!(
+            "fixed:packets=2,packets=3"
+                .parse::<CcSpec>()
+                .unwrap_err()
+                .to_string(),
+            "parameter 'packets' given twice in --cc 'fixed:packets=2,packets=3'"
+        );
+        assert_eq!(
+            "cubic:beta=0.7".parse::<CcSpec>().unwrap_err().to_string(),
+            "'cubic' is quiche's own controller and takes no parameters (got 'beta')"
+        );
+        assert_eq!(
+            "fixed:size=3".parse::<CcSpec>().unwrap_err().to_string(),
+            "--cc 'fixed:size=3': unknown parameter 'size' for 'fixed' (allowed: packets)"
+        );
+        assert_eq!(
+            "fixed:packets=0".parse::<CcSpec>().unwrap_err().to_string(),
+            "--cc 'fixed:packets=0': bad value '0' for 'packets': expected a whole number from 1 to 100000"
+        );
+    }
+
+    #[test]
+    fn every_name_is_listed_and_parses() {
+        for name in controller_names() {
+            let spec: CcSpec = name.parse().unwrap();
+            assert_eq!(spec.name(), name);
+        }
+    }
+}

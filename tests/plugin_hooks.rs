@@ -1,0 +1,402 @@
+//! Proof that the quiche patch really hands control to a plug-in: real
+//! quiche connections over 127.0.0.1, one download each, with the
+//! sender's qlog and the plug-in's own records as evidence.
+
+use std::net::UdpSocket;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Duration;
+use std::time::Instant;
+
+use lbe_cc::fixed::Fixed;
+use lbe_cc::fixed::FixedConfig;
+use lbe_cc::AckEvent;
+use lbe_cc::CongestionController;
+use lbe_cc::LossEvent;
+use lbe_cc::PathInfo;
+use lbe_cc::RttInfo;
+use lbe_cc::Snapshot;
+use quiche_lbe::qlog::Role;
+use quiche_lbe::tls;
+use quiche_lbe::CcSpec;
+use quiche_lbe::PluginFactory;
+
+const ALPN: &[&[u8]] = &[b"lbe-test"];
+const MSS: u64 = tls::MAX_DATAGRAM_SIZE as u64;
+/// Upper bound for one test transfer; loopback finishes in well under a second.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// The byte at `offset` of a download: a pattern that catches reordering
+/// and truncation.
+fn pattern(offset: u64) -> u8 {
+    (offset.wrapping_mul(31) ^ (offset >> 11)) as u8
+}
+
+struct Download {
+    /// What the client received, checked against the pattern.
+    received: u64,
+    /// The server's qlog.
+    qlog: PathBuf,
+}
+
+/// Runs one download of `bytes` from a server made with `server_config` to
+/// a client. `on_request` runs on the server connection once the client's
+/// request has arrived, before any response data is sent. The client holds
+/// its packets (and so its ACKs) for `client_hold` between sends.
+fn download(
+    mut server_config: quiche::Config,
+    bytes: u64,
+    client_hold: Duration,
+    qlog_dir: &Path,
+    on_request: impl FnOnce(&mut quiche::Connection),
+) -> Download {
+    let server_sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let client_sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    server_sock.set_nonblocking(true).unwrap();
+    client_sock.set_nonblocking(true).unwrap();
+    let server_addr = server_sock.local_addr().unwrap();
+    let client_addr = client_sock.local_addr().unwrap();
+
+    let cubic: CcSpec = "cubic".parse().unwrap();
+    let mut client_config =
+        tls::client_config(ALPN, &cubic, None, &tls::Transport::default(), false).unwrap();
+    let client_scid = quiche::ConnectionId::from_ref(&[1; 16]);
+    let mut client = quiche::connect(
+        Some("localhost"),
+        &client_scid,
+        client_addr,
+        server_addr,
+        &mut client_config,
+    )
+    .unwrap();
+
+    let mut server: Option<quiche::Connection> = None;
+    let mut on_request = Some(on_request);
+    let mut qlog = None;
+    let mut sent = 0u64;
+    let mut received = 0u64;
+    let mut buf = vec![0u8; 65536];
+    let mut out = vec![0u8; 1500];
+    let mut last_client_send = Instant::now() - client_hold;
+    let start = Instant::now();
+
+    while !client.is_closed() {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "transfer did not finish in {DEADLINE:?}"
+        );
+        let mut progress = false;
+
+        // Client → server.
+        if last_client_send.elapsed() >= client_hold {
+            while let Ok((n, info)) = client.send(&mut out) {
+                client_sock.send_to(&out[..n], info.to).unwrap();
+                progress = true;
+            }
+            last_client_send = Instant::now();
+        }
+        while let Ok((n, from)) = server_sock.recv_from(&mut buf) {
+            let conn = server.get_or_insert_with(|| {
+                let scid = quiche::ConnectionId::from_ref(&[2; 16]);
+                let mut c =
+                    quiche::accept(&scid, None, server_addr, from, &mut server_config).unwrap();
+                qlog = Some(
+                    quiche_lbe::qlog::attach(
+                        &mut c,
+                        qlog_dir,
+                        "test",
+                        Role::Server,
+                        "plugin",
+                        &[2; 8],
+                    )
+                    .unwrap(),
+                );
+                c
+            });
+            let info = quiche::RecvInfo {
+                from,
+                to: server_addr,
+            };
+            conn.recv(&mut buf[..n], info).unwrap();
+            progress = true;
+        }
+
+        // Server application: answer the request with `bytes` of pattern.
+        if let Some(conn) = server.as_mut() {
+            for id in conn.readable() {
+                while conn.stream_recv(id, &mut buf).is_ok() {}
+                if let Some(f) = on_request.take() {
+                    f(conn);
+                }
+            }
+            if on_request.is_none() && sent < bytes {
+                let chunk: Vec<u8> = (sent..bytes.min(sent + 16384)).map(pattern).collect();
+                let fin = sent + chunk.len() as u64 == bytes;
+                if let Ok(n) = conn.stream_send(0, &chunk, fin) {
+                    sent += n as u64;
+                }
+            }
+            while let Ok((n, info)) = conn.send(&mut out) {
+                server_sock.send_to(&out[..n], info.to).unwrap();
+                progress = true;
+            }
+        }
+
+        // Server → client.
+        while let Ok((n, from)) = client_sock.recv_from(&mut buf) {
+            let info = quiche::RecvInfo {
+                from,
+                to: client_addr,
+            };
+            client.recv(&mut buf[..n], info).unwrap();
+            progress = true;
+        }
+        if client.is_established() && received == 0 && sent == 0 && on_request.is_some() {
+            let _ = client.stream_send(0, b"GET", false);
+        }
+        for id in client.readable() {
+            while let Ok((n, fin)) = client.stream_recv(id, &mut buf) {
+                for (i, b) in buf[..n].iter().enumerate() {
+                    assert_eq!(
+                        *b,
+                        pattern(received + i as u64),
+                        "corrupt byte at {}",
+                        received + i as u64
+                    );
+                }
+                received += n as u64;
+                if fin {
+                    client.close(true, 0, b"done").unwrap();
+                }
+            }
+        }
+
+        // Timers.
+        for conn in std::iter::once(&mut client).chain(server.as_mut()) {
+            if conn.timeout().is_some_and(|t| t.is_zero()) {
+                conn.on_timeout();
+            }
+        }
+        if !progress {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+    // Flush the client's CONNECTION_CLOSE so the server's qlog is complete.
+    while let Ok((n, info)) = client.send(&mut out) {
+        client_sock.send_to(&out[..n], info.to).unwrap();
+    }
+    drop(server);
+
+    Download {
+        received,
+        qlog: qlog.expect("server never saw a packet"),
+    }
+}
+
+/// `(event name, data)` of every record in a JSON-SEQ qlog.
+fn qlog_events(path: &Path) -> Vec<(String, serde_json::Value)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.split('\u{1e}')
+        .filter(|r| !r.trim().is_empty())
+        .skip(1)
+        .map(|r| {
+            let v: serde_json::Value = serde_json::from_str(r.trim()).unwrap();
+            (
+                v["name"].as_str().unwrap_or_default().to_string(),
+                v["data"].clone(),
+            )
+        })
+        .collect()
+}
+
+fn max_bytes_in_flight(events: &[(String, serde_json::Value)]) -> u64 {
+    events
+        .iter()
+        .filter(|(name, _)| name == "quic:recovery_metrics_updated")
+        .filter_map(|(_, d)| d["bytes_in_flight"].as_u64())
+        .max()
+        .unwrap_or(0)
+}
+
+fn server_config(spec: &str) -> quiche::Config {
+    tls::server_config(
+        ALPN,
+        &tls::Certificate::SelfSigned,
+        &spec.parse().unwrap(),
+        &tls::Transport::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn fixed_window_plugin_bounds_bytes_in_flight() {
+    let dir = tempdir("fixed");
+    const BYTES: u64 = 3_000_000;
+
+    let fixed = download(
+        server_config("fixed:packets=8"),
+        BYTES,
+        Duration::ZERO,
+        &dir,
+        |_| {},
+    );
+    assert_eq!(fixed.received, BYTES);
+    let events = qlog_events(&fixed.qlog);
+    let peak = max_bytes_in_flight(&events);
+    assert!(peak > 0, "the qlog has no bytes_in_flight metrics");
+    assert!(
+        peak <= 8 * MSS,
+        "bytes in flight reached {peak}, window is {}",
+        8 * MSS
+    );
+    assert!(
+        events
+            .iter()
+            .any(|(n, d)| n == "quic:recovery_metrics_updated"
+                && d["congestion_window"].as_u64() == Some(8 * MSS)),
+        "the plug-in's window never reached qlog"
+    );
+
+    // The same transfer under quiche's own CUBIC goes far beyond 8 packets:
+    // the bound above is the plug-in's doing.
+    let cubic = download(server_config("cubic"), BYTES, Duration::ZERO, &dir, |_| {});
+    assert_eq!(cubic.received, BYTES);
+    let cubic_peak = max_bytes_in_flight(&qlog_events(&cubic.qlog));
+    assert!(cubic_peak > 8 * MSS, "cubic peaked at {cubic_peak}");
+}
+
+/// Records the RTT information of every ACK it is given.
+#[derive(Debug)]
+struct Recorder {
+    inner: Fixed,
+    seen: Arc<Mutex<Vec<RttInfo>>>,
+}
+
+impl CongestionController for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn on_packet_sent(&mut self, now: Instant, bytes: u64, in_flight: u64) {
+        self.inner.on_packet_sent(now, bytes, in_flight)
+    }
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        self.seen.lock().unwrap().push(ack.rtt);
+    }
+    fn on_congestion_event(&mut self, loss: &LossEvent) {
+        self.inner.on_congestion_event(loss)
+    }
+    fn on_persistent_congestion(&mut self, now: Instant) {
+        self.inner.on_persistent_congestion(now)
+    }
+    fn checkpoint(&mut self) {}
+    fn rollback(&mut self) -> bool {
+        false
+    }
+    fn on_mtu_change(&mut self, mds: u64) {
+        self.inner.on_mtu_change(mds)
+    }
+    fn window(&self) -> u64 {
+        self.inner.window()
+    }
+    fn state(&self, now: Instant) -> &'static str {
+        self.inner.state(now)
+    }
+    fn snapshot(&self) -> Snapshot {
+        self.inner.snapshot()
+    }
+}
+
+#[test]
+fn plugin_sees_the_ack_delay_the_peer_reports() {
+    let dir = tempdir("ackdelay");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let recorder = {
+        let seen = seen.clone();
+        PluginFactory::from_fn(move |path: PathInfo| {
+            Box::new(Recorder {
+                inner: Fixed::new(FixedConfig { packets: 64 }, path),
+                seen: seen.clone(),
+            }) as Box<dyn CongestionController>
+        })
+    };
+    let mut config = server_config("cubic");
+    config.set_custom_congestion_control(Some(recorder));
+
+    // The client sends (and so acknowledges) only every 20 ms.
+    let hold = Duration::from_millis(20);
+    let run = download(config, 2_000_000, hold, &dir, |_| {});
+    assert_eq!(run.received, 2_000_000);
+
+    let seen = seen.lock().unwrap();
+    let samples: Vec<&RttInfo> = seen.iter().filter(|r| r.new_sample).collect();
+    assert!(samples.len() >= 10, "only {} RTT samples", samples.len());
+    // Before the handshake completes the client answers at once; after it
+    // every ACK waited for the client's next send slot.
+    let delayed = samples
+        .iter()
+        .filter(|r| r.ack_delay > Duration::ZERO)
+        .count();
+    assert!(
+        delayed * 10 >= samples.len() * 9,
+        "{delayed} of {} samples carry an ACK delay",
+        samples.len()
+    );
+    for r in &samples {
+        assert!(
+            r.ack_delay <= r.latest_rtt,
+            "ack delay {:?} > rtt {:?}",
+            r.ack_delay,
+            r.latest_rtt
+        );
+    }
+    let longest = samples.iter().map(|r| r.ack_delay).max().unwrap();
+    assert!(
+        longest >= Duration::from_millis(10),
+        "longest ACK delay {longest:?} with a 20 ms hold"
+    );
+    // ACKs that produce no sample still reach the plug-in, marked as such.
+    assert!(seen.iter().all(|r| r.max_ack_delay > Duration::ZERO));
+}
+
+#[test]
+fn switching_a_live_connection_takes_effect() {
+    let dir = tempdir("switch");
+    let spec: CcSpec = "fixed:packets=4".parse().unwrap();
+    let run = download(
+        server_config("cubic"),
+        2_000_000,
+        Duration::ZERO,
+        &dir,
+        |conn| {
+            assert!(conn.is_established());
+            spec.switch(conn).unwrap();
+        },
+    );
+    assert_eq!(run.received, 2_000_000);
+
+    let events = qlog_events(&run.qlog);
+    let switched = events
+        .iter()
+        .position(|(n, d)| n == "quic:congestion_state_updated" && d["new"] == "fixed")
+        .expect("the plug-in's state never reached qlog");
+    let after = max_bytes_in_flight(&events[switched..]);
+    assert!(
+        after <= 4 * MSS,
+        "{after} bytes in flight after switching to a 4-packet window"
+    );
+
+    // quiche's BBRv2 has its own recovery; it cannot be swapped in place.
+    let cfg = server_config("bbr2");
+    let run = download(cfg, 100_000, Duration::ZERO, &dir, |conn| {
+        assert_eq!(spec.switch(conn), Err(quiche::Error::CongestionControl));
+    });
+    assert_eq!(run.received, 100_000);
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("quiche-lbe-hooks-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
