@@ -1,1 +1,44 @@
-//! lbe-netem
+//! `lbe-netem`: a userspace UDP bottleneck emulator, for machines without the
+//! `netem` qdisc.
+//!
+//! It relays datagrams between clients (on one or more listening addresses)
+//! and one server, giving each client its own upstream socket, like a NAT,
+//! so the server sees one address per client. Each direction adds a one-way
+//! propagation delay of rtt/2; the server→client direction also goes
+//! through one drop-tail FIFO shared by every flow, served at a fixed rate.
+//!
+//! - [`model`]: the sans-IO model of one direction (loss, drop-tail FIFO at a
+//!   rate, delay line), deterministic, driven with explicit `now`.
+//! - [`relay`]: sockets and the timing loop: [`Netem::spawn`] runs the
+//!   emulator on its own thread and returns a [`NetemHandle`].
+//! - [`units`]: parsers for rates (`20mbit`), durations (`50ms`) and buffers
+//!   (`500ms`, `375kB`).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use lbe_netem::{Buffer, Config, Netem};
+//!
+//! let config = Config::new(
+//!     "127.0.0.1:0".parse().unwrap(),    // listen (0: any free port)
+//!     "127.0.0.1:4433".parse().unwrap(), // upstream server
+//!     20_000_000,                        // 20 Mbit/s
+//!     Duration::from_millis(50),         // base RTT
+//!     Buffer::Time(Duration::from_millis(500)),
+//! );
+//! let netem = Netem::spawn(config).unwrap();
+//! let clients_connect_to = netem.listen_addr();
+//! // ... run the endpoints ...
+//! let summary = netem.stop().unwrap();
+//! println!("{clients_connect_to}: {} drops", summary.down.drops_buffer);
+//! ```
+
+pub mod model;
+pub mod relay;
+pub mod timer;
+pub mod units;
+
+pub use model::{IntervalStats, Link, LinkConfig, Totals, Verdict, IPV4_UDP_OVERHEAD};
+pub use relay::{Config, Netem, NetemHandle, Stopper, Summary};
+pub use units::{
+    parse_buffer, parse_duration, parse_loss, parse_path, parse_rate, Buffer, PathSpec,
+};

@@ -1,0 +1,339 @@
+//! Parsing of the command line's quantities: rates, durations, buffer sizes,
+//! loss probabilities and `ADDR=RTT` path overrides.
+//!
+//! Every parser returns a one-line message on error that says what was wrong
+//! and which forms are allowed; none of them panics.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Largest rate accepted (100 Gbit/s): beyond it serialisation times drop
+/// under a nanosecond per byte and the emulator could not keep up anyway.
+pub const MAX_RATE_BPS: u64 = 100_000_000_000;
+
+/// Largest duration accepted (1 hour), for RTTs and buffer times.
+pub const MAX_DURATION: Duration = Duration::from_secs(3600);
+
+/// Largest byte buffer accepted (16 GiB).
+pub const MAX_BUFFER_BYTES: u64 = 16 << 30;
+
+const RATE_FORMS: &str = "a number with a unit: bit, kbit, mbit, gbit, tbit or bps, kbps, mbps, gbps \
+     (case-insensitive, decimal SI prefixes, all in bits per second), e.g. 20mbit, 2.5Mbit, 500kbit, 1gbit";
+const DURATION_FORMS: &str = "a number with a unit: ns, us, ms or s, e.g. 50ms, 1s, 250us, 1.5s";
+const BUFFER_FORMS: &str =
+    "a time at line rate (e.g. 500ms, 1s) or a size in bytes with a unit: B, kB, \
+     MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024), e.g. 375kB, 1MiB, 1500B";
+
+/// Splits `s` into its leading decimal number and the unit that follows.
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
+        .map_or(s.len(), |(i, _)| i);
+    let (num, unit) = s.split_at(end);
+    if num.is_empty() || num.starts_with('.') && num.len() == 1 {
+        return None;
+    }
+    let v: f64 = num.parse().ok()?;
+    if !v.is_finite() {
+        return None;
+    }
+    Some((v, unit.trim()))
+}
+
+/// Parses a rate such as `20mbit`, `2.5Mbit`, `1gbit`, `500kbit` or `20Mbps`
+/// into bits per second.
+///
+/// Note: unlike `tc`, where `bps` means *bytes* per second, `bps` here means
+/// bits per second, as in everyday networking usage ("a 20 Mbps link").
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("bad rate '{s}': expected {RATE_FORMS}"))?;
+    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
+        "bit" | "bps" => 1.0,
+        "kbit" | "kbps" => 1e3,
+        "mbit" | "mbps" => 1e6,
+        "gbit" | "gbps" => 1e9,
+        "tbit" | "tbps" => 1e12,
+        "" => {
+            return Err(format!(
+                "bad rate '{s}': missing unit; expected {RATE_FORMS}"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "bad rate '{s}': unknown unit '{unit}'; expected {RATE_FORMS}"
+            ))
+        }
+    };
+    let bps = (v * mult).round();
+    if bps < 1.0 {
+        return Err(format!("bad rate '{s}': must be at least 1 bit per second"));
+    }
+    if bps > MAX_RATE_BPS as f64 {
+        return Err(format!("bad rate '{s}': at most 100gbit is supported"));
+    }
+    Ok(bps as u64)
+}
+
+/// Parses a duration such as `50ms`, `1s`, `250us` or `1.5s`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("bad duration '{s}': expected {DURATION_FORMS}"))?;
+    let ns_per_unit: f64 = match unit {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "" => {
+            return Err(format!(
+                "bad duration '{s}': missing unit; expected {DURATION_FORMS}"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "bad duration '{s}': unknown unit '{unit}'; expected {DURATION_FORMS}"
+            ))
+        }
+    };
+    let ns = (v * ns_per_unit).round();
+    if ns > MAX_DURATION.as_nanos() as f64 {
+        return Err(format!(
+            "bad duration '{s}': at most 1 hour (3600s) is supported"
+        ));
+    }
+    Ok(Duration::from_nanos(ns as u64))
+}
+
+/// The bottleneck's buffer: either a time at line rate or a size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buffer {
+    /// The buffer holds this much time's worth of data at the link rate:
+    /// `rate * time / 8` bytes.
+    Time(Duration),
+    /// The buffer holds this many bytes (counted as wire bytes, see
+    /// [`crate::model::LinkConfig::overhead`]).
+    Bytes(u64),
+}
+
+impl Buffer {
+    /// The capacity in bytes for a link of `rate_bps`.
+    pub fn bytes_at(&self, rate_bps: u64) -> u64 {
+        match *self {
+            Buffer::Bytes(b) => b,
+            Buffer::Time(d) => (u128::from(rate_bps) * d.as_nanos() / 8_000_000_000) as u64,
+        }
+    }
+}
+
+impl fmt::Display for Buffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Buffer::Time(d) => write!(f, "{d:?}"),
+            Buffer::Bytes(b) => write!(f, "{b}B"),
+        }
+    }
+}
+
+/// Parses a buffer size: `500ms` (time at line rate) or `375kB`, `1MiB`,
+/// `1500B` (bytes). Byte units take a capital `B`, so that `kb` (kilobits?
+/// kilobytes?) is never guessed at.
+pub fn parse_buffer(s: &str) -> Result<Buffer, String> {
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("bad buffer '{s}': expected {BUFFER_FORMS}"))?;
+    let bytes_mult: Option<f64> = match unit {
+        "B" => Some(1.0),
+        "kB" | "KB" => Some(1e3),
+        "MB" => Some(1e6),
+        "GB" => Some(1e9),
+        "KiB" => Some(1024.0),
+        "MiB" => Some(1024.0 * 1024.0),
+        "GiB" => Some(1024.0 * 1024.0 * 1024.0),
+        _ => None,
+    };
+    let buffer = if let Some(m) = bytes_mult {
+        let b = (v * m).round();
+        if b > MAX_BUFFER_BYTES as f64 {
+            return Err(format!("bad buffer '{s}': at most 16GiB is supported"));
+        }
+        Buffer::Bytes(b as u64)
+    } else {
+        match parse_duration(s) {
+            Ok(d) => Buffer::Time(d),
+            Err(_) if unit.is_empty() => {
+                return Err(format!(
+                    "bad buffer '{s}': missing unit; expected {BUFFER_FORMS}"
+                ))
+            }
+            Err(_) => {
+                return Err(format!(
+                    "bad buffer '{s}': unknown unit '{unit}'; expected {BUFFER_FORMS}"
+                ))
+            }
+        }
+    };
+    match buffer {
+        Buffer::Bytes(0) => Err(format!("bad buffer '{s}': must be greater than zero")),
+        Buffer::Time(d) if d.is_zero() => {
+            Err(format!("bad buffer '{s}': must be greater than zero"))
+        }
+        b => Ok(b),
+    }
+}
+
+/// Parses a loss probability: `0.01` or `1%`, in [0, 1].
+pub fn parse_loss(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 0.01),
+        None => (t, 1.0),
+    };
+    let p = num
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite())
+        .map(|p| p * scale)
+        .ok_or_else(|| {
+            format!("bad loss '{s}': expected a probability between 0 and 1 (e.g. 0.01) or a percentage (e.g. 1%)")
+        })?;
+    if !(0.0..=1.0).contains(&p) {
+        return Err(format!(
+            "bad loss '{s}': must be between 0 and 1 (or 0% and 100%)"
+        ));
+    }
+    Ok(p)
+}
+
+/// Parses a socket address such as `127.0.0.1:5000` or `[::1]:5000`.
+pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+    s.trim().parse().map_err(|_| {
+        format!("bad address '{s}': expected IP:PORT, e.g. 127.0.0.1:5000 or [::1]:5000")
+    })
+}
+
+/// An extra listening address whose flows get their own base RTT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathSpec {
+    /// Where the extra clients connect.
+    pub listen: SocketAddr,
+    /// Base RTT of the flows through this address (rtt/2 each way).
+    pub rtt: Duration,
+}
+
+/// Parses `ADDR=RTT`, e.g. `127.0.0.1:5001=100ms`.
+pub fn parse_path(s: &str) -> Result<PathSpec, String> {
+    let (addr, rtt) = s
+        .split_once('=')
+        .ok_or_else(|| format!("bad path '{s}': expected ADDR=RTT, e.g. 127.0.0.1:5001=100ms"))?;
+    let listen = parse_addr(addr).map_err(|e| format!("bad path '{s}': {e}"))?;
+    let rtt = parse_duration(rtt).map_err(|e| format!("bad path '{s}': {e}"))?;
+    Ok(PathSpec { listen, rtt })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("20mbit"), Ok(20_000_000));
+        assert_eq!(parse_rate("1gbit"), Ok(1_000_000_000));
+        assert_eq!(parse_rate("500kbit"), Ok(500_000));
+        assert_eq!(parse_rate("2.5Mbit"), Ok(2_500_000));
+        assert_eq!(parse_rate("20Mbps"), Ok(20_000_000));
+        assert_eq!(parse_rate("9600bps"), Ok(9600));
+        assert_eq!(parse_rate("100bit"), Ok(100));
+        for bad in [
+            "",
+            "20",
+            "mbit",
+            "20mb",
+            "-5mbit",
+            "0mbit",
+            "1.2.3mbit",
+            "200gbit",
+            "nanmbit",
+            ".mbit",
+        ] {
+            let e = parse_rate(bad).unwrap_err();
+            assert!(e.starts_with("bad rate"), "{bad}: {e}");
+            assert!(!e.contains('\n'));
+        }
+        assert!(parse_rate("20").unwrap_err().contains("missing unit"));
+        assert!(parse_rate("20mb")
+            .unwrap_err()
+            .contains("unknown unit 'mb'"));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("50ms"), Ok(Duration::from_millis(50)));
+        assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_duration("0ms"), Ok(Duration::ZERO));
+        for bad in ["", "50", "50m", "ms", "5h", "99999s", "-1s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn buffers() {
+        assert_eq!(
+            parse_buffer("500ms"),
+            Ok(Buffer::Time(Duration::from_millis(500)))
+        );
+        assert_eq!(parse_buffer("375kB"), Ok(Buffer::Bytes(375_000)));
+        assert_eq!(parse_buffer("375KB"), Ok(Buffer::Bytes(375_000)));
+        assert_eq!(parse_buffer("1MiB"), Ok(Buffer::Bytes(1 << 20)));
+        assert_eq!(parse_buffer("1500B"), Ok(Buffer::Bytes(1500)));
+        assert_eq!(parse_buffer("1.5MB"), Ok(Buffer::Bytes(1_500_000)));
+        for bad in ["", "500", "0ms", "0B", "375kb", "1mib", "20GiB"] {
+            let e = parse_buffer(bad).unwrap_err();
+            assert!(e.starts_with("bad buffer"), "{bad}: {e}");
+        }
+        assert_eq!(
+            Buffer::Time(Duration::from_millis(500)).bytes_at(20_000_000),
+            1_250_000
+        );
+        assert_eq!(Buffer::Bytes(42).bytes_at(20_000_000), 42);
+    }
+
+    #[test]
+    fn losses() {
+        assert_eq!(parse_loss("0.01"), Ok(0.01));
+        assert_eq!(parse_loss("1%"), Ok(0.01));
+        assert_eq!(parse_loss("0"), Ok(0.0));
+        assert_eq!(parse_loss("1"), Ok(1.0));
+        for bad in ["", "x", "1.5", "-0.1", "200%", "inf", "NaN"] {
+            assert!(parse_loss(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            parse_path("127.0.0.1:5001=100ms"),
+            Ok(PathSpec {
+                listen: "127.0.0.1:5001".parse().unwrap(),
+                rtt: Duration::from_millis(100)
+            })
+        );
+        assert!(parse_path("127.0.0.1:5001").is_err());
+        assert!(parse_path("127.0.0.1=100ms").is_err());
+        assert!(parse_path("127.0.0.1:5001=100").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parsers_never_panic(s in "\\PC{0,20}") {
+            let _ = parse_rate(&s);
+            let _ = parse_duration(&s);
+            let _ = parse_buffer(&s);
+            let _ = parse_loss(&s);
+            let _ = parse_path(&s);
+        }
+    }
+}
