@@ -1,0 +1,36 @@
+# quiche-lbe — the two commands a newcomer needs are `make demo` and `make test`.
+# Every target sets up what it needs: toolchain check (and install on Debian),
+# then the pinned, patched quiche under target/.
+
+CARGO ?= cargo
+STAMP := target/quiche-patched/.stamp
+
+.PHONY: all deps quiche build test demo lint bench clean
+
+all: build
+
+deps:
+	@./scripts/check-deps.sh
+
+# Unpacks and patches quiche (a no-op when patches/ and the script are unchanged).
+quiche: deps
+	@./scripts/quiche-src.sh
+
+build: quiche
+	$(CARGO) build --release --workspace --bins
+
+test: quiche
+	$(CARGO) test --release --workspace
+
+demo: build
+	@./scripts/demo.sh
+
+lint: quiche
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+
+bench: quiche
+	$(CARGO) bench --workspace
+
+clean:
+	$(CARGO) clean

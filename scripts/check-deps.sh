@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Checks for what quiche's BoringSSL build (boring-sys) needs: a C/C++
+# compiler, cmake, and libclang for bindgen. On Debian/Ubuntu, as root, it
+# installs what is missing; elsewhere it says what to install.
+set -euo pipefail
+
+say() { printf 'check-deps: %s\n' "$*" >&2; }
+
+have_libclang() {
+    local f
+    for f in ${LIBCLANG_PATH:-/nonexistent}/libclang*.so* /usr/lib/llvm-*/lib/libclang*.so* \
+             /usr/lib/*-linux-gnu/libclang*.so* /usr/lib64/libclang*.so*; do
+        [ -e "$f" ] && return 0
+    done
+    return 1
+}
+
+missing=()
+command -v cc >/dev/null 2>&1 || missing+=(build-essential)
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+have_libclang || missing+=(libclang-dev)
+command -v patch >/dev/null 2>&1 || missing+=(patch)
+
+if ! command -v cargo >/dev/null 2>&1; then
+    say "error: cargo not found; install Rust (https://rustup.rs), then run make again"
+    exit 1
+fi
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    say "installing ${missing[*]} with apt-get"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2 || { say "error: apt-get update failed"; exit 1; }
+    apt-get install -y -qq "${missing[@]}" >&2 \
+        || { say "error: apt-get install ${missing[*]} failed"; exit 1; }
+elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then
+    say "installing ${missing[*]} with sudo apt-get"
+    sudo apt-get update -qq >&2 && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 \
+        || { say "error: sudo apt-get install ${missing[*]} failed"; exit 1; }
+else
+    say "error: missing ${missing[*]} (needed to build BoringSSL); install them with your package manager"
+    exit 1
+fi
