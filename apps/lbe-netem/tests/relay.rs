@@ -1,0 +1,489 @@
+//! End-to-end tests over 127.0.0.1: the library API and the binary.
+//!
+//! Wall-clock figures here are only checked loosely (delays at least the
+//! configured value, counts consistent with the model): the machines are
+//! shared and noisy. Accuracy is measured by `benches/accuracy.rs`.
+
+use std::collections::HashSet;
+use std::net::{SocketAddr, UdpSocket};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use lbe_netem::{Buffer, Config, Netem, PathSpec};
+
+fn localhost() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+/// A UDP server that answers every datagram with "<peer address>|<payload>"
+/// and records the peers it saw. Stops when the flag is set.
+struct EchoServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<HashSet<SocketAddr>>>,
+}
+
+impl EchoServer {
+    fn start() -> Self {
+        let s = UdpSocket::bind(localhost()).unwrap();
+        s.set_read_timeout(Some(ms(50))).unwrap();
+        let addr = s.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut peers = HashSet::new();
+            let mut buf = [0u8; 2048];
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+                if let Ok((n, from)) = s.recv_from(&mut buf) {
+                    peers.insert(from);
+                    let mut reply = format!("{from}|").into_bytes();
+                    reply.extend_from_slice(&buf[..n]);
+                    let _ = s.send_to(&reply, from);
+                }
+            }
+            peers
+        });
+        Self {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn finish(mut self) -> HashSet<SocketAddr> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for EchoServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn client() -> UdpSocket {
+    let c = UdpSocket::bind(localhost()).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    c
+}
+
+/// Sends `msg` to `to` and waits for the echo; the round-trip time.
+fn round_trip(c: &UdpSocket, to: SocketAddr, msg: &[u8]) -> (Duration, Vec<u8>) {
+    let t = Instant::now();
+    c.send_to(msg, to).unwrap();
+    let mut buf = [0u8; 2048];
+    let n = c.recv(&mut buf).expect("echo did not come back");
+    (t.elapsed(), buf[..n].to_vec())
+}
+
+#[test]
+fn several_clients_each_get_their_own_replies() {
+    let server = EchoServer::start();
+    let netem = Netem::spawn(Config::new(
+        localhost(),
+        server.addr,
+        10_000_000,
+        ms(10),
+        Buffer::Time(ms(200)),
+    ))
+    .unwrap();
+    let to = netem.listen_addr();
+    let clients: Vec<UdpSocket> = (0..4).map(|_| client()).collect();
+    // Interleave the clients' requests; each must see only its own replies,
+    // in order, each tagged with a distinct upstream address.
+    let mut seen_upstream = vec![None; clients.len()];
+    for round in 0..10 {
+        for (i, c) in clients.iter().enumerate() {
+            c.send_to(format!("c{i} r{round}").as_bytes(), to).unwrap();
+        }
+        for (i, c) in clients.iter().enumerate() {
+            let mut buf = [0u8; 2048];
+            let n = c.recv(&mut buf).expect("reply");
+            let text = String::from_utf8_lossy(&buf[..n]).to_string();
+            let (peer, payload) = text.split_once('|').unwrap();
+            assert_eq!(payload, format!("c{i} r{round}"));
+            let peer: SocketAddr = peer.parse().unwrap();
+            assert_ne!(
+                peer,
+                c.local_addr().unwrap(),
+                "server must see netem's socket"
+            );
+            match seen_upstream[i] {
+                None => seen_upstream[i] = Some(peer),
+                Some(p) => assert_eq!(p, peer, "one upstream address per client"),
+            }
+        }
+    }
+    let summary = netem.stop().unwrap();
+    let peers = server.finish();
+    assert_eq!(peers.len(), 4);
+    assert_eq!(summary.flows, 4);
+    assert_eq!(summary.down.delivered_packets, 40);
+    assert_eq!(summary.up.delivered_packets, 40);
+    assert_eq!(summary.down.drops_buffer + summary.down.drops_loss, 0);
+}
+
+#[test]
+fn added_delay_on_an_empty_queue_is_at_least_the_rtt() {
+    let server = EchoServer::start();
+    let rtt = ms(20);
+    let path_rtt = ms(60);
+    let mut config = Config::new(
+        localhost(),
+        server.addr,
+        20_000_000,
+        rtt,
+        Buffer::Time(ms(500)),
+    );
+    config.paths.push(PathSpec {
+        listen: localhost(),
+        rtt: path_rtt,
+    });
+    let netem = Netem::spawn(config).unwrap();
+    let main = netem.listen_addrs()[0];
+    let extra = netem.listen_addrs()[1];
+    let c = client();
+    let d = client();
+
+    let mut excess_us = Vec::new();
+    for i in 0..30 {
+        let (t, _) = round_trip(&c, main, format!("probe {i}").as_bytes());
+        assert!(t >= rtt, "round trip {t:?} shorter than the rtt {rtt:?}");
+        excess_us.push((t - rtt).as_micros() as u64);
+        std::thread::sleep(ms(2));
+    }
+    let mut extra_excess_us = Vec::new();
+    for i in 0..10 {
+        let (t, _) = round_trip(&d, extra, format!("probe {i}").as_bytes());
+        assert!(t >= path_rtt, "round trip {t:?} shorter than {path_rtt:?}");
+        extra_excess_us.push((t - path_rtt).as_micros() as u64);
+    }
+    excess_us.sort_unstable();
+    extra_excess_us.sort_unstable();
+    // Reported, not asserted: see benches/accuracy.rs for the figures.
+    eprintln!(
+        "added delay over rtt {rtt:?} on an empty queue: min {} us, median {} us, max {} us \
+         (path {path_rtt:?}: median {} us)",
+        excess_us[0],
+        excess_us[excess_us.len() / 2],
+        excess_us[excess_us.len() - 1],
+        extra_excess_us[extra_excess_us.len() / 2],
+    );
+    // Loose sanity only: even a loaded machine should not add 100 ms to
+    // the median.
+    assert!(excess_us[excess_us.len() / 2] < 100_000);
+    let summary = netem.stop().unwrap();
+    assert_eq!(summary.flows, 2);
+    server.finish();
+}
+
+/// A server that, on each datagram, sends back `count` datagrams of `size`
+/// bytes as fast as it can.
+fn burst_server(count: usize, size: usize) -> (SocketAddr, JoinHandle<()>) {
+    let s = UdpSocket::bind(localhost()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let addr = s.local_addr().unwrap();
+    let h = std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        if let Ok((_, from)) = s.recv_from(&mut buf) {
+            let mut data = vec![0u8; size];
+            for i in 0..count as u32 {
+                data[..4].copy_from_slice(&i.to_be_bytes());
+                s.send_to(&data, from).unwrap();
+            }
+        }
+    });
+    (addr, h)
+}
+
+#[test]
+fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
+    // 972-byte payloads are 1000 wire bytes: 1 ms each at 8 Mbit/s. A
+    // 20 kB buffer holds 20 of them; the server bursts 200.
+    let (upstream, server) = burst_server(200, 972);
+    let mut config = Config::new(
+        localhost(),
+        upstream,
+        8_000_000,
+        ms(10),
+        Buffer::Bytes(20_000),
+    );
+    let stats_path =
+        std::env::temp_dir().join(format!("lbe-netem-test-{}-stats.jsonl", std::process::id()));
+    config.stats = Some(stats_path.clone());
+    let netem = Netem::spawn(config).unwrap();
+    let c = client();
+    c.set_read_timeout(Some(ms(500))).unwrap();
+    c.send_to(b"go", netem.listen_addr()).unwrap();
+    let mut arrivals = Vec::new();
+    let mut buf = [0u8; 2048];
+    while let Ok(n) = c.recv(&mut buf) {
+        assert_eq!(n, 972);
+        arrivals.push((
+            Instant::now(),
+            u32::from_be_bytes(buf[..4].try_into().unwrap()),
+        ));
+    }
+    server.join().unwrap();
+    let summary = netem.stop().unwrap();
+
+    let received = arrivals.len() as u64;
+    assert_eq!(received, summary.down.delivered_packets);
+    assert_eq!(received + summary.down.drops_buffer, 200);
+    // At least the buffer's worth got through, and not many more than the
+    // burst could drain while it was arriving.
+    assert!(received >= 20, "{received} received");
+    assert!(summary.down.drops_buffer > 0);
+    // FIFO: sequence numbers arrive in increasing order.
+    assert!(arrivals.windows(2).all(|w| w[0].1 < w[1].1));
+    // Spaced by the serialisation time (loosely: a late first wake-up can
+    // only shorten the span).
+    let span = arrivals.last().unwrap().0 - arrivals[0].0;
+    let ideal = ms(received - 1);
+    assert!(
+        span >= ideal.mul_f64(0.8),
+        "{received} datagrams over {span:?}, ideal {ideal:?}"
+    );
+
+    // The stats file agrees with the summary.
+    let text = std::fs::read_to_string(&stats_path).unwrap();
+    let _ = std::fs::remove_file(&stats_path);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!lines.is_empty());
+    let sum = |key: &str| -> u64 { lines.iter().map(|l| l["down"][key].as_u64().unwrap()).sum() };
+    assert_eq!(sum("delivered_packets"), received);
+    assert_eq!(sum("delivered_payload_bytes"), received * 972);
+    assert_eq!(sum("delivered_bytes"), received * 1000);
+    assert_eq!(sum("drops_buffer"), summary.down.drops_buffer);
+    let max_q = lines
+        .iter()
+        .map(|l| l["down"]["queue_bytes_max"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    assert!(max_q <= 20_000 && max_q >= 19_000, "queue max {max_q}");
+    let max_ms = lines
+        .iter()
+        .map(|l| l["down"]["queue_ms_max"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!((max_ms - max_q as f64 * 8e3 / 8e6).abs() < 1e-9);
+    let flow_packets: u64 = lines
+        .iter()
+        .flat_map(|l| l["flows"].as_array().unwrap().iter())
+        .map(|f| f["down_delivered_packets"].as_u64().unwrap())
+        .sum();
+    assert_eq!(flow_packets, received);
+}
+
+#[test]
+fn random_loss_is_counted_separately() {
+    let (upstream, server) = burst_server(100, 100);
+    let mut config = Config::new(
+        localhost(),
+        upstream,
+        100_000_000,
+        ms(2),
+        Buffer::Time(ms(100)),
+    );
+    config.down.loss = 0.5;
+    config.down.seed = 42;
+    let netem = Netem::spawn(config).unwrap();
+    let c = client();
+    c.set_read_timeout(Some(ms(300))).unwrap();
+    c.send_to(b"go", netem.listen_addr()).unwrap();
+    let mut buf = [0u8; 2048];
+    let mut received = 0u64;
+    while c.recv(&mut buf).is_ok() {
+        received += 1;
+    }
+    server.join().unwrap();
+    let summary = netem.stop().unwrap();
+    assert_eq!(summary.down.drops_buffer, 0);
+    assert_eq!(received + summary.down.drops_loss, 100);
+    assert!((20..80).contains(&received), "{received}");
+}
+
+#[test]
+fn reverse_rate_limits_the_client_to_server_direction() {
+    let server = EchoServer::start();
+    let mut config = Config::new(
+        localhost(),
+        server.addr,
+        100_000_000,
+        ms(0),
+        Buffer::Time(ms(100)),
+    );
+    // 1 Mbit/s upstream: a 1222-byte datagram (+28) takes 10 ms.
+    config.up.rate_bps = Some(1_000_000);
+    config.up.buffer = Some(Buffer::Time(ms(100)));
+    let netem = Netem::spawn(config).unwrap();
+    let c = client();
+    let t = Instant::now();
+    for _ in 0..5 {
+        c.send_to(&[7u8; 1222], netem.listen_addr()).unwrap();
+    }
+    let mut buf = [0u8; 2048];
+    for _ in 0..5 {
+        c.recv(&mut buf).expect("echo");
+    }
+    assert!(t.elapsed() >= ms(50), "{:?}", t.elapsed());
+    let summary = netem.stop().unwrap();
+    assert_eq!(summary.up.delivered_packets, 5);
+    server.finish();
+}
+
+#[test]
+fn stop_is_prompt_and_dropping_the_handle_stops_too() {
+    let server = EchoServer::start();
+    let netem = Netem::spawn(Config::new(
+        localhost(),
+        server.addr,
+        1_000_000,
+        Duration::from_secs(10),
+        Buffer::Time(ms(100)),
+    ))
+    .unwrap();
+    let c = client();
+    // A datagram still in the 5 s delay line must not hold up the stop.
+    c.send_to(b"slow", netem.listen_addr()).unwrap();
+    std::thread::sleep(ms(20));
+    let t = Instant::now();
+    let summary = netem.stop().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(2));
+    assert_eq!(summary.up.arrived_packets, 1);
+    assert_eq!(summary.up.delivered_packets, 0);
+
+    let netem = Netem::spawn(Config::new(
+        localhost(),
+        server.addr,
+        1_000_000,
+        ms(10),
+        Buffer::Time(ms(100)),
+    ))
+    .unwrap();
+    let addr = netem.listen_addr();
+    drop(netem);
+    // The port is free again.
+    UdpSocket::bind(addr).expect("port released after drop");
+    server.finish();
+}
+
+#[test]
+fn binding_a_busy_address_is_an_error() {
+    let taken = UdpSocket::bind(localhost()).unwrap();
+    let err = Netem::spawn(Config::new(
+        taken.local_addr().unwrap(),
+        "127.0.0.1:9".parse().unwrap(),
+        1_000_000,
+        ms(10),
+        Buffer::Time(ms(100)),
+    ))
+    .err()
+    .expect("must fail");
+    assert!(err.to_string().contains("cannot listen on"), "{err}");
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_lbe-netem");
+
+#[test]
+fn cli_rejects_bad_values_on_one_line() {
+    let base = [
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "127.0.0.1:9",
+        "--rtt",
+        "10ms",
+        "--buffer",
+        "100ms",
+    ];
+    for (extra, expect) in [
+        (&["--rate", "20"][..], "missing unit"),
+        (
+            &["--rate", "20mbit", "--loss", "1.5"][..],
+            "between 0 and 1",
+        ),
+        (&["--rate", "fast"][..], "bad rate"),
+        (
+            &["--rate", "20mbit", "--path", "127.0.0.1:1"][..],
+            "ADDR=RTT",
+        ),
+        (&[][..], "--rate"),
+    ] {
+        let out = Command::new(BIN).args(base).args(extra).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.trim_end().lines().count(), 1, "{extra:?}: {err}");
+        assert!(err.contains(expect), "{extra:?}: {err}");
+        assert!(!err.contains("panicked"));
+    }
+}
+
+#[test]
+fn cli_runs_until_sigterm_and_flushes_stats() {
+    let server = EchoServer::start();
+    let stats = std::env::temp_dir().join(format!("lbe-netem-cli-{}.jsonl", std::process::id()));
+    let mut child = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--upstream"])
+        .arg(server.addr.to_string())
+        .args(["--rate", "20mbit", "--rtt", "10ms", "--buffer", "375kB"])
+        .arg("--stats")
+        .arg(&stats)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first stdout line says where it listens.
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let ready: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let addr: SocketAddr = ready["listen"][0].as_str().unwrap().parse().unwrap();
+    let c = client();
+    for i in 0..5 {
+        let (t, reply) = round_trip(&c, addr, format!("x{i}").as_bytes());
+        assert!(t >= ms(10));
+        assert!(reply.ends_with(format!("|x{i}").as_bytes()));
+    }
+    // SAFETY: signalling our own child by its pid.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("lbe-netem did not stop on SIGTERM");
+        }
+        std::thread::sleep(ms(20));
+    };
+    assert!(status.success(), "{status:?}");
+    let text = std::fs::read_to_string(&stats).unwrap();
+    let _ = std::fs::remove_file(&stats);
+    let delivered: u64 = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["down"]["delivered_packets"].as_u64().unwrap()
+        })
+        .sum();
+    assert_eq!(delivered, 5);
+    server.finish();
+}
