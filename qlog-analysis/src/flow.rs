@@ -1,0 +1,589 @@
+//! Per-flow figures, computed while the events stream by.
+//!
+//! # Goodput: application bytes delivered
+//!
+//! Goodput counts *acknowledged stream data*, from the sender's own qlog:
+//!
+//! 1. every `packet_sent` in the application packet number space (1-RTT and
+//!    0-RTT packets) remembers the stream ranges it carried
+//!    (`stream_id`, `offset`, `raw.payload_length` of its STREAM frames);
+//! 2. every ACK frame in a received 1-RTT packet acknowledges packet numbers
+//!    (`acked_ranges`); the stream ranges of those packets are delivered at
+//!    the time the ACK was received;
+//! 3. per stream, delivered ranges go into a set of byte ranges, and only
+//!    bytes not already in it count. A retransmitted range (the same stream
+//!    bytes in a new packet), a spuriously retransmitted one or a repeated ACK
+//!    therefore adds nothing: each stream byte counts once.
+//!
+//! Packets declared lost stay remembered, so if their ACK comes late
+//! (spurious loss) their bytes still count, once. QUIC framing, headers,
+//! ACK-only packets, crypto data and padding never count.
+//!
+//! A receiver's qlog has (almost) no stream data of its own to be acked; for
+//! it the same byte-range set is filled from the STREAM frames of received
+//! packets (unique bytes received, at receive time). Whichever of the two is
+//! larger is the flow's goodput ([`GoodputMethod`]), so a trace of either end
+//! gives a figure, and the sender's trace gives the method the design asks
+//! for.
+//!
+//! # RTT and queuing delay
+//!
+//! Each `latest_rtt` in `recovery_metrics_updated` is one RTT sample (quiche
+//! logs it when it changes, i.e. on every ACK that yields a new sample). The
+//! base RTT is the smallest sample of the whole trace; the queuing delay of a
+//! sample is `latest_rtt − base`. Statistics are per sample, over the samples
+//! inside the window. Percentiles come from an HDR histogram (3 significant
+//! digits, µs units), min and mean are exact.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use hdrhistogram::Histogram;
+use qlog::events::quic::{PacketType, QuicFrame};
+use qlog::events::EventData;
+use serde::Serialize;
+
+use crate::rangeset::RangeSet;
+use crate::reader::{Event, Role};
+use crate::series::{ByteBuckets, Points, SeriesBuilder};
+
+/// How a flow's delivered bytes were counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GoodputMethod {
+    /// Stream data this endpoint sent and the peer acknowledged (sender's
+    /// qlog; the primary method).
+    AckedSent,
+    /// Unique stream data this endpoint received (receiver's qlog).
+    Received,
+    /// No stream data either way.
+    None,
+}
+
+/// RTT statistics over the window, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct RttStats {
+    pub min: Option<f64>,
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+/// Queuing-delay statistics over the window (RTT − base RTT), in ms.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct QueuingDelayStats {
+    pub mean: Option<f64>,
+    pub p95: Option<f64>,
+}
+
+/// The per-flow part of `lbe-lab`'s `summary.json`, exactly its keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct FlowSummary {
+    /// Application bytes delivered inside the window.
+    pub bytes: u64,
+    /// `bytes × 8 / window length`.
+    pub goodput_bps: f64,
+    pub rtt_ms: RttStats,
+    pub queuing_delay_ms: QueuingDelayStats,
+    /// Packets declared lost inside the window.
+    pub lost_packets: u64,
+}
+
+/// A controller state held over `[start_s, end_s)`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateInterval {
+    pub state: String,
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// Time series for plots; times in seconds on the analysis clock.
+#[derive(Debug, Clone, Default)]
+pub struct FlowSeries {
+    pub cwnd_bytes: Points,
+    pub bytes_in_flight: Points,
+    pub latest_rtt_ms: Points,
+    pub smoothed_rtt_ms: Points,
+    pub min_rtt_ms: Points,
+    /// `latest_rtt − base RTT`.
+    pub queuing_delay_ms: Points,
+    pub states: Vec<StateInterval>,
+    /// Packet losses: (time, packets lost then).
+    pub losses: Vec<(f64, u64)>,
+    /// Delivered bytes (by the flow's goodput method) in 10 ms buckets.
+    pub delivered: ByteBuckets,
+}
+
+/// Everything known about one flow (one trace).
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowAnalysis {
+    /// Position in the analysis' flow list.
+    pub index: usize,
+    pub qlog: PathBuf,
+    /// Trace index inside the file (JSON qlogs can hold several).
+    pub trace_index: usize,
+    /// Legend label: the controller, made unique.
+    pub label: String,
+    pub flow: Option<String>,
+    /// The controller (spec) if known from the file name or the caller.
+    pub cc: Option<String>,
+    pub role: Role,
+    /// Added to the trace's own times to put it on the analysis clock.
+    pub offset_s: f64,
+    /// First event on the analysis clock.
+    pub start_s: f64,
+    /// Last delivered byte (or last event, when nothing was delivered).
+    pub end_s: f64,
+    pub last_event_s: f64,
+    pub goodput_method: GoodputMethod,
+    /// Application bytes delivered over the whole trace.
+    pub total_bytes: u64,
+    /// Stream bytes put in packets, retransmissions included.
+    pub stream_bytes_sent: u64,
+    /// Stream bytes sent more than once.
+    pub retransmitted_bytes: u64,
+    #[serde(flatten)]
+    pub summary: FlowSummary,
+    /// Goodput share of the sum over all flows, in the window.
+    pub share: Option<f64>,
+    /// Active from (at most tolerance after) the window's start to (at most
+    /// tolerance before) its end; only those flows enter Jain's index.
+    pub active_whole_window: bool,
+    pub base_rtt_ms: Option<f64>,
+    pub rtt_samples: u64,
+    /// Queuing-delay target of the controller, if it has one.
+    pub target_ms: Option<f64>,
+    /// Seconds spent in each controller state inside the window.
+    pub state_time_s: BTreeMap<String, f64>,
+    /// Entries into each state inside the window.
+    pub state_entries: BTreeMap<String, u64>,
+    /// Entries into LEDBAT++'s `slowdown` state inside the window.
+    pub slowdowns: u64,
+    pub lost_packets_total: u64,
+    pub events: u64,
+    #[serde(skip)]
+    pub series: FlowSeries,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Chunk {
+    stream: u64,
+    offset: u64,
+    len: u64,
+}
+
+/// Streams one trace's events into figures. Times are converted to the
+/// analysis clock with `offset_s`; the window is `[from_s, to_s)` on that
+/// clock (infinite ends for an open window).
+pub struct FlowAnalyzer {
+    offset_s: f64,
+    from_s: f64,
+    to_s: f64,
+    // goodput
+    in_flight_chunks: BTreeMap<u64, Vec<Chunk>>,
+    acked: HashMap<u64, RangeSet>,
+    received: HashMap<u64, RangeSet>,
+    sent_unique: HashMap<u64, RangeSet>,
+    stream_bytes_sent: u64,
+    acked_total: u64,
+    acked_window: u64,
+    received_total: u64,
+    received_window: u64,
+    acked_buckets: ByteBuckets,
+    received_buckets: ByteBuckets,
+    last_ack_s: Option<f64>,
+    last_recv_s: Option<f64>,
+    // rtt
+    rtt_hist: Histogram<u64>,
+    rtt_sum_ms: f64,
+    rtt_count: u64,
+    rtt_min_ms: f64,
+    base_rtt_ms: f64,
+    logged_min_rtt_ms: f64,
+    rtt_samples: u64,
+    // series
+    cwnd: SeriesBuilder,
+    bif: SeriesBuilder,
+    latest_rtt: SeriesBuilder,
+    smoothed_rtt: SeriesBuilder,
+    min_rtt: SeriesBuilder,
+    // losses
+    lost_events_total: u64,
+    lost_events_window: u64,
+    cf_lost_total: u64,
+    cf_lost_window: u64,
+    cf_last_total: Option<u64>,
+    loss_events: Vec<(f64, u64)>,
+    cf_losses: Vec<(f64, u64)>,
+    // states
+    states: Vec<StateInterval>,
+    current_state: Option<(String, f64)>,
+    // extent
+    first_event_s: Option<f64>,
+    last_event_s: Option<f64>,
+    events: u64,
+}
+
+fn is_app_space(t: &PacketType) -> bool {
+    matches!(t, PacketType::OneRtt | PacketType::ZeroRtt)
+}
+
+impl FlowAnalyzer {
+    /// `resolution_s`: series bucket width (0 keeps every point).
+    pub fn new(offset_s: f64, from_s: Option<f64>, to_s: Option<f64>, resolution_s: f64) -> Self {
+        FlowAnalyzer {
+            offset_s,
+            from_s: from_s.unwrap_or(f64::NEG_INFINITY),
+            to_s: to_s.unwrap_or(f64::INFINITY),
+            in_flight_chunks: BTreeMap::new(),
+            acked: HashMap::new(),
+            received: HashMap::new(),
+            sent_unique: HashMap::new(),
+            stream_bytes_sent: 0,
+            acked_total: 0,
+            acked_window: 0,
+            received_total: 0,
+            received_window: 0,
+            acked_buckets: ByteBuckets::default(),
+            received_buckets: ByteBuckets::default(),
+            last_ack_s: None,
+            last_recv_s: None,
+            rtt_hist: Histogram::new(3).expect("3 significant digits is a valid histogram"),
+            rtt_sum_ms: 0.0,
+            rtt_count: 0,
+            rtt_min_ms: f64::INFINITY,
+            base_rtt_ms: f64::INFINITY,
+            logged_min_rtt_ms: f64::INFINITY,
+            rtt_samples: 0,
+            cwnd: SeriesBuilder::new(resolution_s),
+            bif: SeriesBuilder::new(resolution_s),
+            latest_rtt: SeriesBuilder::new(resolution_s),
+            smoothed_rtt: SeriesBuilder::new(resolution_s),
+            min_rtt: SeriesBuilder::new(resolution_s),
+            lost_events_total: 0,
+            lost_events_window: 0,
+            cf_lost_total: 0,
+            cf_lost_window: 0,
+            cf_last_total: None,
+            loss_events: Vec::new(),
+            cf_losses: Vec::new(),
+            states: Vec::new(),
+            current_state: None,
+            first_event_s: None,
+            last_event_s: None,
+            events: 0,
+        }
+    }
+
+    fn in_window(&self, t: f64) -> bool {
+        t >= self.from_s && t < self.to_s
+    }
+
+    /// Feed one event. An `Err` is a message about a field of the event.
+    pub fn event(&mut self, ev: &Event) -> Result<(), String> {
+        let t = ev.time_ms / 1e3 + self.offset_s;
+        if !t.is_finite() {
+            return Err(format!("time {} is not a finite number of milliseconds", ev.time_ms));
+        }
+        self.events += 1;
+        self.first_event_s = Some(self.first_event_s.map_or(t, |f| f.min(t)));
+        self.last_event_s = Some(self.last_event_s.map_or(t, |l| l.max(t)));
+        match &ev.data {
+            EventData::QuicPacketSent(p) => {
+                let (Some(pn), true) = (p.header.packet_number, is_app_space(&p.header.packet_type)) else {
+                    return Ok(());
+                };
+                let chunks: Vec<Chunk> = p
+                    .frames
+                    .iter()
+                    .flatten()
+                    .filter_map(|f| match f {
+                        QuicFrame::Stream { stream_id, offset, raw, .. } => {
+                            let len = raw.as_ref().and_then(|r| r.payload_length.or(r.length)).unwrap_or(0);
+                            Some(Chunk { stream: *stream_id, offset: offset.unwrap_or(0), len })
+                        }
+                        _ => None,
+                    })
+                    .filter(|c| c.len > 0)
+                    .collect();
+                for c in &chunks {
+                    let end = c.offset.checked_add(c.len).ok_or("stream frame offset + length overflows")?;
+                    self.stream_bytes_sent += c.len;
+                    self.sent_unique.entry(c.stream).or_default().insert(c.offset, end);
+                }
+                if !chunks.is_empty() {
+                    self.in_flight_chunks.insert(pn, chunks);
+                }
+            }
+            EventData::QuicPacketReceived(p) => {
+                if !is_app_space(&p.header.packet_type) {
+                    return Ok(());
+                }
+                for f in p.frames.iter().flatten() {
+                    match f {
+                        QuicFrame::Ack { acked_ranges: Some(ranges), .. } => {
+                            for r in ranges {
+                                let (lo, hi) = (r.start.min(r.end), r.start.max(r.end));
+                                let pns: Vec<u64> = self.in_flight_chunks.range(lo..=hi).map(|(k, _)| *k).collect();
+                                for pn in pns {
+                                    let chunks = self.in_flight_chunks.remove(&pn).unwrap_or_default();
+                                    for c in chunks {
+                                        let new = self.acked.entry(c.stream).or_default().insert(c.offset, c.offset + c.len);
+                                        if new > 0 {
+                                            self.acked_total += new;
+                                            if self.in_window(t) {
+                                                self.acked_window += new;
+                                            }
+                                            self.acked_buckets.add(t, new);
+                                            self.last_ack_s = Some(self.last_ack_s.map_or(t, |l| l.max(t)));
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        QuicFrame::Stream { stream_id, offset, raw, .. } => {
+                            let len = raw.as_ref().and_then(|r| r.payload_length.or(r.length)).unwrap_or(0);
+                            let off = offset.unwrap_or(0);
+                            let end = off.checked_add(len).ok_or("stream frame offset + length overflows")?;
+                            let new = self.received.entry(*stream_id).or_default().insert(off, end);
+                            if new > 0 {
+                                self.received_total += new;
+                                if self.in_window(t) {
+                                    self.received_window += new;
+                                }
+                                self.received_buckets.add(t, new);
+                                self.last_recv_s = Some(self.last_recv_s.map_or(t, |l| l.max(t)));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            EventData::QuicMetricsUpdated(m) => {
+                if let Some(rtt) = m.latest_rtt {
+                    let rtt = rtt as f64;
+                    if rtt.is_finite() && rtt >= 0.0 {
+                        self.rtt_sample(t, rtt);
+                    }
+                }
+                if let Some(v) = m.smoothed_rtt {
+                    self.smoothed_rtt.push(t, v as f64);
+                }
+                if let Some(v) = m.min_rtt {
+                    let v = v as f64;
+                    self.min_rtt.push(t, v);
+                    if v.is_finite() && v >= 0.0 {
+                        self.logged_min_rtt_ms = self.logged_min_rtt_ms.min(v);
+                    }
+                }
+                if let Some(v) = m.congestion_window {
+                    self.cwnd.push(t, v as f64);
+                }
+                if let Some(v) = m.bytes_in_flight {
+                    self.bif.push(t, v as f64);
+                }
+                if let Some(v) = m.ex_data.get("cf_lost_packets") {
+                    self.cf_lost(t, v)?;
+                }
+            }
+            EventData::QuicCongestionStateUpdated(c) => {
+                let new = c.new.as_str();
+                match &self.current_state {
+                    Some((s, _)) if s == new => {}
+                    _ => {
+                        if let Some((s, since)) = self.current_state.take() {
+                            self.states.push(StateInterval { state: s, start_s: since, end_s: t });
+                        }
+                        self.current_state = Some((new.to_string(), t));
+                    }
+                }
+            }
+            EventData::QuicPacketLost(_) => {
+                self.lost_events_total += 1;
+                if self.in_window(t) {
+                    self.lost_events_window += 1;
+                }
+                self.loss_events.push((t, 1));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn rtt_sample(&mut self, t: f64, rtt_ms: f64) {
+        self.rtt_samples += 1;
+        self.base_rtt_ms = self.base_rtt_ms.min(rtt_ms);
+        self.latest_rtt.push(t, rtt_ms);
+        if self.in_window(t) {
+            let us = (rtt_ms * 1e3).round() as u64;
+            // An auto-resizing histogram only fails on absurd values; skip those.
+            let _ = self.rtt_hist.record(us);
+            self.rtt_sum_ms += rtt_ms;
+            self.rtt_count += 1;
+            self.rtt_min_ms = self.rtt_min_ms.min(rtt_ms);
+        }
+    }
+
+    /// quiche's extension: `cf_lost_packets: {total, delta}`.
+    fn cf_lost(&mut self, t: f64, v: &serde_json::Value) -> Result<(), String> {
+        let bad = || format!("field `data.cf_lost_packets` must be {{\"total\": u64, \"delta\": u64}}, found {v}");
+        let obj = v.as_object().ok_or_else(bad)?;
+        let get = |k: &str| -> Result<Option<u64>, String> {
+            match obj.get(k) {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(x) => x.as_u64().map(Some).ok_or_else(bad),
+            }
+        };
+        let total = get("total")?;
+        let delta = get("delta")?;
+        let delta = match (delta, total) {
+            (Some(d), _) => d,
+            (None, Some(tot)) => tot.saturating_sub(self.cf_last_total.unwrap_or(0)),
+            (None, None) => 0,
+        };
+        if let Some(tot) = total {
+            self.cf_last_total = Some(tot);
+        }
+        self.cf_lost_total += delta;
+        if self.in_window(t) {
+            self.cf_lost_window += delta;
+        }
+        if self.lost_events_total == 0 {
+            for _ in 0..delta.min(10_000) {
+                self.loss_events.push((t, 1));
+            }
+        }
+        Ok(())
+    }
+
+    /// The flow's activity interval on the analysis clock: first event, last
+    /// delivery (or last event when nothing was delivered).
+    pub fn extent(&self) -> (f64, f64) {
+        let start = self.first_event_s.unwrap_or(self.offset_s);
+        let last_event = self.last_event_s.unwrap_or(start);
+        let end = match self.method() {
+            GoodputMethod::AckedSent => self.last_ack_s,
+            GoodputMethod::Received => self.last_recv_s,
+            GoodputMethod::None => None,
+        }
+        .unwrap_or(last_event);
+        (start, end)
+    }
+
+    fn method(&self) -> GoodputMethod {
+        if self.acked_total == 0 && self.received_total == 0 {
+            GoodputMethod::None
+        } else if self.acked_total >= self.received_total {
+            GoodputMethod::AckedSent
+        } else {
+            GoodputMethod::Received
+        }
+    }
+
+    /// Close the books over the resolved window `[from_s, to_s)` (the one
+    /// given to [`FlowAnalyzer::new`], with open ends filled in).
+    pub fn finish(mut self, from_s: f64, to_s: f64) -> FlowAnalysis {
+        let (start_s, end_s) = self.extent();
+        let last_event_s = self.last_event_s.unwrap_or(start_s);
+        if let Some((s, since)) = self.current_state.take() {
+            self.states.push(StateInterval { state: s, start_s: since, end_s: last_event_s.max(since) });
+        }
+        let method = self.method();
+        let (bytes, total_bytes, delivered) = match method {
+            GoodputMethod::AckedSent | GoodputMethod::None => (self.acked_window, self.acked_total, self.acked_buckets),
+            GoodputMethod::Received => (self.received_window, self.received_total, self.received_buckets),
+        };
+        let window_len = to_s - from_s;
+        let goodput_bps = if window_len > 0.0 { bytes as f64 * 8.0 / window_len } else { 0.0 };
+
+        let base = if self.base_rtt_ms.is_finite() {
+            Some(self.base_rtt_ms)
+        } else if self.logged_min_rtt_ms.is_finite() {
+            Some(self.logged_min_rtt_ms)
+        } else {
+            None
+        };
+        let q = |us: u64| self.rtt_hist.median_equivalent(us) as f64 / 1e3;
+        let (rtt_ms, queuing_delay_ms) = if self.rtt_count > 0 {
+            let mean = self.rtt_sum_ms / self.rtt_count as f64;
+            let p95 = q(self.rtt_hist.value_at_quantile(0.95));
+            let rtt = RttStats {
+                min: Some(self.rtt_min_ms),
+                mean: Some(mean),
+                p50: Some(q(self.rtt_hist.value_at_quantile(0.50))),
+                p95: Some(p95),
+                p99: Some(q(self.rtt_hist.value_at_quantile(0.99))),
+            };
+            let b = base.unwrap_or(self.rtt_min_ms);
+            let qd = QueuingDelayStats { mean: Some((mean - b).max(0.0)), p95: Some((p95 - b).max(0.0)) };
+            (rtt, qd)
+        } else {
+            (RttStats::default(), QueuingDelayStats::default())
+        };
+
+        let lost_packets = if self.lost_events_total > 0 { self.lost_events_window } else { self.cf_lost_window };
+        let lost_packets_total = if self.lost_events_total > 0 { self.lost_events_total } else { self.cf_lost_total };
+
+        let mut state_time_s: BTreeMap<String, f64> = BTreeMap::new();
+        let mut state_entries: BTreeMap<String, u64> = BTreeMap::new();
+        for iv in &self.states {
+            let overlap = iv.end_s.min(to_s) - iv.start_s.max(from_s);
+            if overlap > 0.0 {
+                *state_time_s.entry(iv.state.clone()).or_insert(0.0) += overlap;
+            }
+            if iv.start_s >= from_s && iv.start_s < to_s {
+                *state_entries.entry(iv.state.clone()).or_insert(0) += 1;
+            }
+        }
+        let slowdowns = state_entries.get("slowdown").copied().unwrap_or(0);
+
+        let latest = self.latest_rtt.finish();
+        let queuing = match base {
+            Some(b) => latest.iter().map(|&(t, v)| (t, v - b)).collect(),
+            None => Vec::new(),
+        };
+        let retransmitted_bytes =
+            self.stream_bytes_sent.saturating_sub(self.sent_unique.values().map(RangeSet::len).sum());
+
+        FlowAnalysis {
+            index: 0,
+            qlog: PathBuf::new(),
+            trace_index: 0,
+            label: String::new(),
+            flow: None,
+            cc: None,
+            role: Role::Unknown,
+            offset_s: self.offset_s,
+            start_s,
+            end_s,
+            last_event_s,
+            goodput_method: method,
+            total_bytes,
+            stream_bytes_sent: self.stream_bytes_sent,
+            retransmitted_bytes,
+            summary: FlowSummary { bytes, goodput_bps, rtt_ms, queuing_delay_ms, lost_packets },
+            share: None,
+            active_whole_window: false,
+            base_rtt_ms: base,
+            rtt_samples: self.rtt_samples,
+            target_ms: None,
+            state_time_s,
+            state_entries,
+            slowdowns,
+            lost_packets_total,
+            events: self.events,
+            series: FlowSeries {
+                cwnd_bytes: self.cwnd.finish(),
+                bytes_in_flight: self.bif.finish(),
+                latest_rtt_ms: latest,
+                smoothed_rtt_ms: self.smoothed_rtt.finish(),
+                min_rtt_ms: self.min_rtt.finish(),
+                queuing_delay_ms: queuing,
+                states: self.states,
+                losses: if self.lost_events_total > 0 { self.loss_events } else { self.cf_losses },
+                delivered,
+            },
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! What a qlog file's name says: quic-bulk names its files
+//! `<flow-or-connid>-<role>-<cc>.sqlog` so that flow, role and controller can
+//! be told apart. Anything else is accepted; the stem then becomes the label.
+
+use std::path::Path;
+
+use crate::reader::Role;
+
+/// Parsed from a file name; every part optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameInfo {
+    /// The flow id or connection id (the part before the role).
+    pub flow: Option<String>,
+    pub role: Option<Role>,
+    /// The controller, possibly a spec with parameters (`ledbatpp:target=40ms`).
+    pub cc: Option<String>,
+    /// The file name without its qlog extension(s).
+    pub stem: String,
+}
+
+/// Strip `.sqlog`, `.qlog`, `.json` (and a compression suffix) from a name.
+pub fn stem_of(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut stem = name.as_str();
+    for ext in [".gz", ".zst"] {
+        stem = stem.strip_suffix(ext).unwrap_or(stem);
+    }
+    for ext in [".sqlog", ".qlog", ".json"] {
+        if let Some(s) = stem.strip_suffix(ext) {
+            stem = s;
+            break;
+        }
+    }
+    stem.to_string()
+}
+
+/// Split `<flow>-<role>-<cc>` (the rightmost `client`/`server` part is the
+/// role; `_` works as a separator too).
+pub fn parse_file_name(path: &Path) -> NameInfo {
+    let stem = stem_of(path);
+    let parts: Vec<&str> = stem.split(['-', '_']).collect();
+    let role_at = parts.iter().rposition(|p| matches!(p.to_ascii_lowercase().as_str(), "client" | "server"));
+    let Some(i) = role_at else {
+        return NameInfo { stem, ..Default::default() };
+    };
+    let role = if parts[i].eq_ignore_ascii_case("client") { Role::Client } else { Role::Server };
+    // Re-split on the original text to keep the separators inside flow/cc.
+    let mut offsets = Vec::with_capacity(parts.len());
+    let mut pos = 0;
+    for p in &parts {
+        offsets.push(pos);
+        pos += p.len() + 1;
+    }
+    let flow = (i > 0).then(|| stem[..offsets[i] - 1].to_string()).filter(|s| !s.is_empty());
+    let cc = (i + 1 < parts.len()).then(|| stem[offsets[i + 1]..].to_string()).filter(|s| !s.is_empty());
+    NameInfo { flow, role: Some(role), cc, stem }
+}
+
+/// The controller name of a spec (`ledbatpp:target=40ms` → `ledbatpp`).
+pub fn cc_name(spec: &str) -> &str {
+    spec.split(':').next().unwrap_or(spec)
+}
+
+/// The queuing-delay target a controller spec implies, in ms: an explicit
+/// `target=` parameter, or the design's defaults (LEDBAT++ 60 ms, LEDBAT
+/// 100 ms). `None` for controllers without a delay target.
+pub fn target_ms_of(spec: &str) -> Option<f64> {
+    if let Some((_, params)) = spec.split_once(':') {
+        for kv in params.split(',') {
+            if let Some(v) = kv.trim().strip_prefix("target=") {
+                if let Ok(secs) = crate::units::parse_duration(v) {
+                    return Some(secs * 1e3);
+                }
+            }
+        }
+    }
+    match cc_name(spec).to_ascii_lowercase().as_str() {
+        "ledbatpp" | "ledbat++" | "ledbat_plus_plus" => Some(60.0),
+        "ledbat" => Some(100.0),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        let n = parse_file_name(Path::new("/x/0a1b2c-server-ledbatpp.sqlog"));
+        assert_eq!(n.flow.as_deref(), Some("0a1b2c"));
+        assert_eq!(n.role, Some(Role::Server));
+        assert_eq!(n.cc.as_deref(), Some("ledbatpp"));
+
+        let n = parse_file_name(Path::new("flow-2-client-cubic.sqlog"));
+        assert_eq!(n.flow.as_deref(), Some("flow-2"));
+        assert_eq!(n.role, Some(Role::Client));
+        assert_eq!(n.cc.as_deref(), Some("cubic"));
+
+        let n = parse_file_name(Path::new("trace.qlog"));
+        assert_eq!(n, NameInfo { stem: "trace".into(), ..Default::default() });
+
+        let n = parse_file_name(Path::new("server.sqlog"));
+        assert_eq!((n.flow, n.cc, n.role), (None, None, Some(Role::Server)));
+    }
+
+    #[test]
+    fn targets() {
+        assert_eq!(target_ms_of("ledbatpp"), Some(60.0));
+        assert_eq!(target_ms_of("ledbat:target=5ms,decrease_gain=10"), Some(5.0));
+        assert_eq!(target_ms_of("cubic"), None);
+        assert_eq!(cc_name("cdg:g=3"), "cdg");
+    }
+}
