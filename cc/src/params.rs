@@ -33,7 +33,10 @@ impl fmt::Display for ParamError {
                 allowed,
             } => {
                 if allowed.is_empty() {
-                    write!(f, "unknown parameter '{key}' for '{controller}': it takes no parameters")
+                    write!(
+                        f,
+                        "unknown parameter '{key}' for '{controller}': it takes no parameters"
+                    )
                 } else {
                     write!(
                         f,
@@ -41,7 +44,7 @@ impl fmt::Display for ParamError {
                         allowed.join(", ")
                     )
                 }
-            },
+            }
             ParamError::BadValue {
                 key,
                 value,
@@ -55,7 +58,9 @@ impl std::error::Error for ParamError {}
 
 /// The error for a key `controller` does not know.
 pub fn unknown_key(
-    controller: &'static str, key: &str, allowed: &'static [&'static str],
+    controller: &'static str,
+    key: &str,
+    allowed: &'static [&'static str],
 ) -> ParamError {
     ParamError::UnknownKey {
         controller,
@@ -95,7 +100,10 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
 
 /// A duration within `[min, max]`.
 pub fn duration_in(
-    key: &str, value: &str, min: Duration, max: Duration,
+    key: &str,
+    value: &str,
+    min: Duration,
+    max: Duration,
 ) -> Result<Duration, ParamError> {
     let allowed = || {
         format!(
@@ -112,11 +120,12 @@ pub fn duration_in(
 }
 
 /// A real number within `[min, max]`.
-pub fn f64_in(
-    key: &str, value: &str, min: f64, max: f64,
-) -> Result<f64, ParamError> {
+pub fn f64_in(key: &str, value: &str, min: f64, max: f64) -> Result<f64, ParamError> {
     let allowed = || format!("a number from {min} to {max}");
-    let x: f64 = value.trim().parse().map_err(|_| bad(key, value, allowed()))?;
+    let x: f64 = value
+        .trim()
+        .parse()
+        .map_err(|_| bad(key, value, allowed()))?;
     if !x.is_finite() || x < min || x > max {
         return Err(bad(key, value, allowed()));
     }
@@ -124,11 +133,12 @@ pub fn f64_in(
 }
 
 /// A whole number within `[min, max]`.
-pub fn u64_in(
-    key: &str, value: &str, min: u64, max: u64,
-) -> Result<u64, ParamError> {
+pub fn u64_in(key: &str, value: &str, min: u64, max: u64) -> Result<u64, ParamError> {
     let allowed = || format!("a whole number from {min} to {max}");
-    let x: u64 = value.trim().parse().map_err(|_| bad(key, value, allowed()))?;
+    let x: u64 = value
+        .trim()
+        .parse()
+        .map_err(|_| bad(key, value, allowed()))?;
     if x < min || x > max {
         return Err(bad(key, value, allowed()));
     }
@@ -145,9 +155,7 @@ pub fn bool_value(key: &str, value: &str) -> Result<bool, ParamError> {
 }
 
 /// One of a fixed set of words.
-pub fn one_of<'a>(
-    key: &str, value: &str, choices: &[&'a str],
-) -> Result<&'a str, ParamError> {
+pub fn one_of<'a>(key: &str, value: &str, choices: &[&'a str]) -> Result<&'a str, ParamError> {
     choices
         .iter()
         .find(|c| **c == value.trim())
@@ -160,9 +168,9 @@ pub fn fmt_duration(d: Duration) -> String {
     let us = d.as_micros();
     if us == 0 {
         "0ms".to_string()
-    } else if us % 1_000_000 == 0 {
+    } else if us.is_multiple_of(1_000_000) {
         format!("{}s", us / 1_000_000)
-    } else if us % 1000 == 0 {
+    } else if us.is_multiple_of(1000) {
         format!("{}ms", us / 1000)
     } else if us >= 1000 {
         format!("{}ms", us as f64 / 1000.0)
@@ -189,19 +197,30 @@ mod tests {
 
     #[test]
     fn range_errors_say_what_is_allowed() {
-        let e = duration_in("target", "0ms", Duration::from_millis(1), Duration::from_secs(1))
-            .unwrap_err();
+        let e = duration_in(
+            "target",
+            "0ms",
+            Duration::from_millis(1),
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "bad value '0ms' for 'target': expected a duration with a unit (e.g. 60ms) from 1ms to 1s"
         );
         let e = f64_in("g", "nan", 0.01, 1000.0).unwrap_err();
-        assert_eq!(e.to_string(), "bad value 'nan' for 'g': expected a number from 0.01 to 1000");
+        assert_eq!(
+            e.to_string(),
+            "bad value 'nan' for 'g': expected a number from 0.01 to 1000"
+        );
         assert_eq!(u64_in("window", "8", 1, 64), Ok(8));
         assert!(u64_in("window", "65", 1, 64).is_err());
         assert_eq!(bool_value("x", "on"), Ok(true));
         assert!(bool_value("x", "maybe").is_err());
-        assert_eq!(one_of("restore", "jump", &["slow_start", "jump"]), Ok("jump"));
+        assert_eq!(
+            one_of("restore", "jump", &["slow_start", "jump"]),
+            Ok("jump")
+        );
     }
 
     #[test]
