@@ -16,11 +16,19 @@ use std::fmt;
 use std::time::Duration;
 use std::time::Instant;
 
+pub mod delay;
 pub mod fixed;
 pub mod params;
 pub mod rng;
+mod round;
+#[cfg(test)]
+mod testkit;
 
 pub use params::ParamError;
+
+/// The largest congestion window any controller of this crate reports,
+/// bytes (4 GiB: a full window at 100 Gbit/s over a 340 ms path).
+pub const MAX_WINDOW_BYTES: u64 = 1 << 32;
 
 /// One packet newly acknowledged by an ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
