@@ -18,6 +18,7 @@ use std::time::Instant;
 
 pub mod delay;
 pub mod fixed;
+pub mod ledbatpp;
 pub mod params;
 pub mod rng;
 mod round;
@@ -190,17 +191,20 @@ impl Default for PathInfo {
 /// A controller and its parameters, as named by a `--cc` spec.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ControllerConfig {
+    /// LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus-01), `ledbatpp`.
+    LedbatPlusPlus(ledbatpp::LedbatPlusPlusConfig),
     /// A constant window; proves that a plug-in is in control.
     Fixed(fixed::FixedConfig),
 }
 
 impl ControllerConfig {
     /// Names of every controller this crate provides.
-    pub const NAMES: &'static [&'static str] = &["fixed"];
+    pub const NAMES: &'static [&'static str] = &["ledbatpp", "fixed"];
 
     /// The configuration for `name` with default parameters.
     pub fn default_for(name: &str) -> Option<Self> {
         match name {
+            "ledbatpp" => Some(Self::LedbatPlusPlus(Default::default())),
             "fixed" => Some(Self::Fixed(Default::default())),
             _ => None,
         }
@@ -209,6 +213,7 @@ impl ControllerConfig {
     /// The controller's name.
     pub fn name(&self) -> &'static str {
         match self {
+            Self::LedbatPlusPlus(_) => "ledbatpp",
             Self::Fixed(_) => "fixed",
         }
     }
@@ -216,6 +221,7 @@ impl ControllerConfig {
     /// Sets one `key=value` parameter.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         match self {
+            Self::LedbatPlusPlus(c) => c.set(key, value),
             Self::Fixed(c) => c.set(key, value),
         }
     }
@@ -223,6 +229,7 @@ impl ControllerConfig {
     /// Builds a controller for a path.
     pub fn build(&self, path: PathInfo) -> Box<dyn CongestionController> {
         match self {
+            Self::LedbatPlusPlus(c) => Box::new(ledbatpp::LedbatPlusPlus::new(c.clone(), path)),
             Self::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), path)),
         }
     }
