@@ -18,6 +18,7 @@ use std::time::Instant;
 
 pub mod delay;
 pub mod fixed;
+pub mod ledbat;
 pub mod ledbatpp;
 pub mod params;
 pub mod rng;
@@ -193,18 +194,21 @@ impl Default for PathInfo {
 pub enum ControllerConfig {
     /// LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus-01), `ledbatpp`.
     LedbatPlusPlus(ledbatpp::LedbatPlusPlusConfig),
+    /// LEDBAT (RFC 6817) on RTT, `ledbat`.
+    Ledbat(ledbat::LedbatConfig),
     /// A constant window; proves that a plug-in is in control.
     Fixed(fixed::FixedConfig),
 }
 
 impl ControllerConfig {
     /// Names of every controller this crate provides.
-    pub const NAMES: &'static [&'static str] = &["ledbatpp", "fixed"];
+    pub const NAMES: &'static [&'static str] = &["ledbatpp", "ledbat", "fixed"];
 
     /// The configuration for `name` with default parameters.
     pub fn default_for(name: &str) -> Option<Self> {
         match name {
             "ledbatpp" => Some(Self::LedbatPlusPlus(Default::default())),
+            "ledbat" => Some(Self::Ledbat(Default::default())),
             "fixed" => Some(Self::Fixed(Default::default())),
             _ => None,
         }
@@ -214,6 +218,7 @@ impl ControllerConfig {
     pub fn name(&self) -> &'static str {
         match self {
             Self::LedbatPlusPlus(_) => "ledbatpp",
+            Self::Ledbat(_) => "ledbat",
             Self::Fixed(_) => "fixed",
         }
     }
@@ -222,6 +227,7 @@ impl ControllerConfig {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         match self {
             Self::LedbatPlusPlus(c) => c.set(key, value),
+            Self::Ledbat(c) => c.set(key, value),
             Self::Fixed(c) => c.set(key, value),
         }
     }
@@ -230,6 +236,7 @@ impl ControllerConfig {
     pub fn build(&self, path: PathInfo) -> Box<dyn CongestionController> {
         match self {
             Self::LedbatPlusPlus(c) => Box::new(ledbatpp::LedbatPlusPlus::new(c.clone(), path)),
+            Self::Ledbat(c) => Box::new(ledbat::Ledbat::new(c.clone(), path)),
             Self::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), path)),
         }
     }
