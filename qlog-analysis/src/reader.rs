@@ -740,11 +740,9 @@ impl<'de> Visitor<'de> for TraceSeed<'_, '_> {
         let mut fields = serde_json::Map::new();
         let mut announced = false;
         while let Some(key) = map.next_key::<String>()? {
-            if key == "events" {
-                if self.state.headers_only {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
+            if key == "events" && !announced {
+                // The header is what came before the events (as in quiche's
+                // field order), in both passes.
                 let header = self.make_header(&fields, index, line).map_err(|e| self.fail(e))?;
                 if let Some(sink) = self.reader.sink.as_mut() {
                     sink.trace(&header);
@@ -753,8 +751,18 @@ impl<'de> Visitor<'de> for TraceSeed<'_, '_> {
                 self.reader.last_time = 0.0;
                 announced = true;
                 self.state.in_events = true;
-                map.next_value_seed(EventsSeed { reader: &mut *self.reader, state: &mut *self.state, newlines: self.newlines })?;
+                if self.state.headers_only {
+                    map.next_value::<IgnoredAny>()?;
+                } else {
+                    map.next_value_seed(EventsSeed {
+                        reader: &mut *self.reader,
+                        state: &mut *self.state,
+                        newlines: self.newlines,
+                    })?;
+                }
                 self.state.in_events = false;
+            } else if key == "events" {
+                return Err(self.fail(Error::malformed(self.reader.path, line, "trace has two \"events\" arrays")));
             } else if matches!(key.as_str(), "title" | "description" | "vantage_point" | "common_fields") {
                 let v: serde_json::Value = map.next_value()?;
                 fields.insert(key, v);
