@@ -810,8 +810,11 @@ mod tests {
     fn samples_after_restore(skip: bool) -> (u64, Option<Duration>, u64) {
         let mut cfg = filter_of_one();
         cfg.set("restore", "jump").unwrap();
-        cfg.set("skip_rtt_after_restore", if skip { "true" } else { "false" })
-            .unwrap();
+        cfg.set(
+            "skip_rtt_after_restore",
+            if skip { "true" } else { "false" },
+        )
+        .unwrap();
         let mut d = driver(cfg, 10);
         slow_start_then_exit(&mut d);
         d.round(ms(120), 48_000);
@@ -965,7 +968,10 @@ mod tests {
         assert!(cfg.set("ss_exit", "1.5").is_err());
         assert!(cfg.set("current_filter", "0").is_err());
         let e = cfg.set("gain", "1").unwrap_err().to_string();
-        assert!(e.starts_with("unknown parameter 'gain' for 'ledbatpp' (allowed: target, "), "{e}");
+        assert!(
+            e.starts_with("unknown parameter 'gain' for 'ledbatpp' (allowed: target, "),
+            "{e}"
+        );
         assert!(e.contains("skip_rtt_after_restore"), "{e}");
     }
 }

@@ -16,6 +16,7 @@ use std::fmt;
 use std::time::Duration;
 use std::time::Instant;
 
+pub mod cdg;
 pub mod delay;
 pub mod fixed;
 pub mod ledbat;
@@ -196,19 +197,22 @@ pub enum ControllerConfig {
     LedbatPlusPlus(ledbatpp::LedbatPlusPlusConfig),
     /// LEDBAT (RFC 6817) on RTT, `ledbat`.
     Ledbat(ledbat::LedbatConfig),
+    /// CDG, the CAIA delay-gradient controller, `cdg`.
+    Cdg(cdg::CdgConfig),
     /// A constant window; proves that a plug-in is in control.
     Fixed(fixed::FixedConfig),
 }
 
 impl ControllerConfig {
     /// Names of every controller this crate provides.
-    pub const NAMES: &'static [&'static str] = &["ledbatpp", "ledbat", "fixed"];
+    pub const NAMES: &'static [&'static str] = &["ledbatpp", "ledbat", "cdg", "fixed"];
 
     /// The configuration for `name` with default parameters.
     pub fn default_for(name: &str) -> Option<Self> {
         match name {
             "ledbatpp" => Some(Self::LedbatPlusPlus(Default::default())),
             "ledbat" => Some(Self::Ledbat(Default::default())),
+            "cdg" => Some(Self::Cdg(Default::default())),
             "fixed" => Some(Self::Fixed(Default::default())),
             _ => None,
         }
@@ -219,6 +223,7 @@ impl ControllerConfig {
         match self {
             Self::LedbatPlusPlus(_) => "ledbatpp",
             Self::Ledbat(_) => "ledbat",
+            Self::Cdg(_) => "cdg",
             Self::Fixed(_) => "fixed",
         }
     }
@@ -228,6 +233,7 @@ impl ControllerConfig {
         match self {
             Self::LedbatPlusPlus(c) => c.set(key, value),
             Self::Ledbat(c) => c.set(key, value),
+            Self::Cdg(c) => c.set(key, value),
             Self::Fixed(c) => c.set(key, value),
         }
     }
@@ -237,6 +243,7 @@ impl ControllerConfig {
         match self {
             Self::LedbatPlusPlus(c) => Box::new(ledbatpp::LedbatPlusPlus::new(c.clone(), path)),
             Self::Ledbat(c) => Box::new(ledbat::Ledbat::new(c.clone(), path)),
+            Self::Cdg(c) => Box::new(cdg::Cdg::new(c.clone(), path)),
             Self::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), path)),
         }
     }
