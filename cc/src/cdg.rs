@@ -432,6 +432,8 @@ impl CongestionController for Cdg {
         match self.saved.take() {
             Some(saved) => {
                 self.s = saved;
+                // The MSS may have changed since the checkpoint.
+                self.s.cwnd = self.s.cwnd.clamp(self.min_cwnd, MAX_WINDOW_BYTES);
                 true
             }
             None => false,

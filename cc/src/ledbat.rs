@@ -484,6 +484,8 @@ impl CongestionController for Ledbat {
         match self.saved.take() {
             Some(saved) => {
                 self.s = saved;
+                // The MSS may have changed since the checkpoint.
+                self.s.cwnd = self.s.cwnd.clamp(self.min_cwnd, MAX_WINDOW_BYTES as f64);
                 true
             }
             None => false,

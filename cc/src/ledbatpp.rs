@@ -483,7 +483,8 @@ impl CongestionController for LedbatPlusPlus {
                 } else if may_grow {
                     self.s.cwnd = (self.s.cwnd + self.gain * bytes).min(MAX_WINDOW_BYTES as f64);
                     if self.s.cwnd >= self.s.ssthresh {
-                        self.s.cwnd = self.s.ssthresh;
+                        // ssthresh may predate an MTU increase.
+                        self.s.cwnd = self.s.ssthresh.max(self.min_cwnd);
                         if self.s.phase == Phase::RampUp {
                             self.finish_slowdown(now, true);
                         } else {
@@ -561,6 +562,8 @@ impl CongestionController for LedbatPlusPlus {
         match self.saved.take() {
             Some(saved) => {
                 self.s = saved;
+                // The MSS may have changed since the checkpoint.
+                self.s.cwnd = self.s.cwnd.clamp(self.min_cwnd, MAX_WINDOW_BYTES as f64);
                 true
             }
             None => false,

@@ -1,0 +1,140 @@
+//! The controllers as the bridge sees them: names, `default_for`, `set`,
+//! `build`, initial windows, states and snapshots.
+
+use std::time::Duration;
+use std::time::Instant;
+
+use lbe_cc::ControllerConfig;
+use lbe_cc::PathInfo;
+
+fn config(spec: &str) -> Result<ControllerConfig, String> {
+    let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
+    let mut cfg = ControllerConfig::default_for(name).ok_or(format!("no controller {name}"))?;
+    for kv in params.split(',').filter(|s| !s.is_empty()) {
+        let (k, v) = kv.split_once('=').unwrap();
+        cfg.set(k, v).map_err(|e| e.to_string())?;
+    }
+    Ok(cfg)
+}
+
+#[test]
+fn every_name_builds_a_controller_of_that_name() {
+    assert_eq!(
+        ControllerConfig::NAMES,
+        ["ledbatpp", "ledbat", "cdg", "fixed"]
+    );
+    for name in ControllerConfig::NAMES {
+        let cfg = ControllerConfig::default_for(name).unwrap();
+        assert_eq!(cfg.name(), *name);
+        assert_eq!(cfg.build(PathInfo::default()).name(), *name);
+    }
+    assert!(ControllerConfig::default_for("cubic").is_none());
+    assert!(ControllerConfig::default_for("LEDBAT").is_none());
+}
+
+#[test]
+fn initial_windows_states_and_snapshots() {
+    let now = Instant::now();
+    let path = PathInfo {
+        max_datagram_size: 1350,
+        initial_window_packets: 10,
+    };
+    let cases = [
+        ("ledbatpp", 13_500, "slow_start"),
+        ("ledbat", 2700, "congestion_avoidance"),
+        ("ledbat:slow_start=true", 2700, "slow_start"),
+        ("cdg", 13_500, "slow_start"),
+        ("fixed", 8 * 1350, "fixed"),
+    ];
+    for (spec, window, state) in cases {
+        let cc = config(spec).unwrap().build(path);
+        assert_eq!(cc.window(), window, "{spec}");
+        assert_eq!(cc.state(now), state, "{spec}");
+        assert_eq!(cc.snapshot().cwnd, window, "{spec}");
+        assert_eq!(
+            cc.pacing_rate(),
+            None,
+            "{spec}: quiche paces from the window"
+        );
+    }
+    let snap = config("ledbatpp").unwrap().build(path).snapshot();
+    assert_eq!(snap.target, Some(Duration::from_millis(60)));
+    assert_eq!(snap.gain, Some(1.0 / 16.0));
+    assert_eq!(snap.base_delay, None);
+    let snap = config("ledbat").unwrap().build(path).snapshot();
+    assert_eq!(snap.target, Some(Duration::from_millis(100)));
+    let snap = config("cdg:g=0.5").unwrap().build(path).snapshot();
+    assert_eq!(snap.backoff_scale, Some(Duration::from_micros(500)));
+    assert_eq!(snap.gradient_us, None);
+}
+
+#[test]
+fn spec_strings_of_the_design_notes_are_accepted() {
+    for spec in [
+        "ledbatpp",
+        "ledbatpp:target=60ms",
+        "ledbatpp:target=25ms",
+        "ledbatpp:restore=jump",
+        "ledbatpp:skip_rtt_after_restore=true",
+        "ledbat:target=5ms,decrease_gain=10",
+        "ledbat:slow_start=true",
+        "ledbat:dynamic_gain=true",
+        "cdg:g=3",
+        "cdg:g=0.5",
+        "cdg:shadow_window=true,ineffective_backoff=true",
+        "cdg:seed=42",
+    ] {
+        config(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    }
+    assert_eq!(
+        config("ledbatpp:target=25ms").unwrap(),
+        config("ledbatpp:target=0.025s").unwrap()
+    );
+    assert_ne!(config("cdg:g=0.5").unwrap(), config("cdg").unwrap());
+}
+
+#[test]
+fn bad_values_say_what_is_allowed() {
+    let cases = [
+        (
+            "ledbatpp:target=60",
+            "bad value '60' for 'target': expected a duration with a unit (e.g. 60ms) from 1ms to 1s",
+        ),
+        (
+            "ledbatpp:restore=never",
+            "bad value 'never' for 'restore': expected one of slow_start, jump",
+        ),
+        (
+            "ledbat:decrease_gain=1000",
+            "bad value '1000' for 'decrease_gain': expected a number from 0.1 to 100",
+        ),
+        (
+            "ledbat:min_cwnd=0",
+            "bad value '0' for 'min_cwnd': expected a whole number from 1 to 64",
+        ),
+        (
+            "cdg:g=-3",
+            "bad value '-3' for 'g': expected a number from 0.001 to 100000",
+        ),
+        (
+            "cdg:beta=0.05",
+            "bad value '0.05' for 'beta': expected a number from 0.1 to 0.99",
+        ),
+        (
+            "cdg:window=100",
+            "bad value '100' for 'window': expected a whole number from 1 to 64",
+        ),
+        (
+            "cdg:shadow_window=maybe",
+            "bad value 'maybe' for 'shadow_window': expected true or false",
+        ),
+    ];
+    for (spec, message) in cases {
+        assert_eq!(config(spec).unwrap_err(), message, "{spec}");
+    }
+    let e = config("ledbat:restore=jump").unwrap_err();
+    assert!(
+        e.starts_with("unknown parameter 'restore' for 'ledbat' (allowed: "),
+        "{e}"
+    );
+}

@@ -1,0 +1,288 @@
+//! Random but valid event streams fed to every controller: no panic, no
+//! overflow, the window stays within [2 packets, MAX_WINDOW_BYTES], the
+//! snapshot has no NaN, state names are known ones, and the same stream
+//! gives the same trajectory twice.
+
+use std::time::Duration;
+use std::time::Instant;
+
+use lbe_cc::AckEvent;
+use lbe_cc::AckedPacket;
+use lbe_cc::CongestionController;
+use lbe_cc::ControllerConfig;
+use lbe_cc::LossEvent;
+use lbe_cc::PathInfo;
+use lbe_cc::RttInfo;
+use lbe_cc::MAX_WINDOW_BYTES;
+use proptest::prelude::*;
+
+/// Every controller, with its defaults and with the options that change
+/// its code paths most.
+const SPECS: &[&str] = &[
+    "ledbatpp",
+    "ledbatpp:restore=jump,skip_rtt_after_restore=true",
+    "ledbatpp:current_filter=1,base_bucket=1s,base_history=1,target=1ms",
+    "ledbatpp:slowdown_interval=1,initial_slowdown_rtts=1,slowdown_rtts=1",
+    "ledbat",
+    "ledbat:slow_start=true,target=5ms,decrease_gain=10",
+    "ledbat:dynamic_gain=true,t_stdy=100ms,gain_max=1000,delta=0.2",
+    "ledbat:dynamic_gain=true,tau_user=1ms,dw_user=1000",
+    "cdg",
+    "cdg:g=0.001,shadow_window=true,ineffective_backoff=true,window=1",
+    "cdg:g=100000,beta=0.99,seed=0",
+    "fixed",
+];
+
+const STATES: &[&str] = &[
+    "slow_start",
+    "congestion_avoidance",
+    "recovery",
+    "slowdown",
+    "ramp_up",
+    "backoff",
+    "fixed",
+];
+
+fn build(spec: &str, mss: u64, iw: u64) -> Box<dyn CongestionController> {
+    let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
+    let mut cfg = ControllerConfig::default_for(name).unwrap();
+    for kv in params.split(',').filter(|s| !s.is_empty()) {
+        let (k, v) = kv.split_once('=').unwrap();
+        cfg.set(k, v).unwrap();
+    }
+    cfg.build(PathInfo {
+        max_datagram_size: mss,
+        initial_window_packets: iw,
+    })
+}
+
+#[derive(Clone, Debug)]
+enum Event {
+    Ack {
+        dt: Duration,
+        /// Sizes of the acknowledged packets (may be empty).
+        packets: Vec<u64>,
+        /// How long before now each was sent; `None`: before the start.
+        sent_ago: Option<Duration>,
+        latest_rtt: Duration,
+        ack_delay: Duration,
+        new_sample: bool,
+        in_flight: u64,
+    },
+    /// The previous ACK again, at the same time.
+    DuplicateAck,
+    Sent {
+        dt: Duration,
+        bytes: u64,
+    },
+    Loss {
+        dt: Duration,
+        sent_ago: Duration,
+    },
+    PersistentCongestion,
+    Checkpoint,
+    Rollback,
+    Mtu(u64),
+}
+
+fn duration() -> impl Strategy<Value = Duration> {
+    prop_oneof![
+        3 => (0u64..200_000).prop_map(Duration::from_micros),
+        1 => Just(Duration::ZERO),
+        1 => (0u64..1_000_000_000).prop_map(Duration::from_micros),
+        1 => (0u64..400_000).prop_map(Duration::from_secs),
+    ]
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        12 => (
+            duration(),
+            prop::collection::vec(1u64..70_000, 0..6),
+            prop::option::of(duration()),
+            duration(),
+            duration(),
+            any::<bool>(),
+            prop_oneof![any::<u64>(), 0u64..10_000_000],
+        )
+            .prop_map(
+                |(dt, packets, sent_ago, latest_rtt, ack_delay, new_sample, in_flight)| {
+                    Event::Ack {
+                        dt,
+                        packets,
+                        sent_ago,
+                        latest_rtt,
+                        ack_delay,
+                        new_sample,
+                        in_flight,
+                    }
+                }
+            ),
+        2 => Just(Event::DuplicateAck),
+        2 => (duration(), 1u64..70_000).prop_map(|(dt, bytes)| Event::Sent { dt, bytes }),
+        2 => (duration(), duration()).prop_map(|(dt, sent_ago)| Event::Loss { dt, sent_ago }),
+        1 => Just(Event::PersistentCongestion),
+        1 => Just(Event::Checkpoint),
+        1 => Just(Event::Rollback),
+        1 => (1u64..70_000).prop_map(Event::Mtu),
+    ]
+}
+
+/// Runs `events`; returns the window after each one. Checks the
+/// invariants as it goes.
+fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
+    let mut cc = build(spec, mss, iw);
+    let mut mss = mss;
+    let start = Instant::now() + Duration::from_secs(4_000_000);
+    let long_ago = start - Duration::from_secs(1_000_000);
+    let mut now = start;
+    let mut min_rtt = Duration::MAX;
+    let mut last: Option<(Vec<AckedPacket>, u64, RttInfo)> = None;
+    let mut windows = Vec::with_capacity(events.len());
+    for event in events {
+        match event {
+            Event::Ack {
+                dt,
+                packets,
+                sent_ago,
+                latest_rtt,
+                ack_delay,
+                new_sample,
+                in_flight,
+            } => {
+                now += *dt;
+                let sent = sent_ago.map_or(long_ago, |ago| now.checked_sub(ago).unwrap_or(now));
+                let acked: Vec<AckedPacket> = packets
+                    .iter()
+                    .map(|&bytes| AckedPacket {
+                        bytes,
+                        time_sent: sent,
+                    })
+                    .collect();
+                if *new_sample {
+                    min_rtt = min_rtt.min(*latest_rtt);
+                }
+                let rtt = RttInfo {
+                    latest_rtt: *latest_rtt,
+                    ack_delay: *ack_delay,
+                    new_sample: *new_sample,
+                    min_rtt: if min_rtt == Duration::MAX {
+                        *latest_rtt
+                    } else {
+                        min_rtt
+                    },
+                    smoothed_rtt: *latest_rtt,
+                    rttvar: *latest_rtt / 2,
+                    max_ack_delay: Duration::from_millis(25),
+                };
+                cc.on_ack(&AckEvent {
+                    now,
+                    acked: &acked,
+                    bytes_in_flight: *in_flight,
+                    rtt,
+                });
+                last = Some((acked, *in_flight, rtt));
+            }
+            Event::DuplicateAck => {
+                if let Some((acked, in_flight, rtt)) = &last {
+                    cc.on_ack(&AckEvent {
+                        now,
+                        acked,
+                        bytes_in_flight: *in_flight,
+                        rtt: *rtt,
+                    });
+                }
+            }
+            Event::Sent { dt, bytes } => {
+                now += *dt;
+                cc.on_packet_sent(now, *bytes, cc.window());
+            }
+            Event::Loss { dt, sent_ago } => {
+                now += *dt;
+                cc.on_congestion_event(&LossEvent {
+                    now,
+                    lost_bytes: mss,
+                    largest_lost_time_sent: now.checked_sub(*sent_ago).unwrap_or(now),
+                    bytes_in_flight: cc.window(),
+                });
+            }
+            Event::PersistentCongestion => cc.on_persistent_congestion(now),
+            Event::Checkpoint => cc.checkpoint(),
+            Event::Rollback => {
+                cc.rollback();
+            }
+            Event::Mtu(size) => {
+                mss = *size;
+                cc.on_mtu_change(mss);
+            }
+        }
+        let w = cc.window();
+        assert!(
+            w >= 2 * mss,
+            "{spec}: window {w} < 2 × {mss} after {event:?}"
+        );
+        assert!(w <= MAX_WINDOW_BYTES, "{spec}: window {w} after {event:?}");
+        let snap = cc.snapshot();
+        assert_eq!(snap.cwnd, w);
+        if let Some(gain) = snap.gain {
+            assert!(gain.is_finite() && gain > 0.0, "{spec}: gain {gain}");
+        }
+        if let Some(ssthresh) = snap.ssthresh {
+            assert!(ssthresh <= MAX_WINDOW_BYTES, "{spec}: ssthresh {ssthresh}");
+        }
+        let state = cc.state(now);
+        assert!(STATES.contains(&state), "{spec}: state {state}");
+        windows.push(w);
+    }
+    windows
+}
+
+proptest! {
+    #[test]
+    fn every_controller_survives_random_event_streams(
+        spec in prop::sample::select(SPECS),
+        mss in prop_oneof![Just(1200u64), 1u64..70_000],
+        iw in 1u64..100,
+        events in prop::collection::vec(event(), 1..300),
+    ) {
+        let first = run(spec, mss, iw, &events);
+        let second = run(spec, mss, iw, &events);
+        prop_assert_eq!(first, second, "{} is not deterministic", spec);
+    }
+}
+
+/// A long, well-behaved run: one ACK per 100 µs for simulated minutes, RTTs
+/// swinging through and far beyond every target, with losses. Exercises
+/// slowdowns, base-history expiry and thousands of CDG rounds.
+#[test]
+fn long_runs_stay_in_bounds() {
+    for spec in SPECS {
+        let mut events = Vec::new();
+        for i in 0u64..200_000 {
+            let q = (i * 7919) % 400_000; // 0 to 400 ms of "queue"
+            events.push(Event::Ack {
+                dt: Duration::from_micros(100),
+                packets: vec![1200],
+                sent_ago: Some(Duration::from_micros(50_000 + q)),
+                latest_rtt: Duration::from_micros(50_000 + q),
+                ack_delay: Duration::from_micros(q % 25_000),
+                new_sample: i % 3 != 0,
+                in_flight: 1 << 20,
+            });
+            if i % 10_007 == 0 {
+                events.push(Event::Loss {
+                    dt: Duration::ZERO,
+                    sent_ago: Duration::from_millis(10),
+                });
+            }
+            if i % 50_000 == 49_999 {
+                // Six idle minutes: the base history starts expiring.
+                events.push(Event::Sent {
+                    dt: Duration::from_secs(360),
+                    bytes: 1200,
+                });
+            }
+        }
+        run(spec, 1200, 10, &events);
+    }
+}
