@@ -1,7 +1,8 @@
 //! CDG, the CAIA delay-gradient controller (Hayes and Armitage, 2011), with
 //! Linux `tcp_cdg` semantics, as seed `cdg-deadline-aware-lbe` §II describes.
 //!
-//! Per round n (rounds as in [`crate::round`]; a round closes only once it
+//! Per round n (a round ends with the first ACK for a packet sent at or
+//! after its start, TCP's `snd_nxt` marker on send times; it closes only once it
 //! holds at least one RTT sample, as Linux's does):
 //!
 //! ```text

@@ -73,6 +73,12 @@ pub fn adjusted_rtt(rtt: &RttInfo) -> Duration {
     }
 }
 
+/// `d` in nanoseconds as an `f64`, exact below 2^53 ns (104 days), without
+/// the slow `u128` to `f64` conversion of `d.as_nanos() as f64`.
+pub(crate) fn nanos(d: Duration) -> f64 {
+    d.as_secs() as f64 * 1e9 + d.subsec_nanos() as f64
+}
+
 /// Parameters of the delay filters, shared by `ledbat` and `ledbatpp`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DelayConfig {

@@ -302,7 +302,7 @@ impl Ledbat {
         Self {
             mss,
             min_cwnd,
-            target_ns: cfg.target.as_nanos() as f64,
+            target_ns: delay::nanos(cfg.target),
             s: State {
                 cwnd,
                 ssthresh: f64::INFINITY,
@@ -353,7 +353,7 @@ impl Ledbat {
             return self.cfg.gain;
         };
         let base = self.delay.base().map(|b| b.as_secs_f64());
-        let q = self.delay.queuing().as_nanos() as f64;
+        let q = delay::nanos(self.delay.queuing());
         let cwnd_packets = self.s.cwnd / self.mss;
 
         if !dg.steady {
@@ -442,7 +442,7 @@ impl CongestionController for Ledbat {
         let (grown, headroom) = if self.cfg.slow_start && cwnd < self.s.ssthresh {
             (cwnd + bytes, allowed.max(bytes))
         } else {
-            let q = self.delay.queuing().as_nanos() as f64;
+            let q = delay::nanos(self.delay.queuing());
             let off_target = (self.target_ns - q) / self.target_ns;
             let gain = if off_target < 0.0 {
                 gain * self.cfg.decrease_gain

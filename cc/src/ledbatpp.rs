@@ -6,8 +6,9 @@
 //!
 //! 1. the delay sample ([`crate::delay`]) updates current and base delay,
 //!    and GAIN = 1 / min(16, ceil(2·T / base)) (§4.2);
-//! 2. round bookkeeping ([`crate::round`]): a freeze or the countdown to the
-//!    initial slowdown advances by one round when the ACK ends a round;
+//! 2. round bookkeeping (a round ends with the first ACK for a packet sent
+//!    at or after its start): a freeze, or the countdown to the initial
+//!    slowdown, advances by one round when the ACK ends a round;
 //! 3. a periodic slowdown that is due starts;
 //! 4. the window rule of the phase:
 //!    * slow start (§4.1): `cwnd += GAIN · bytes_acked` (×(1+GAIN) per
@@ -288,7 +289,7 @@ impl LedbatPlusPlus {
             mss,
             min_cwnd,
             exit_delay: cfg.target.mul_f64(cfg.slow_start_exit),
-            target_ns: cfg.target.as_nanos() as f64,
+            target_ns: delay::nanos(cfg.target),
             s: State {
                 cwnd,
                 ssthresh: f64::INFINITY,
@@ -500,7 +501,7 @@ impl CongestionController for LedbatPlusPlus {
                 let w = self.round_cwnd.max(self.min_cwnd);
                 let mut change = self.gain * self.mss * bytes / w;
                 let t = self.target_ns;
-                let q = q.as_nanos() as f64;
+                let q = delay::nanos(q);
                 if q > t {
                     change -= self.cfg.decrease_constant * (q / t - 1.0) * bytes;
                     change = change.max(-bytes / 2.0);

@@ -266,7 +266,7 @@ fn long_runs_stay_in_bounds() {
                 sent_ago: Some(Duration::from_micros(50_000 + q)),
                 latest_rtt: Duration::from_micros(50_000 + q),
                 ack_delay: Duration::from_micros(q % 25_000),
-                new_sample: i % 3 != 0,
+                new_sample: !i.is_multiple_of(3),
                 in_flight: 1 << 20,
             });
             if i % 10_007 == 0 {
