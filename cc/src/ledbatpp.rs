@@ -575,6 +575,10 @@ impl CongestionController for LedbatPlusPlus {
         self.mss = max_datagram_size.max(1) as f64;
         self.min_cwnd = (self.cfg.min_cwnd as f64 * self.mss).min(MAX_WINDOW_BYTES as f64);
         self.s.cwnd = self.s.cwnd.clamp(self.min_cwnd, MAX_WINDOW_BYTES as f64);
+        if let Phase::Slowdown { .. } = self.s.phase {
+            // The freeze is at 2 packets of the new size.
+            self.s.cwnd = self.min_cwnd;
+        }
     }
 
     fn window(&self) -> u64 {

@@ -10,6 +10,16 @@
 //!
 //! Randomness (CDG's probabilistic backoff) comes from a [`rng::SplitMix64`]
 //! seeded through the controller's configuration.
+//!
+//! The controllers, by [`ControllerConfig::NAMES`]:
+//!
+//! * `ledbatpp`: [`ledbatpp`], LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus-01);
+//! * `ledbat`: [`ledbat`], LEDBAT (RFC 6817) on RTT samples;
+//! * `cdg`: [`cdg`], the CAIA delay-gradient controller (Linux `tcp_cdg`);
+//! * `fixed`: [`fixed`], a constant window for end-to-end tests.
+//!
+//! The LEDBAT family reads its delay signal through [`delay`]: RTT minus the
+//! peer's ACK delay, a current-delay filter and a base-delay history.
 #![forbid(unsafe_code)]
 
 use std::fmt;
