@@ -10,11 +10,13 @@
 //! - builds the quiche configurations our apps share: certificates,
 //!   transport defaults, and the ALPN entry by which a client names the
 //!   controller its server should send with ([`tls`]);
-//! - sets up one qlog file per connection ([`qlog`]).
+//! - sets up one qlog file per connection ([`qlog`]);
+//! - drives connections over UDP for the apps ([`endpoint`]).
 
 use std::fmt;
 
 pub mod adapter;
+pub mod endpoint;
 pub mod qlog;
 pub mod spec;
 pub mod tls;

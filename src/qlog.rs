@@ -6,6 +6,8 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
 
 use crate::Error;
 
@@ -29,7 +31,12 @@ impl fmt::Display for Role {
 pub fn prepare_dir(dir: &Path) -> Result<(), Error> {
     fs::create_dir_all(dir)
         .map_err(|e| Error::new(format!("cannot create qlog dir {}: {e}", dir.display())))?;
-    let probe = dir.join(".lbe-write-test");
+    static PROBES: AtomicU64 = AtomicU64::new(0);
+    let probe = dir.join(format!(
+        ".lbe-write-test-{}-{}",
+        std::process::id(),
+        PROBES.fetch_add(1, Ordering::Relaxed)
+    ));
     File::create(&probe)
         .and_then(|_| fs::remove_file(&probe))
         .map_err(|e| Error::new(format!("qlog dir {} is not writable: {e}", dir.display())))

@@ -1,0 +1,287 @@
+//! The quic-bulk client: one transfer, then a summary.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use std::time::Instant;
+
+use indicatif::ProgressBar;
+use indicatif::ProgressStyle;
+use quiche_lbe::endpoint::client;
+use quiche_lbe::endpoint::client::ClientApp;
+use quiche_lbe::endpoint::client::ClientOptions;
+use quiche_lbe::endpoint::Conn;
+use quiche_lbe::tls;
+use quiche_lbe::CcSpec;
+use quiche_lbe::Error;
+use serde::Serialize;
+
+use crate::protocol;
+use crate::protocol::close;
+use crate::protocol::Amount;
+use crate::protocol::Direction;
+use crate::protocol::Receipt;
+use crate::protocol::Report;
+use crate::protocol::Request;
+use crate::protocol::RttMs;
+use crate::stats::SenderStats;
+use crate::transfer::LineReader;
+use crate::transfer::Receiver;
+use crate::transfer::Sender;
+
+/// Client settings.
+#[derive(Clone, Debug)]
+pub struct ClientArgs {
+    pub connect: SocketAddr,
+    pub bind: Option<SocketAddr>,
+    /// The sender's controller.
+    pub cc: CcSpec,
+    pub amount: Amount,
+    pub direction: Direction,
+    pub qlog_dir: Option<PathBuf>,
+    /// Names the qlogs of this flow (both ends).
+    pub label: String,
+    pub handshake_timeout: Duration,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// The outcome of a transfer (the `--json` object).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub cc: String,
+    pub direction: &'static str,
+    /// Payload bytes delivered and checked.
+    pub bytes: u64,
+    /// From sending the request to the last byte being confirmed.
+    pub duration_s: f64,
+    pub goodput_bps: f64,
+    /// The sender's RTT.
+    pub rtt_ms: RttMs,
+    /// Packets the sender declared lost.
+    pub lost_packets: u64,
+    /// The sender's qlog, if one was written.
+    pub qlog: Option<String>,
+}
+
+impl Summary {
+    /// One line for people.
+    pub fn human(&self) -> String {
+        let qlog = self
+            .qlog
+            .as_deref()
+            .map(|q| format!("\nsender qlog: {q}"))
+            .unwrap_or_default();
+        format!(
+            "{} {}: {} in {:.2} s = {}; RTT min/p50/p99 {:.1}/{:.1}/{:.1} ms; {} packets lost{qlog}",
+            self.cc,
+            self.direction,
+            lbe_units::fmt_bytes(self.bytes),
+            self.duration_s,
+            lbe_units::fmt_rate(self.goodput_bps),
+            self.rtt_ms.min,
+            self.rtt_ms.p50,
+            self.rtt_ms.p99,
+            self.lost_packets
+        )
+    }
+}
+
+struct BulkClient {
+    args: ClientArgs,
+    request_sent: Option<Instant>,
+    finished_at: Option<Instant>,
+    // Download.
+    receiver: Receiver,
+    report_asked: bool,
+    report: LineReader,
+    // Upload.
+    sender: Sender,
+    receipt: LineReader,
+    stats: SenderStats,
+    outcome: Option<Report>,
+    bytes: u64,
+    progress: Option<ProgressBar>,
+    buf: Vec<u8>,
+}
+
+impl BulkClient {
+    fn new(args: ClientArgs) -> Self {
+        let progress = args.progress.then(|| {
+            let bar = match args.amount {
+                Amount::Bytes(n) => ProgressBar::new(n).with_style(
+                    ProgressStyle::with_template(
+                        "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+                    )
+                    .expect("valid template"),
+                ),
+                Amount::DurationMs(_) => ProgressBar::new_spinner().with_style(
+                    ProgressStyle::with_template(
+                        "{spinner} {bytes} {binary_bytes_per_sec} {elapsed}",
+                    )
+                    .expect("valid template"),
+                ),
+            };
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar
+        });
+        BulkClient {
+            receiver: Receiver::new(Some(args.amount)),
+            sender: Sender::new(args.amount),
+            args,
+            request_sent: None,
+            finished_at: None,
+            report_asked: false,
+            report: LineReader::new(64 * 1024),
+            receipt: LineReader::new(4096),
+            stats: SenderStats::new(),
+            outcome: None,
+            bytes: 0,
+            progress,
+            buf: vec![0u8; 65536],
+        }
+    }
+
+    fn download(&mut self, conn: &mut Conn) -> Result<(), Error> {
+        let stream = protocol::DATA_STREAM;
+        if !self.receiver.is_finished() {
+            self.receiver
+                .read(&mut conn.quic, stream, &mut self.buf)
+                .map_err(|e| Error::new(format!("download failed: {e}")))?;
+            if let Some(bar) = &self.progress {
+                bar.set_position(self.receiver.received());
+            }
+            if self.receiver.is_finished() {
+                self.finished_at = Some(Instant::now());
+                self.bytes = self.receiver.received();
+            }
+        }
+        if self.receiver.is_finished() && !self.report_asked {
+            conn.quic
+                .stream_send(protocol::REPORT_STREAM, b"{\"report\":true}\n", true)
+                .map_err(|e| Error::new(format!("cannot ask for the server's report: {e:?}")))?;
+            self.report_asked = true;
+        }
+        if self.report_asked {
+            if let Some((line, _)) = self
+                .report
+                .read(&mut conn.quic, protocol::REPORT_STREAM)
+                .map_err(Error::new)?
+            {
+                self.outcome =
+                    Some(protocol::parse_line(&line, "server report").map_err(Error::new)?);
+                conn.quic.close(true, close::DONE, b"done").ok();
+            }
+        }
+        Ok(())
+    }
+
+    fn upload(&mut self, conn: &mut Conn) -> Result<(), Error> {
+        let stream = protocol::DATA_STREAM;
+        self.sender.send(&mut conn.quic, stream, Instant::now());
+        self.stats.sample(&conn.quic);
+        if let Some(bar) = &self.progress {
+            bar.set_position(self.sender.sent());
+        }
+        if let Some((line, _)) = self
+            .receipt
+            .read(&mut conn.quic, stream)
+            .map_err(Error::new)?
+        {
+            let receipt: Receipt =
+                protocol::parse_line(&line, "server receipt").map_err(Error::new)?;
+            if receipt.bytes != self.sender.sent() {
+                return Err(Error::new(format!(
+                    "the server received {} bytes of the {} sent",
+                    receipt.bytes,
+                    self.sender.sent()
+                )));
+            }
+            self.finished_at = Some(Instant::now());
+            self.bytes = receipt.bytes;
+            self.outcome = Some(self.stats.report(&conn.quic, conn.qlog_path()));
+            conn.quic.close(true, close::DONE, b"done").ok();
+        }
+        Ok(())
+    }
+}
+
+impl ClientApp for BulkClient {
+    fn progress(&mut self, conn: &mut Conn) -> Result<(), Error> {
+        if !conn.quic.is_established() || self.outcome.is_some() {
+            return Ok(());
+        }
+        if self.request_sent.is_none() {
+            let request = Request {
+                direction: self.args.direction,
+                amount: self.args.amount,
+                cc: self.args.cc.to_string(),
+                label: self.args.label.clone(),
+            };
+            let line = protocol::to_line(&request);
+            let fin = self.args.direction == Direction::Download;
+            match conn.quic.stream_send(protocol::DATA_STREAM, &line, fin) {
+                Ok(n) if n == line.len() => {}
+                other => return Err(Error::new(format!("cannot send the request: {other:?}"))),
+            }
+            self.request_sent = Some(Instant::now());
+        }
+        match self.args.direction {
+            Direction::Download => self.download(conn),
+            Direction::Upload => self.upload(conn),
+        }
+    }
+}
+
+/// Runs one transfer against a quic-bulk server.
+pub fn run(args: ClientArgs, stop: &AtomicBool) -> Result<Summary, Error> {
+    let transport = tls::Transport::default();
+    let receiver_cc: CcSpec = "cubic".parse().expect("cubic is a valid spec");
+    let mut config = match args.direction {
+        Direction::Download => tls::client_config(
+            &[protocol::ALPN],
+            &receiver_cc,
+            Some(&args.cc),
+            &transport,
+            false,
+        )?,
+        Direction::Upload => {
+            tls::client_config(&[protocol::ALPN], &args.cc, None, &transport, false)?
+        }
+    };
+    let options = ClientOptions {
+        connect: args.connect,
+        bind: args.bind,
+        server_name: "localhost".to_string(),
+        qlog_dir: args.qlog_dir.clone(),
+        label: args.label.clone(),
+        qlog_cc: args.cc.file_tag(),
+        handshake_timeout: args.handshake_timeout,
+    };
+    let mut app = BulkClient::new(args);
+    let result = client::run(&options, &mut config, &mut app, stop);
+    if let Some(bar) = &app.progress {
+        bar.finish_and_clear();
+    }
+    result?;
+
+    let (Some(outcome), Some(start), Some(end)) =
+        (app.outcome.take(), app.request_sent, app.finished_at)
+    else {
+        return Err(Error::new(
+            "the connection closed before the transfer finished",
+        ));
+    };
+    let duration_s = end.duration_since(start).as_secs_f64().max(1e-9);
+    Ok(Summary {
+        cc: app.args.cc.to_string(),
+        direction: app.args.direction.as_str(),
+        bytes: app.bytes,
+        duration_s,
+        goodput_bps: app.bytes as f64 * 8.0 / duration_s,
+        rtt_ms: outcome.rtt_ms,
+        lost_packets: outcome.lost_packets,
+        qlog: outcome.qlog,
+    })
+}

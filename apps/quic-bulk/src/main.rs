@@ -1,0 +1,187 @@
+//! `quic-bulk server` / `quic-bulk client`: see `quic-bulk --help`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use clap::Parser;
+use clap::Subcommand;
+use quic_bulk::client::ClientArgs;
+use quic_bulk::protocol::Amount;
+use quic_bulk::protocol::Direction;
+use quic_bulk::server::ServerArgs;
+use quiche_lbe::tls::Certificate;
+use quiche_lbe::CcSpec;
+
+#[derive(Parser)]
+#[command(
+    name = "quic-bulk",
+    version,
+    about = "Bulk transfers over QUIC with any congestion controller"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve downloads and uploads until interrupted.
+    Server(ServerCli),
+    /// Run one transfer and print a summary.
+    Client(ClientCli),
+}
+
+#[derive(Args)]
+struct ServerCli {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:4433")]
+    listen: SocketAddr,
+    /// Write one .sqlog per connection here.
+    #[arg(long)]
+    qlog_dir: Option<PathBuf>,
+    /// PEM certificate chain (default: a self-signed one made at start).
+    #[arg(long, requires = "key")]
+    cert: Option<PathBuf>,
+    /// PEM private key for --cert.
+    #[arg(long, requires = "cert")]
+    key: Option<PathBuf>,
+    /// Skip address validation with Retry.
+    #[arg(long)]
+    no_retry: bool,
+    /// Print nothing per connection.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+#[command(group = clap::ArgGroup::new("amount").required(true).args(["bytes", "duration"]))]
+struct ClientCli {
+    /// Server address.
+    #[arg(long)]
+    connect: SocketAddr,
+    /// The sender's congestion controller: NAME[:key=value,...], NAME one of
+    /// cubic, reno, bbr2, ledbat, ledbatpp, cdg.
+    #[arg(long, value_parser = parse_cc)]
+    cc: CcSpec,
+    /// Payload size, e.g. 50MB, 1GiB.
+    #[arg(long, value_parser = lbe_units::parse_size)]
+    bytes: Option<u64>,
+    /// Send for this long instead, e.g. 30s, 2m.
+    #[arg(long, value_parser = lbe_units::parse_duration)]
+    duration: Option<Duration>,
+    /// The client sends (default: the server sends).
+    #[arg(long)]
+    upload: bool,
+    /// Write the client's .sqlog here (the server writes the server's).
+    #[arg(long)]
+    qlog_dir: Option<PathBuf>,
+    /// Print one JSON object instead of a progress bar and a summary.
+    #[arg(long)]
+    json: bool,
+    /// Names this flow in both ends' qlog files.
+    #[arg(long, default_value = "bulk")]
+    label: String,
+    /// Local address to send from.
+    #[arg(long)]
+    bind: Option<SocketAddr>,
+    /// Give up if the handshake does not complete in this time.
+    #[arg(long, default_value = "5s", value_parser = lbe_units::parse_duration)]
+    timeout: Duration,
+}
+
+fn parse_cc(text: &str) -> Result<CcSpec, String> {
+    text.parse()
+        .map_err(|e: quiche_lbe::SpecError| e.to_string())
+}
+
+/// clap's message for a usage error, on one line.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let lines: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    lines.join(" ").trim_start_matches("error: ").to_string()
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("quic-bulk: error: {} (see --help)", one_line(&e));
+            return ExitCode::from(2);
+        }
+    };
+    let result = quic_bulk::stop_on_signals().and_then(|stop| match cli.command {
+        Command::Server(s) => {
+            let certificate = match (s.cert, s.key) {
+                (Some(chain), Some(key)) => Certificate::Files { chain, key },
+                _ => Certificate::SelfSigned,
+            };
+            let server = quic_bulk::server::bind(&ServerArgs {
+                listen: s.listen,
+                qlog_dir: s.qlog_dir,
+                certificate,
+                retry: !s.no_retry,
+                verbose: !s.quiet,
+            })?;
+            if !s.quiet {
+                eprintln!("quic-bulk server: listening on {}", server.local_addr());
+            }
+            server.run(&stop)
+        }
+        Command::Client(c) => {
+            let amount = match (c.bytes, c.duration) {
+                (Some(b), _) => Amount::Bytes(b),
+                (None, Some(d)) if d.is_zero() => {
+                    return Err(quiche_lbe::Error::new("--duration must be above zero"))
+                }
+                (None, Some(d)) => Amount::DurationMs(d.as_millis().max(1) as u64),
+                (None, None) => unreachable!("clap requires --bytes or --duration"),
+            };
+            let json = c.json;
+            let summary = quic_bulk::client::run(
+                ClientArgs {
+                    connect: c.connect,
+                    bind: c.bind,
+                    cc: c.cc,
+                    amount,
+                    direction: if c.upload {
+                        Direction::Upload
+                    } else {
+                        Direction::Download
+                    },
+                    qlog_dir: c.qlog_dir,
+                    label: c.label,
+                    handshake_timeout: c.timeout,
+                    progress: !json,
+                },
+                &stop,
+            )?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string(&summary).expect("summary serializes")
+                );
+            } else {
+                println!("{}", summary.human());
+            }
+            Ok(())
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("quic-bulk: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! The quic-bulk wire protocol.
+//!
+//! ALPN `lbe-bulk/1`. The client opens bidirectional stream 0 and writes one
+//! JSON [`Request`] line. Then:
+//!
+//! - download: the server writes the payload on stream 0 and FIN. The client
+//!   checks it, then asks for the sender's figures on stream 4 (one line,
+//!   `{"report":true}`), which the server answers with one [`Report`] line.
+//! - upload: the client writes the payload after its request line and FIN;
+//!   the server checks it and answers on stream 0 with one [`Receipt`] line.
+//!
+//! The payload is [`pattern`]: every byte depends on its offset, so a
+//! receiver detects loss, duplication, reordering and truncation.
+
+use serde::Deserialize;
+use serde::Serialize;
+
+/// The application protocol.
+pub const ALPN: &[u8] = b"lbe-bulk/1";
+
+/// Stream carrying the request and the payload.
+pub const DATA_STREAM: u64 = 0;
+/// Stream on which a download's client asks for the server's report.
+pub const REPORT_STREAM: u64 = 4;
+
+/// Application error codes in CONNECTION_CLOSE.
+pub mod close {
+    /// A well-formed end.
+    pub const DONE: u64 = 0;
+    /// The request could not be understood.
+    pub const BAD_REQUEST: u64 = 1;
+    /// The payload was not the pattern or had the wrong length.
+    pub const CORRUPT: u64 = 2;
+}
+
+/// Which way the payload flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Server → client.
+    Download,
+    /// Client → server.
+    Upload,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Download => "download",
+            Direction::Upload => "upload",
+        }
+    }
+}
+
+/// How much to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Amount {
+    /// Exactly this many payload bytes.
+    Bytes(u64),
+    /// As much as fits in this many milliseconds of sending.
+    DurationMs(u64),
+}
+
+/// What the client asks for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    pub direction: Direction,
+    pub amount: Amount,
+    /// The sender's controller spec, as the client named it (names qlogs;
+    /// the server installed it during the handshake).
+    pub cc: String,
+    /// The flow's label (names qlogs).
+    pub label: String,
+}
+
+/// RTT percentiles, milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RttMs {
+    pub min: f64,
+    pub p50: f64,
+    pub p99: f64,
+}
+
+/// A sender's view of a finished transfer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub rtt_ms: RttMs,
+    pub lost_packets: u64,
+    /// The sender's qlog, if it writes one.
+    pub qlog: Option<String>,
+}
+
+/// An upload's receiver confirms what it got.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    pub bytes: u64,
+}
+
+/// Parses one JSON line, with an error saying what it was meant to be.
+pub fn parse_line<T: for<'de> Deserialize<'de>>(line: &[u8], what: &str) -> Result<T, String> {
+    serde_json::from_slice(line).map_err(|e| format!("malformed {what}: {e}"))
+}
+
+/// One JSON line.
+pub fn to_line<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut line = serde_json::to_vec(value).expect("protocol messages serialize");
+    line.push(b'\n');
+    line
+}
+
+/// The payload word at word index `i`: SplitMix64's output function, cheap
+/// and with no short period.
+fn word(i: u64) -> [u8; 8] {
+    let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)).to_le_bytes()
+}
+
+/// The payload byte at `offset`.
+pub fn pattern(offset: u64) -> u8 {
+    word(offset / 8)[(offset % 8) as usize]
+}
+
+/// Fills `buf` with the payload starting at `offset`.
+pub fn fill(offset: u64, buf: &mut [u8]) {
+    let mut i = 0;
+    while i < buf.len() {
+        let at = offset + i as u64;
+        let w = word(at / 8);
+        let start = (at % 8) as usize;
+        let n = (8 - start).min(buf.len() - i);
+        buf[i..i + n].copy_from_slice(&w[start..start + n]);
+        i += n;
+    }
+}
+
+/// The offset of the first byte of `buf` that differs from the payload at
+/// `offset`, if any.
+pub fn first_mismatch(offset: u64, buf: &[u8]) -> Option<u64> {
+    let mut expected = [0u8; 4096];
+    for (k, chunk) in buf.chunks(expected.len()).enumerate() {
+        let at = offset + (k * expected.len()) as u64;
+        fill(at, &mut expected[..chunk.len()]);
+        if chunk != &expected[..chunk.len()] {
+            let i = chunk
+                .iter()
+                .zip(&expected)
+                .position(|(a, b)| a != b)
+                .expect("chunks differ");
+            return Some(at + i as u64);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_matches_pattern_at_any_alignment() {
+        for offset in [0u64, 1, 7, 8, 13, 4095, 1 << 33] {
+            let mut buf = vec![0u8; 100];
+            fill(offset, &mut buf);
+            for (i, b) in buf.iter().enumerate() {
+                assert_eq!(*b, pattern(offset + i as u64));
+            }
+            assert_eq!(first_mismatch(offset, &buf), None);
+        }
+    }
+
+    #[test]
+    fn mismatch_is_located() {
+        let mut buf = vec![0u8; 10_000];
+        fill(5, &mut buf);
+        buf[9_000] ^= 0x40;
+        assert_eq!(first_mismatch(5, &buf), Some(9_005));
+        // A shifted stream (one byte lost) is caught at once.
+        assert_eq!(first_mismatch(6, &buf[..100]).is_some(), true);
+    }
+
+    #[test]
+    fn messages_round_trip() {
+        let r = Request {
+            direction: Direction::Download,
+            amount: Amount::Bytes(50_000_000),
+            cc: "ledbatpp:target=25ms".into(),
+            label: "flow1".into(),
+        };
+        let line = to_line(&r);
+        assert_eq!(
+            std::str::from_utf8(&line).unwrap(),
+            "{\"direction\":\"download\",\"amount\":{\"bytes\":50000000},\"cc\":\"ledbatpp:target=25ms\",\"label\":\"flow1\"}\n"
+        );
+        assert_eq!(
+            parse_line::<Request>(&line[..line.len() - 1], "request"),
+            Ok(r)
+        );
+        let e = parse_line::<Request>(b"{\"direction\":\"sideways\"}", "request").unwrap_err();
+        assert!(
+            e.starts_with("malformed request: unknown variant `sideways`"),
+            "{e}"
+        );
+    }
+}

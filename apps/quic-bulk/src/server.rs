@@ -1,0 +1,247 @@
+//! The quic-bulk server: serves every client's download or upload.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use quiche_lbe::endpoint::server::Server;
+use quiche_lbe::endpoint::server::ServerApp;
+use quiche_lbe::endpoint::server::ServerOptions;
+use quiche_lbe::endpoint::Conn;
+use quiche_lbe::tls;
+use quiche_lbe::CcSpec;
+use quiche_lbe::Error;
+
+use crate::protocol;
+use crate::protocol::close;
+use crate::protocol::Amount;
+use crate::protocol::Direction;
+use crate::protocol::Receipt;
+use crate::protocol::Request;
+use crate::stats::SenderStats;
+use crate::transfer::LineReader;
+use crate::transfer::Receiver;
+use crate::transfer::Sender;
+
+/// Server settings.
+#[derive(Clone, Debug)]
+pub struct ServerArgs {
+    pub listen: std::net::SocketAddr,
+    pub qlog_dir: Option<PathBuf>,
+    pub certificate: tls::Certificate,
+    /// Validate client addresses with Retry.
+    pub retry: bool,
+    /// Print a line per finished connection on stderr.
+    pub verbose: bool,
+}
+
+enum Phase {
+    /// Waiting for the request line.
+    Request(LineReader),
+    Sending(Sender),
+    Receiving(Receiver),
+    /// The reply is written; waiting for the client to close.
+    Finished,
+}
+
+/// One client's connection.
+pub struct Session {
+    phase: Phase,
+    request: Option<Request>,
+    report_request: LineReader,
+    report_sent: bool,
+    stats: SenderStats,
+    accepted_at: Instant,
+}
+
+/// Serves quic-bulk requests.
+pub struct BulkServer {
+    verbose: bool,
+    buf: Vec<u8>,
+}
+
+impl BulkServer {
+    fn fail(conn: &mut Conn, code: u64, reason: &str) {
+        log::warn!("{}: {reason}", conn.id_hex());
+        conn.quic.close(true, code, reason.as_bytes()).ok();
+    }
+
+    fn on_request(&mut self, s: &mut Session, conn: &mut Conn, line: &[u8]) -> Result<(), String> {
+        let request: Request = protocol::parse_line(line, "request")?;
+        let cc_tag: CcSpec = request
+            .cc
+            .parse()
+            .map_err(|e| format!("bad controller in request: {e}"))?;
+        if let Err(e) = conn.name_qlog(&request.label, &cc_tag.file_tag()) {
+            log::warn!("{e}");
+        }
+        s.phase = match request.direction {
+            Direction::Download => Phase::Sending(Sender::new(request.amount)),
+            Direction::Upload => Phase::Receiving(Receiver::new(Some(request.amount))),
+        };
+        s.request = Some(request);
+        Ok(())
+    }
+}
+
+impl ServerApp for BulkServer {
+    type Session = Session;
+
+    fn accept(&mut self, _conn: &mut Conn) -> Session {
+        Session {
+            phase: Phase::Request(LineReader::new(4096)),
+            request: None,
+            report_request: LineReader::new(256),
+            report_sent: false,
+            stats: SenderStats::new(),
+            accepted_at: Instant::now(),
+        }
+    }
+
+    fn serve(&mut self, s: &mut Session, conn: &mut Conn) {
+        if !conn.quic.is_established() || conn.quic.is_closed() {
+            return;
+        }
+
+        let readable: Vec<u64> = conn.quic.readable().collect();
+        for stream in readable {
+            match stream {
+                protocol::DATA_STREAM => {
+                    if let Phase::Request(reader) = &mut s.phase {
+                        match reader.read(&mut conn.quic, stream) {
+                            Ok(Some((line, rest))) => {
+                                if let Err(e) = self.on_request(s, conn, &line) {
+                                    return Self::fail(conn, close::BAD_REQUEST, &e);
+                                }
+                                if let Phase::Receiving(rx) = &mut s.phase {
+                                    if let Err(e) = rx.take(&rest, false) {
+                                        return Self::fail(conn, close::CORRUPT, &e);
+                                    }
+                                }
+                            }
+                            Ok(None) => {}
+                            Err(e) => return Self::fail(conn, close::BAD_REQUEST, &e),
+                        }
+                    }
+                    if let Phase::Receiving(rx) = &mut s.phase {
+                        match rx.read(&mut conn.quic, stream, &mut self.buf) {
+                            Ok(true) => {
+                                let receipt = protocol::to_line(&Receipt {
+                                    bytes: rx.received(),
+                                });
+                                if conn.quic.stream_send(stream, &receipt, true).is_err() {
+                                    return Self::fail(
+                                        conn,
+                                        close::BAD_REQUEST,
+                                        "cannot send the receipt",
+                                    );
+                                }
+                                s.phase = Phase::Finished;
+                            }
+                            Ok(false) => {}
+                            Err(e) => return Self::fail(conn, close::CORRUPT, &e),
+                        }
+                    } else {
+                        // The client's side of a download's stream carries
+                        // only the request.
+                        while conn.quic.stream_recv(stream, &mut self.buf).is_ok() {}
+                    }
+                }
+                protocol::REPORT_STREAM => match s.report_request.read(&mut conn.quic, stream) {
+                    Ok(Some(_)) if !s.report_sent => {
+                        let report = s.stats.report(&conn.quic, conn.qlog_path());
+                        let line = protocol::to_line(&report);
+                        if conn.quic.stream_send(stream, &line, true).is_err() {
+                            return Self::fail(conn, close::BAD_REQUEST, "cannot send the report");
+                        }
+                        s.report_sent = true;
+                    }
+                    Ok(_) => {}
+                    Err(e) => return Self::fail(conn, close::BAD_REQUEST, &e),
+                },
+                _ => while conn.quic.stream_recv(stream, &mut self.buf).is_ok() {},
+            }
+        }
+
+        if let Phase::Sending(tx) = &mut s.phase {
+            tx.send(&mut conn.quic, protocol::DATA_STREAM, Instant::now());
+            if tx.is_finished() {
+                s.phase = Phase::Finished;
+            }
+        }
+        s.stats.sample(&conn.quic);
+    }
+
+    fn closed(&mut self, s: Session, conn: &mut Conn) {
+        if !self.verbose {
+            return;
+        }
+        let what = match &s.request {
+            Some(r) => format!(
+                "{} {} {} cc={}",
+                r.label,
+                r.direction.as_str(),
+                match r.amount {
+                    Amount::Bytes(b) => lbe_units::fmt_bytes(b),
+                    Amount::DurationMs(ms) => format!("{ms}ms"),
+                },
+                r.cc
+            ),
+            None => "no request".to_string(),
+        };
+        let qlog = conn
+            .qlog_path()
+            .map(|p| format!(" qlog={}", p.display()))
+            .unwrap_or_default();
+        eprintln!(
+            "quic-bulk server: {} {what} closed after {:.2}s, {} packets lost{qlog}",
+            conn.id_hex(),
+            s.accepted_at.elapsed().as_secs_f64(),
+            conn.quic.stats().lost
+        );
+    }
+}
+
+/// Binds the server. [`BoundServer::run`] serves until `stop` is set.
+pub fn bind(args: &ServerArgs) -> Result<BoundServer, Error> {
+    let server = Server::bind(ServerOptions {
+        listen: args.listen,
+        qlog_dir: args.qlog_dir.clone(),
+        retry: args.retry,
+    })?;
+    let cubic: CcSpec = "cubic".parse().expect("cubic is a valid spec");
+    let config = tls::server_config(
+        &[protocol::ALPN],
+        &args.certificate,
+        &cubic,
+        &tls::Transport::default(),
+    )?;
+    Ok(BoundServer {
+        server,
+        config,
+        verbose: args.verbose,
+    })
+}
+
+/// A bound, not yet running, server.
+pub struct BoundServer {
+    server: Server,
+    config: quiche::Config,
+    verbose: bool,
+}
+
+impl BoundServer {
+    /// Where it listens.
+    pub fn local_addr(&self) -> std::net::SocketAddr {
+        self.server.local_addr()
+    }
+
+    /// Serves until `stop` is set, then closes open connections.
+    pub fn run(mut self, stop: &AtomicBool) -> Result<(), Error> {
+        let mut app = BulkServer {
+            verbose: self.verbose,
+            buf: vec![0u8; 65536],
+        };
+        self.server.run(&mut self.config, &mut app, stop)
+    }
+}

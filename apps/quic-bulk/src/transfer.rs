@@ -1,0 +1,234 @@
+//! Stream plumbing shared by both ends: sending the payload, receiving and
+//! checking it, and reading one-line messages.
+
+use std::time::Duration;
+use std::time::Instant;
+
+use crate::protocol;
+use crate::protocol::Amount;
+
+/// Bytes handed to quiche per `stream_send` call.
+const CHUNK: usize = 64 * 1024;
+
+/// Writes the payload on a stream.
+pub struct Sender {
+    amount: Amount,
+    sent: u64,
+    started: Option<Instant>,
+    fin_sent: bool,
+    chunk: Vec<u8>,
+}
+
+impl Sender {
+    pub fn new(amount: Amount) -> Self {
+        Sender {
+            amount,
+            sent: 0,
+            started: None,
+            fin_sent: false,
+            chunk: vec![0u8; CHUNK],
+        }
+    }
+
+    /// Payload bytes quiche has accepted.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Whether the FIN has been written.
+    pub fn is_finished(&self) -> bool {
+        self.fin_sent
+    }
+
+    /// Writes as much as quiche takes now.
+    pub fn send(&mut self, conn: &mut quiche::Connection, stream: u64, now: Instant) {
+        let started = *self.started.get_or_insert(now);
+        while !self.fin_sent {
+            let remaining = match self.amount {
+                Amount::Bytes(total) => total - self.sent,
+                Amount::DurationMs(ms) => {
+                    if now.duration_since(started) >= Duration::from_millis(ms) {
+                        0
+                    } else {
+                        u64::MAX
+                    }
+                }
+            };
+            if remaining == 0 {
+                match conn.stream_send(stream, b"", true) {
+                    Ok(_) => self.fin_sent = true,
+                    Err(quiche::Error::Done) => {}
+                    Err(e) => log::debug!("stream_send fin: {e:?}"),
+                }
+                return;
+            }
+            let len = remaining.min(CHUNK as u64) as usize;
+            protocol::fill(self.sent, &mut self.chunk[..len]);
+            match conn.stream_send(stream, &self.chunk[..len], false) {
+                Ok(n) => {
+                    self.sent += n as u64;
+                    if n < len {
+                        return;
+                    }
+                }
+                Err(quiche::Error::Done) => return,
+                Err(e) => {
+                    log::debug!("stream_send: {e:?}");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Reads the payload from a stream and checks every byte.
+pub struct Receiver {
+    expected: Option<Amount>,
+    received: u64,
+    finished: bool,
+}
+
+impl Receiver {
+    /// With `expected`, a byte count that differs is an error at the FIN.
+    pub fn new(expected: Option<Amount>) -> Self {
+        Receiver {
+            expected,
+            received: 0,
+            finished: false,
+        }
+    }
+
+    /// Payload bytes received and checked so far.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// Whether the FIN has arrived.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Checks and counts `data`; `fin` ends the payload.
+    pub fn take(&mut self, data: &[u8], fin: bool) -> Result<(), String> {
+        if let Some(at) = protocol::first_mismatch(self.received, data) {
+            return Err(format!("payload corrupt at byte {at}"));
+        }
+        self.received += data.len() as u64;
+        if fin {
+            self.finished = true;
+            if let Some(Amount::Bytes(n)) = self.expected {
+                if self.received != n {
+                    return Err(format!(
+                        "payload ended after {} bytes, expected {n}",
+                        self.received
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads what the stream has. Returns whether the FIN has arrived.
+    pub fn read(
+        &mut self,
+        conn: &mut quiche::Connection,
+        stream: u64,
+        buf: &mut [u8],
+    ) -> Result<bool, String> {
+        while !self.finished {
+            match conn.stream_recv(stream, buf) {
+                Ok((n, fin)) => self.take(&buf[..n], fin)?,
+                Err(quiche::Error::Done) => break,
+                Err(e) => return Err(format!("stream {stream} failed: {e:?}")),
+            }
+        }
+        Ok(self.finished)
+    }
+}
+
+/// Collects one newline-terminated line from a stream.
+pub struct LineReader {
+    line: Vec<u8>,
+    limit: usize,
+    done: bool,
+}
+
+impl LineReader {
+    /// A reader that rejects lines longer than `limit` bytes.
+    pub fn new(limit: usize) -> Self {
+        LineReader {
+            line: Vec::new(),
+            limit,
+            done: false,
+        }
+    }
+
+    /// Reads until a newline (or FIN). Returns the line without its newline
+    /// and whatever followed it in the same read, once complete.
+    pub fn read(
+        &mut self,
+        conn: &mut quiche::Connection,
+        stream: u64,
+    ) -> Result<Option<(Vec<u8>, Vec<u8>)>, String> {
+        let mut buf = [0u8; 4096];
+        while !self.done {
+            match conn.stream_recv(stream, &mut buf) {
+                Ok((n, fin)) => {
+                    self.line.extend_from_slice(&buf[..n]);
+                    if let Some(pos) = self.line.iter().position(|b| *b == b'\n') {
+                        self.done = true;
+                        let rest = self.line.split_off(pos + 1);
+                        self.line.pop();
+                        return Ok(Some((std::mem::take(&mut self.line), rest)));
+                    }
+                    if self.line.len() > self.limit {
+                        return Err(format!(
+                            "line on stream {stream} longer than {} bytes",
+                            self.limit
+                        ));
+                    }
+                    if fin {
+                        self.done = true;
+                        return Ok(Some((std::mem::take(&mut self.line), Vec::new())));
+                    }
+                }
+                Err(quiche::Error::Done) => return Ok(None),
+                Err(e) => return Err(format!("stream {stream} failed: {e:?}")),
+            }
+        }
+        // Drain anything after the line (there should be nothing).
+        while conn.stream_recv(stream, &mut buf).is_ok() {}
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receiver_checks_content_and_length() {
+        let mut data = vec![0u8; 1000];
+        protocol::fill(0, &mut data);
+
+        let mut rx = Receiver::new(Some(Amount::Bytes(1000)));
+        rx.take(&data[..400], false).unwrap();
+        rx.take(&data[400..], true).unwrap();
+        assert_eq!(rx.received(), 1000);
+        assert!(rx.is_finished());
+
+        let mut short = Receiver::new(Some(Amount::Bytes(1001)));
+        assert_eq!(
+            short.take(&data, true),
+            Err("payload ended after 1000 bytes, expected 1001".to_string())
+        );
+
+        // A lost chunk shifts the stream: caught at its first byte.
+        let mut gap = Receiver::new(None);
+        gap.take(&data[..100], false).unwrap();
+        assert_eq!(
+            gap.take(&data[200..300], false),
+            Err("payload corrupt at byte 100".to_string())
+        );
+    }
+}

@@ -1,0 +1,422 @@
+//! quic-bulk end to end over 127.0.0.1: every controller in both
+//! directions, many clients at once, and the CLI's errors.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command;
+use std::process::Stdio;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use quic_bulk::client::ClientArgs;
+use quic_bulk::client::Summary;
+use quic_bulk::protocol::Amount;
+use quic_bulk::protocol::Direction;
+use quic_bulk::server::ServerArgs;
+use quiche_lbe::tls::Certificate;
+
+const CONTROLLERS: &[&str] = &["cubic", "reno", "bbr2", "ledbat", "ledbatpp", "cdg"];
+
+struct TestServer {
+    addr: std::net::SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl TestServer {
+    fn start(qlog_dir: &Path) -> Self {
+        let server = quic_bulk::server::bind(&ServerArgs {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            qlog_dir: Some(qlog_dir.to_path_buf()),
+            certificate: Certificate::SelfSigned,
+            retry: true,
+            verbose: false,
+        })
+        .unwrap();
+        let addr = server.local_addr();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = thread::spawn(move || server.run(&flag).unwrap());
+        TestServer {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("quic-bulk-e2e-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn transfer(
+    addr: std::net::SocketAddr,
+    cc: &str,
+    direction: Direction,
+    bytes: u64,
+    qlog_dir: &Path,
+    label: &str,
+) -> Summary {
+    quic_bulk::client::run(
+        ClientArgs {
+            connect: addr,
+            bind: None,
+            cc: cc.parse().unwrap(),
+            amount: Amount::Bytes(bytes),
+            direction,
+            qlog_dir: Some(qlog_dir.to_path_buf()),
+            label: label.to_string(),
+            handshake_timeout: Duration::from_secs(10),
+            progress: false,
+        },
+        &AtomicBool::new(false),
+    )
+    .unwrap_or_else(|e| panic!("{cc} {direction:?}: {e}"))
+}
+
+/// Reads a JSON-SEQ qlog with the qlog crate; returns the number of events
+/// and the congestion states it went through.
+fn read_qlog(path: &Path) -> (usize, Vec<String>) {
+    let file = std::fs::File::open(path).unwrap();
+    let mut reader =
+        qlog::reader::QlogSeqReader::new(Box::new(std::io::BufReader::new(file))).unwrap();
+    let mut states = Vec::new();
+    let mut n = 0;
+    for event in &mut reader {
+        n += 1;
+        if let qlog::reader::Event::Qlog(ev) = event {
+            if let qlog::events::EventData::QuicCongestionStateUpdated(s) = ev.data {
+                states.push(s.new);
+            }
+        }
+    }
+    (n, states)
+}
+
+#[test]
+fn every_controller_both_directions() {
+    let dir = tempdir("all");
+    let server = TestServer::start(&dir);
+    const BYTES: u64 = 4_000_000;
+    for cc in CONTROLLERS {
+        for direction in [Direction::Download, Direction::Upload] {
+            let label = format!("{cc}_{}", direction.as_str());
+            let s = transfer(server.addr, cc, direction, BYTES, &dir, &label);
+            assert_eq!(s.bytes, BYTES);
+            assert_eq!(s.cc, *cc);
+            assert_eq!(s.direction, direction.as_str());
+            assert!(s.goodput_bps > 0.0 && s.duration_s > 0.0);
+            assert!(
+                s.rtt_ms.min > 0.0
+                    && s.rtt_ms.min <= s.rtt_ms.p50 + 1e-9
+                    && s.rtt_ms.p50 <= s.rtt_ms.p99
+            );
+
+            let json: serde_json::Value =
+                serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+            for key in [
+                "cc",
+                "direction",
+                "bytes",
+                "duration_s",
+                "goodput_bps",
+                "rtt_ms",
+                "lost_packets",
+                "qlog",
+            ] {
+                assert!(json.get(key).is_some(), "summary lacks {key}");
+            }
+
+            // The sender's qlog is named after role and controller, parses,
+            // and shows the controller at work.
+            let qlog = PathBuf::from(s.qlog.as_deref().expect("sender qlog"));
+            let role = if direction == Direction::Download {
+                "server"
+            } else {
+                "client"
+            };
+            let name = qlog.file_name().unwrap().to_str().unwrap().to_string();
+            assert!(name.starts_with(&format!("{label}-{role}-{cc}-")), "{name}");
+            let (events, states) = read_qlog(&qlog);
+            assert!(events > 10, "{name} has {events} events");
+            let expect = match *cc {
+                "bbr2" => "bbr_startup",
+                // RFC 6817 LEDBAT has no slow start unless asked for one.
+                "ledbat" => "congestion_avoidance",
+                _ => "slow_start",
+            };
+            assert!(
+                states.iter().any(|s| s == expect),
+                "{name}: states {states:?}"
+            );
+        }
+    }
+    // A plug-in the client names is installed on the server's connection
+    // during the handshake: its own state name reaches the server's qlog.
+    let s = transfer(
+        server.addr,
+        "fixed:packets=8",
+        Direction::Download,
+        BYTES,
+        &dir,
+        "fixed",
+    );
+    let (_, states) = read_qlog(Path::new(s.qlog.as_deref().unwrap()));
+    assert_eq!(
+        states.last().map(String::as_str),
+        Some("fixed"),
+        "{states:?}"
+    );
+}
+
+#[test]
+fn twenty_clients_at_once() {
+    let dir = tempdir("many");
+    let server = TestServer::start(&dir);
+    let addr = server.addr;
+    let handles: Vec<_> = (0..20)
+        .map(|i| {
+            let dir = dir.clone();
+            thread::spawn(move || {
+                let cc = CONTROLLERS[i % CONTROLLERS.len()];
+                let direction = if i % 2 == 0 {
+                    Direction::Download
+                } else {
+                    Direction::Upload
+                };
+                transfer(addr, cc, direction, 1_000_000, &dir, &format!("c{i}"))
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap().bytes, 1_000_000);
+    }
+}
+
+#[test]
+fn duration_mode_sends_for_the_given_time() {
+    let dir = tempdir("duration");
+    let server = TestServer::start(&dir);
+    let s = quic_bulk::client::run(
+        ClientArgs {
+            connect: server.addr,
+            bind: None,
+            cc: "ledbatpp".parse().unwrap(),
+            amount: Amount::DurationMs(500),
+            direction: Direction::Download,
+            qlog_dir: None,
+            label: "dur".into(),
+            handshake_timeout: Duration::from_secs(10),
+            progress: false,
+        },
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert!(s.bytes > 0);
+    // The sender stopped after 500 ms; the client saw it all.
+    assert!(s.duration_s >= 0.5, "{}", s.duration_s);
+    assert_eq!(
+        s.qlog.map(|q| q.contains("dur-server-ledbatpp")),
+        Some(true)
+    );
+}
+
+fn quic_bulk() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_quic-bulk"))
+}
+
+/// Runs the CLI; returns (exit success, stdout, stderr).
+fn cli(args: &[&str]) -> (bool, String, String) {
+    let out = quic_bulk().args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn cli_rejects_bad_input_with_one_clear_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "client",
+                "--connect",
+                "127.0.0.1:9",
+                "--cc",
+                "vegas",
+                "--bytes",
+                "1MB",
+            ],
+            "unknown congestion controller 'vegas' (allowed: cubic, reno, bbr2,",
+        ),
+        (
+            &[
+                "client",
+                "--connect",
+                "127.0.0.1:9",
+                "--cc",
+                "ledbatpp:target",
+                "--bytes",
+                "1MB",
+            ],
+            "malformed parameter 'target' in --cc 'ledbatpp:target': expected key=value",
+        ),
+        (
+            &[
+                "client",
+                "--connect",
+                "127.0.0.1:9",
+                "--cc",
+                "cubic",
+                "--bytes",
+                "5XB",
+            ],
+            "bad size '5XB'",
+        ),
+        (
+            &[
+                "client",
+                "--connect",
+                "127.0.0.1:9",
+                "--cc",
+                "cubic",
+                "--duration",
+                "30",
+            ],
+            "bad duration '30'",
+        ),
+        (
+            &["client", "--connect", "127.0.0.1:9", "--cc", "cubic"],
+            "--bytes",
+        ),
+    ];
+    for (args, expected) in cases {
+        let (ok, _, err) = cli(args);
+        assert!(!ok, "{args:?} succeeded");
+        let first = err.lines().next().unwrap_or_default();
+        assert!(first.contains(expected), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn cli_reports_an_unreachable_server() {
+    // Nothing listens on this port: the socket is bound and never read.
+    let idle = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = idle.local_addr().unwrap().to_string();
+    let (ok, out, err) = cli(&[
+        "client",
+        "--connect",
+        &addr,
+        "--cc",
+        "cubic",
+        "--bytes",
+        "1MB",
+        "--timeout",
+        "1s",
+        "--json",
+    ]);
+    assert!(!ok);
+    assert!(out.is_empty());
+    assert_eq!(
+        err.trim(),
+        format!("quic-bulk: error: no answer from {addr} after 1s: is a server running there?")
+    );
+}
+
+#[test]
+fn cli_rejects_an_unwritable_qlog_dir() {
+    let file = tempdir("notadir").join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let dir = file.join("qlogs");
+    let (ok, _, err) = cli(&[
+        "server",
+        "--listen",
+        "127.0.0.1:0",
+        "--qlog-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.starts_with("quic-bulk: error: cannot create qlog dir"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn cli_json_and_clean_shutdown() {
+    let dir = tempdir("cli");
+    // Find a free port, then let the server take it.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = quic_bulk()
+        .args([
+            "server",
+            "--listen",
+            &addr,
+            "--qlog-dir",
+            dir.to_str().unwrap(),
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = None;
+    for _ in 0..50 {
+        let (ok, stdout, _) = cli(&[
+            "client",
+            "--connect",
+            &addr,
+            "--cc",
+            "ledbatpp",
+            "--bytes",
+            "2MB",
+            "--json",
+            "--timeout",
+            "1s",
+        ]);
+        if ok {
+            out = Some(stdout);
+            break;
+        }
+    }
+    let out = out.expect("the server never answered");
+    assert_eq!(out.lines().count(), 1, "exactly one JSON object: {out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["cc"], "ledbatpp");
+    assert_eq!(v["direction"], "download");
+    assert_eq!(v["bytes"], 2_000_000);
+    let qlog = PathBuf::from(v["qlog"].as_str().unwrap());
+    assert!(qlog.starts_with(&dir));
+
+    // SIGTERM: the server exits cleanly with complete qlogs.
+    let pid = server.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = server.wait().unwrap();
+    assert!(status.success(), "server exit: {status:?}");
+    let (events, _) = read_qlog(&qlog);
+    assert!(events > 10);
+}
