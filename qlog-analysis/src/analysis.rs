@@ -32,7 +32,14 @@ pub struct FlowInput {
 
 impl FlowInput {
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        FlowInput { path: path.into(), label: None, cc: None, flow: None, offset_s: None, target_ms: None }
+        FlowInput {
+            path: path.into(),
+            label: None,
+            cc: None,
+            flow: None,
+            offset_s: None,
+            target_ms: None,
+        }
     }
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
@@ -160,6 +167,25 @@ pub struct Analysis {
     pub warnings: Vec<Warning>,
 }
 
+/// What `lbe-lab` writes into `summary.json` from this crate: the per-flow
+/// figures (in input order; one per trace) and the aggregates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryParts {
+    pub window: Window,
+    pub flows: Vec<crate::flow::FlowSummary>,
+    pub utilization: Option<f64>,
+    pub jain_index: Option<f64>,
+}
+
+/// [`analyze`], keeping only what `summary.json` needs.
+pub fn summary_parts<I, T>(inputs: I, options: &Options) -> Result<SummaryParts>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<FlowInput>,
+{
+    Ok(analyze(inputs, options)?.summary_parts())
+}
+
 /// Jain's fairness index of `xs`; `None` for an empty list or all zeros.
 pub fn jain_index(xs: &[f64]) -> Option<f64> {
     let n = xs.len() as f64;
@@ -197,7 +223,9 @@ where
     }
     if let (Some(f), Some(t)) = (options.from_s, options.to_s) {
         if t <= f {
-            return Err(Error::Invalid(format!("empty window: --to ({t} s) must be after --from ({f} s)")));
+            return Err(Error::Invalid(format!(
+                "empty window: --to ({t} s) must be after --from ({f} s)"
+            )));
         }
     }
     let mut warnings = Vec::new();
@@ -211,7 +239,9 @@ where
     let zero: Option<SystemTime> = match options.time_base {
         TimeBase::TraceStart => None,
         TimeBase::WallClock(t) => Some(t),
-        TimeBase::EarliestTrace if total_traces > 1 => headers.iter().flatten().filter_map(|h| h.wall_clock).min(),
+        TimeBase::EarliestTrace if total_traces > 1 => {
+            headers.iter().flatten().filter_map(|h| h.wall_clock).min()
+        }
         TimeBase::EarliestTrace => None,
     };
     let mut offsets: Vec<Vec<f64>> = Vec::with_capacity(inputs.len());
@@ -246,9 +276,14 @@ where
     for (i, input) in inputs.iter().enumerate() {
         let mut analyzers: Vec<FlowAnalyzer> = offsets[i]
             .iter()
-            .map(|&o| FlowAnalyzer::new(o, options.from_s, options.to_s, options.series_resolution_s))
+            .map(|&o| {
+                FlowAnalyzer::new(o, options.from_s, options.to_s, options.series_resolution_s)
+            })
             .collect();
-        let mut sink = Sink { analyzers: &mut analyzers, first: 0 };
+        let mut sink = Sink {
+            analyzers: &mut analyzers,
+            first: 0,
+        };
         let st = reader::read_qlog(&input.path, &mut sink)?;
         warnings.extend(st.warnings.iter().cloned());
         stats.push(st);
@@ -257,11 +292,22 @@ where
 
     // 3. Resolve the window.
     let extents: Vec<(f64, f64)> = pending.iter().map(|(_, a)| a.extent()).collect();
-    let from_s = options.from_s.unwrap_or_else(|| extents.iter().map(|e| e.0).fold(f64::INFINITY, f64::min));
-    let to_s = options.to_s.unwrap_or_else(|| extents.iter().map(|e| e.1).fold(f64::NEG_INFINITY, f64::max));
+    let from_s = options
+        .from_s
+        .unwrap_or_else(|| extents.iter().map(|e| e.0).fold(f64::INFINITY, f64::min));
+    let to_s = options.to_s.unwrap_or_else(|| {
+        extents
+            .iter()
+            .map(|e| e.1)
+            .fold(f64::NEG_INFINITY, f64::max)
+    });
     // No events at all: an empty window at 0.
     let from_s = if from_s.is_finite() { from_s } else { 0.0 };
-    let to_s = if to_s.is_finite() && to_s > from_s { to_s } else { from_s };
+    let to_s = if to_s.is_finite() && to_s > from_s {
+        to_s
+    } else {
+        from_s
+    };
     let window = Window { from_s, to_s };
 
     // 4. Finish each flow and name it.
@@ -283,9 +329,15 @@ where
         };
         fa.cc = input.cc.clone().or(name.cc.clone());
         fa.flow = input.flow.clone().or(name.flow.clone());
-        fa.target_ms = input.target_ms.or_else(|| fa.cc.as_deref().and_then(naming::target_ms_of));
+        fa.target_ms = input
+            .target_ms
+            .or_else(|| fa.cc.as_deref().and_then(naming::target_ms_of));
         fa.label = input.label.clone().unwrap_or_else(|| {
-            let base = fa.cc.as_deref().map(|c| c.to_string()).unwrap_or_else(|| name.stem.clone());
+            let base = fa
+                .cc
+                .as_deref()
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| name.stem.clone());
             if headers[i].len() > 1 {
                 format!("{base}#{trace_index}")
             } else {
@@ -350,6 +402,16 @@ fn short(id: &str) -> &str {
 }
 
 impl Analysis {
+    /// The `summary.json` parts of this analysis.
+    pub fn summary_parts(&self) -> SummaryParts {
+        SummaryParts {
+            window: self.window,
+            flows: self.flows.iter().map(|f| f.summary.clone()).collect(),
+            utilization: self.utilization,
+            jain_index: self.jain_index,
+        }
+    }
+
     /// (Re)compute shares, activity, utilisation and Jain's index from the
     /// per-flow figures.
     fn aggregate(&mut self) {
@@ -362,8 +424,17 @@ impl Analysis {
             f.share = (total > 0.0).then(|| f.summary.goodput_bps / total);
             f.active_whole_window = f.start_s <= from_s + tol && f.end_s >= to_s - tol;
         }
-        self.jain_flows = self.flows.iter().filter(|f| f.active_whole_window).map(|f| f.index).collect();
-        let goodputs: Vec<f64> = self.jain_flows.iter().map(|&i| self.flows[i].summary.goodput_bps).collect();
+        self.jain_flows = self
+            .flows
+            .iter()
+            .filter(|f| f.active_whole_window)
+            .map(|f| f.index)
+            .collect();
+        let goodputs: Vec<f64> = self
+            .jain_flows
+            .iter()
+            .map(|&i| self.flows[i].summary.goodput_bps)
+            .collect();
         self.jain_index = jain_index(&goodputs);
         self.utilization = self.link_rate_bps.filter(|r| *r > 0.0).map(|r| total / r);
     }
@@ -371,8 +442,14 @@ impl Analysis {
     /// Keep only the flows at `indices` (in that order) and recompute the
     /// figures across flows; the window stays as it was.
     pub fn retain_flows(&mut self, indices: &[usize]) {
-        let mut old: Vec<Option<FlowAnalysis>> = std::mem::take(&mut self.flows).into_iter().map(Some).collect();
-        self.flows = indices.iter().filter_map(|&i| old.get_mut(i).and_then(Option::take)).collect();
+        let mut old: Vec<Option<FlowAnalysis>> = std::mem::take(&mut self.flows)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.flows = indices
+            .iter()
+            .filter_map(|&i| old.get_mut(i).and_then(Option::take))
+            .collect();
         self.aggregate();
     }
 

@@ -8,14 +8,24 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub enum Error {
     /// The file could not be opened (missing, unreadable, a directory...).
-    Open { path: PathBuf, source: std::io::Error },
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// Reading failed part-way (I/O error, not a format problem).
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The file holds nothing but (possibly) whitespace.
     Empty { path: PathBuf },
     /// The file is not a qlog file, or a record in it is malformed.
     /// `line` is the 1-based line number in the file.
-    Malformed { path: PathBuf, line: u64, message: String },
+    Malformed {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
     /// A bad argument (unit, window, option) given by the caller.
     Invalid(String),
     /// Writing an output (plot, report) failed.
@@ -24,7 +34,11 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn malformed(path: &Path, line: u64, message: impl Into<String>) -> Self {
-        Error::Malformed { path: path.to_path_buf(), line, message: message.into() }
+        Error::Malformed {
+            path: path.to_path_buf(),
+            line,
+            message: message.into(),
+        }
     }
 
     /// The file the error is about, if any.
@@ -53,13 +67,27 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Open { path, source } => {
-                write!(f, "{}: cannot open: {}", path.display(), one_line(&source.to_string()))
+                write!(
+                    f,
+                    "{}: cannot open: {}",
+                    path.display(),
+                    one_line(&source.to_string())
+                )
             }
             Error::Read { path, source } => {
-                write!(f, "{}: read error: {}", path.display(), one_line(&source.to_string()))
+                write!(
+                    f,
+                    "{}: read error: {}",
+                    path.display(),
+                    one_line(&source.to_string())
+                )
             }
             Error::Empty { path } => write!(f, "{}:1: empty file, not a qlog", path.display()),
-            Error::Malformed { path, line, message } => {
+            Error::Malformed {
+                path,
+                line,
+                message,
+            } => {
                 write!(f, "{}:{}: {}", path.display(), line, one_line(message))
             }
             Error::Invalid(message) => write!(f, "{}", one_line(message)),
@@ -92,7 +120,13 @@ pub struct Warning {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
-            Some(line) => write!(f, "{}:{}: warning: {}", self.path.display(), line, self.message),
+            Some(line) => write!(
+                f,
+                "{}:{}: warning: {}",
+                self.path.display(),
+                line,
+                self.message
+            ),
             None => write!(f, "{}: warning: {}", self.path.display(), self.message),
         }
     }
@@ -101,7 +135,10 @@ impl fmt::Display for Warning {
 /// Collapse a message onto one line (serde messages may quote input text).
 fn one_line(s: &str) -> String {
     if s.contains(['\n', '\r']) {
-        s.split(['\n', '\r']).filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ")
+        s.split(['\n', '\r'])
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
     } else {
         s.to_string()
     }

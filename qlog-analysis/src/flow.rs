@@ -284,14 +284,19 @@ impl FlowAnalyzer {
     pub fn event(&mut self, ev: &Event) -> Result<(), String> {
         let t = ev.time_ms / 1e3 + self.offset_s;
         if !t.is_finite() {
-            return Err(format!("time {} is not a finite number of milliseconds", ev.time_ms));
+            return Err(format!(
+                "time {} is not a finite number of milliseconds",
+                ev.time_ms
+            ));
         }
         self.events += 1;
         self.first_event_s = Some(self.first_event_s.map_or(t, |f| f.min(t)));
         self.last_event_s = Some(self.last_event_s.map_or(t, |l| l.max(t)));
         match &ev.data {
             EventData::QuicPacketSent(p) => {
-                let (Some(pn), true) = (p.header.packet_number, is_app_space(&p.header.packet_type)) else {
+                let (Some(pn), true) =
+                    (p.header.packet_number, is_app_space(&p.header.packet_type))
+                else {
                     return Ok(());
                 };
                 let chunks: Vec<Chunk> = p
@@ -299,18 +304,36 @@ impl FlowAnalyzer {
                     .iter()
                     .flatten()
                     .filter_map(|f| match f {
-                        QuicFrame::Stream { stream_id, offset, raw, .. } => {
-                            let len = raw.as_ref().and_then(|r| r.payload_length.or(r.length)).unwrap_or(0);
-                            Some(Chunk { stream: *stream_id, offset: offset.unwrap_or(0), len })
+                        QuicFrame::Stream {
+                            stream_id,
+                            offset,
+                            raw,
+                            ..
+                        } => {
+                            let len = raw
+                                .as_ref()
+                                .and_then(|r| r.payload_length.or(r.length))
+                                .unwrap_or(0);
+                            Some(Chunk {
+                                stream: *stream_id,
+                                offset: offset.unwrap_or(0),
+                                len,
+                            })
                         }
                         _ => None,
                     })
                     .filter(|c| c.len > 0)
                     .collect();
                 for c in &chunks {
-                    let end = c.offset.checked_add(c.len).ok_or("stream frame offset + length overflows")?;
+                    let end = c
+                        .offset
+                        .checked_add(c.len)
+                        .ok_or("stream frame offset + length overflows")?;
                     self.stream_bytes_sent += c.len;
-                    self.sent_unique.entry(c.stream).or_default().insert(c.offset, end);
+                    self.sent_unique
+                        .entry(c.stream)
+                        .or_default()
+                        .insert(c.offset, end);
                 }
                 if !chunks.is_empty() {
                     self.in_flight_chunks.insert(pn, chunks);
@@ -322,31 +345,58 @@ impl FlowAnalyzer {
                 }
                 for f in p.frames.iter().flatten() {
                     match f {
-                        QuicFrame::Ack { acked_ranges: Some(ranges), .. } => {
+                        QuicFrame::Ack {
+                            acked_ranges: Some(ranges),
+                            ..
+                        } => {
                             for r in ranges {
                                 let (lo, hi) = (r.start.min(r.end), r.start.max(r.end));
-                                let pns: Vec<u64> = self.in_flight_chunks.range(lo..=hi).map(|(k, _)| *k).collect();
+                                let pns: Vec<u64> = self
+                                    .in_flight_chunks
+                                    .range(lo..=hi)
+                                    .map(|(k, _)| *k)
+                                    .collect();
                                 for pn in pns {
-                                    let chunks = self.in_flight_chunks.remove(&pn).unwrap_or_default();
+                                    let chunks =
+                                        self.in_flight_chunks.remove(&pn).unwrap_or_default();
                                     for c in chunks {
-                                        let new = self.acked.entry(c.stream).or_default().insert(c.offset, c.offset + c.len);
+                                        let new = self
+                                            .acked
+                                            .entry(c.stream)
+                                            .or_default()
+                                            .insert(c.offset, c.offset + c.len);
                                         if new > 0 {
                                             self.acked_total += new;
                                             if self.in_window(t) {
                                                 self.acked_window += new;
                                             }
                                             self.acked_buckets.add(t, new);
-                                            self.last_ack_s = Some(self.last_ack_s.map_or(t, |l| l.max(t)));
+                                            self.last_ack_s =
+                                                Some(self.last_ack_s.map_or(t, |l| l.max(t)));
                                         }
                                     }
                                 }
                             }
                         }
-                        QuicFrame::Stream { stream_id, offset, raw, .. } => {
-                            let len = raw.as_ref().and_then(|r| r.payload_length.or(r.length)).unwrap_or(0);
+                        QuicFrame::Stream {
+                            stream_id,
+                            offset,
+                            raw,
+                            ..
+                        } => {
+                            let len = raw
+                                .as_ref()
+                                .and_then(|r| r.payload_length.or(r.length))
+                                .unwrap_or(0);
                             let off = offset.unwrap_or(0);
-                            let end = off.checked_add(len).ok_or("stream frame offset + length overflows")?;
-                            let new = self.received.entry(*stream_id).or_default().insert(off, end);
+                            let end = off
+                                .checked_add(len)
+                                .ok_or("stream frame offset + length overflows")?;
+                            let new = self
+                                .received
+                                .entry(*stream_id)
+                                .or_default()
+                                .insert(off, end);
                             if new > 0 {
                                 self.received_total += new;
                                 if self.in_window(t) {
@@ -393,7 +443,11 @@ impl FlowAnalyzer {
                     Some((s, _)) if s == new => {}
                     _ => {
                         if let Some((s, since)) = self.current_state.take() {
-                            self.states.push(StateInterval { state: s, start_s: since, end_s: t });
+                            self.states.push(StateInterval {
+                                state: s,
+                                start_s: since,
+                                end_s: t,
+                            });
                         }
                         self.current_state = Some((new.to_string(), t));
                     }
@@ -427,7 +481,9 @@ impl FlowAnalyzer {
 
     /// quiche's extension: `cf_lost_packets: {total, delta}`.
     fn cf_lost(&mut self, t: f64, v: &serde_json::Value) -> Result<(), String> {
-        let bad = || format!("field `data.cf_lost_packets` must be {{\"total\": u64, \"delta\": u64}}, found {v}");
+        let bad = || {
+            format!("field `data.cf_lost_packets` must be {{\"total\": u64, \"delta\": u64}}, found {v}")
+        };
         let obj = v.as_object().ok_or_else(bad)?;
         let get = |k: &str| -> Result<Option<u64>, String> {
             match obj.get(k) {
@@ -487,15 +543,29 @@ impl FlowAnalyzer {
         let (start_s, end_s) = self.extent();
         let last_event_s = self.last_event_s.unwrap_or(start_s);
         if let Some((s, since)) = self.current_state.take() {
-            self.states.push(StateInterval { state: s, start_s: since, end_s: last_event_s.max(since) });
+            self.states.push(StateInterval {
+                state: s,
+                start_s: since,
+                end_s: last_event_s.max(since),
+            });
         }
         let method = self.method();
         let (bytes, total_bytes, delivered) = match method {
-            GoodputMethod::AckedSent | GoodputMethod::None => (self.acked_window, self.acked_total, self.acked_buckets),
-            GoodputMethod::Received => (self.received_window, self.received_total, self.received_buckets),
+            GoodputMethod::AckedSent | GoodputMethod::None => {
+                (self.acked_window, self.acked_total, self.acked_buckets)
+            }
+            GoodputMethod::Received => (
+                self.received_window,
+                self.received_total,
+                self.received_buckets,
+            ),
         };
         let window_len = to_s - from_s;
-        let goodput_bps = if window_len > 0.0 { bytes as f64 * 8.0 / window_len } else { 0.0 };
+        let goodput_bps = if window_len > 0.0 {
+            bytes as f64 * 8.0 / window_len
+        } else {
+            0.0
+        };
 
         let base = if self.base_rtt_ms.is_finite() {
             Some(self.base_rtt_ms)
@@ -516,14 +586,25 @@ impl FlowAnalyzer {
                 p99: Some(q(self.rtt_hist.value_at_quantile(0.99))),
             };
             let b = base.unwrap_or(self.rtt_min_ms);
-            let qd = QueuingDelayStats { mean: Some((mean - b).max(0.0)), p95: Some((p95 - b).max(0.0)) };
+            let qd = QueuingDelayStats {
+                mean: Some((mean - b).max(0.0)),
+                p95: Some((p95 - b).max(0.0)),
+            };
             (rtt, qd)
         } else {
             (RttStats::default(), QueuingDelayStats::default())
         };
 
-        let lost_packets = if self.lost_events_total > 0 { self.lost_events_window } else { self.cf_lost_window };
-        let lost_packets_total = if self.lost_events_total > 0 { self.lost_events_total } else { self.cf_lost_total };
+        let lost_packets = if self.lost_events_total > 0 {
+            self.lost_events_window
+        } else {
+            self.cf_lost_window
+        };
+        let lost_packets_total = if self.lost_events_total > 0 {
+            self.lost_events_total
+        } else {
+            self.cf_lost_total
+        };
 
         let mut state_time_s: BTreeMap<String, f64> = BTreeMap::new();
         let mut state_entries: BTreeMap<String, u64> = BTreeMap::new();
@@ -543,8 +624,9 @@ impl FlowAnalyzer {
             Some(b) => latest.iter().map(|&(t, v)| (t, v - b)).collect(),
             None => Vec::new(),
         };
-        let retransmitted_bytes =
-            self.stream_bytes_sent.saturating_sub(self.sent_unique.values().map(RangeSet::len).sum());
+        let retransmitted_bytes = self
+            .stream_bytes_sent
+            .saturating_sub(self.sent_unique.values().map(RangeSet::len).sum());
 
         FlowAnalysis {
             index: 0,
@@ -562,7 +644,13 @@ impl FlowAnalyzer {
             total_bytes,
             stream_bytes_sent: self.stream_bytes_sent,
             retransmitted_bytes,
-            summary: FlowSummary { bytes, goodput_bps, rtt_ms, queuing_delay_ms, lost_packets },
+            summary: FlowSummary {
+                bytes,
+                goodput_bps,
+                rtt_ms,
+                queuing_delay_ms,
+                lost_packets,
+            },
             share: None,
             active_whole_window: false,
             base_rtt_ms: base,
@@ -581,7 +669,11 @@ impl FlowAnalyzer {
                 min_rtt_ms: self.min_rtt.finish(),
                 queuing_delay_ms: queuing,
                 states: self.states,
-                losses: if self.lost_events_total > 0 { self.loss_events } else { self.cf_losses },
+                losses: if self.lost_events_total > 0 {
+                    self.loss_events
+                } else {
+                    self.cf_losses
+                },
                 delivered,
             },
         }

@@ -37,7 +37,10 @@ pub mod synth;
 pub mod text;
 pub mod units;
 
-pub use analysis::{analyze, jain_index, Analysis, FlowInput, Options, TimeBase, Window};
+pub use analysis::{
+    analyze, jain_index, summary_parts, Analysis, FlowInput, Options, SummaryParts, TimeBase,
+    Window,
+};
 pub use error::{Error, Warning};
 pub use flow::{FlowAnalysis, FlowSummary, GoodputMethod, QueuingDelayStats, RttStats};
 pub use reader::{read_qlog, Role};

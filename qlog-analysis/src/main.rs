@@ -11,7 +11,11 @@ use qlog_analysis::units::{parse_duration, parse_rate};
 use qlog_analysis::{report, text};
 
 #[derive(Parser)]
-#[command(name = "qlog-analysis", version, about = "Figures, plots and reports from quiche qlog files")]
+#[command(
+    name = "qlog-analysis",
+    version,
+    about = "Figures, plots and reports from quiche qlog files"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -101,17 +105,28 @@ fn warn_all(ws: &[qlog_analysis::error::Warning]) {
 
 fn run(cli: Cli) -> Result<(), Error> {
     match cli.command {
-        Command::Summary { files, window, json } => {
+        Command::Summary {
+            files,
+            window,
+            json,
+        } => {
             let a = analyze(&files, &options(&window)?)?;
             warn_all(&a.warnings);
             if json {
-                let s = serde_json::to_string_pretty(&a).map_err(|e| Error::Invalid(e.to_string()))?;
+                let s =
+                    serde_json::to_string_pretty(&a).map_err(|e| Error::Invalid(e.to_string()))?;
                 println!("{s}");
             } else {
                 print!("{}", text::summary_table(&a));
             }
         }
-        Command::Plot { files, out, window, bin, target } => {
+        Command::Plot {
+            files,
+            out,
+            window,
+            bin,
+            target,
+        } => {
             let mut a = analyze(&files, &options(&window)?)?;
             warn_all(&a.warnings);
             if let Some(t) = target {
@@ -120,15 +135,22 @@ fn run(cli: Cli) -> Result<(), Error> {
                     f.target_ms = Some(t);
                 }
             }
-            let popts = PlotOptions { goodput_bin_s: bin.as_deref().map(parse_duration).transpose()?, ..Default::default() };
+            let popts = PlotOptions {
+                goodput_bin_s: bin.as_deref().map(parse_duration).transpose()?,
+                ..Default::default()
+            };
             for p in plot::write_figures(&a, None, &out, &popts)? {
                 println!("{}", p.display());
             }
         }
         Command::Report { dir, out, window } => {
-            let (html, warnings) = report::build(&dir, &options(&window)?, &PlotOptions::default())?;
+            let (html, warnings) =
+                report::build(&dir, &options(&window)?, &PlotOptions::default())?;
             warn_all(&warnings);
-            std::fs::write(&out, html).map_err(|e| Error::Output { path: out.clone(), message: e.to_string() })?;
+            std::fs::write(&out, html).map_err(|e| Error::Output {
+                path: out.clone(),
+                message: e.to_string(),
+            })?;
             println!("{}", out.display());
         }
     }

@@ -20,7 +20,10 @@ pub struct NameInfo {
 
 /// Strip `.sqlog`, `.qlog`, `.json` (and a compression suffix) from a name.
 pub fn stem_of(path: &Path) -> String {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut stem = name.as_str();
     for ext in [".gz", ".zst"] {
         stem = stem.strip_suffix(ext).unwrap_or(stem);
@@ -39,11 +42,20 @@ pub fn stem_of(path: &Path) -> String {
 pub fn parse_file_name(path: &Path) -> NameInfo {
     let stem = stem_of(path);
     let parts: Vec<&str> = stem.split(['-', '_']).collect();
-    let role_at = parts.iter().rposition(|p| matches!(p.to_ascii_lowercase().as_str(), "client" | "server"));
+    let role_at = parts
+        .iter()
+        .rposition(|p| matches!(p.to_ascii_lowercase().as_str(), "client" | "server"));
     let Some(i) = role_at else {
-        return NameInfo { stem, ..Default::default() };
+        return NameInfo {
+            stem,
+            ..Default::default()
+        };
     };
-    let role = if parts[i].eq_ignore_ascii_case("client") { Role::Client } else { Role::Server };
+    let role = if parts[i].eq_ignore_ascii_case("client") {
+        Role::Client
+    } else {
+        Role::Server
+    };
     // Re-split on the original text to keep the separators inside flow/cc.
     let mut offsets = Vec::with_capacity(parts.len());
     let mut pos = 0;
@@ -51,9 +63,18 @@ pub fn parse_file_name(path: &Path) -> NameInfo {
         offsets.push(pos);
         pos += p.len() + 1;
     }
-    let flow = (i > 0).then(|| stem[..offsets[i] - 1].to_string()).filter(|s| !s.is_empty());
-    let cc = (i + 1 < parts.len()).then(|| stem[offsets[i + 1]..].to_string()).filter(|s| !s.is_empty());
-    NameInfo { flow, role: Some(role), cc, stem }
+    let flow = (i > 0)
+        .then(|| stem[..offsets[i] - 1].to_string())
+        .filter(|s| !s.is_empty());
+    let cc = (i + 1 < parts.len())
+        .then(|| stem[offsets[i + 1]..].to_string())
+        .filter(|s| !s.is_empty());
+    NameInfo {
+        flow,
+        role: Some(role),
+        cc,
+        stem,
+    }
 }
 
 /// The controller name of a spec (`ledbatpp:target=40ms` → `ledbatpp`).
@@ -98,7 +119,13 @@ mod tests {
         assert_eq!(n.cc.as_deref(), Some("cubic"));
 
         let n = parse_file_name(Path::new("trace.qlog"));
-        assert_eq!(n, NameInfo { stem: "trace".into(), ..Default::default() });
+        assert_eq!(
+            n,
+            NameInfo {
+                stem: "trace".into(),
+                ..Default::default()
+            }
+        );
 
         let n = parse_file_name(Path::new("server.sqlog"));
         assert_eq!((n.flow, n.cc, n.role), (None, None, Some(Role::Server)));
@@ -107,7 +134,10 @@ mod tests {
     #[test]
     fn targets() {
         assert_eq!(target_ms_of("ledbatpp"), Some(60.0));
-        assert_eq!(target_ms_of("ledbat:target=5ms,decrease_gain=10"), Some(5.0));
+        assert_eq!(
+            target_ms_of("ledbat:target=5ms,decrease_gain=10"),
+            Some(5.0)
+        );
         assert_eq!(target_ms_of("cubic"), None);
         assert_eq!(cc_name("cdg:g=3"), "cdg");
     }

@@ -35,7 +35,11 @@ pub struct PlotOptions {
 
 impl Default for PlotOptions {
     fn default() -> Self {
-        PlotOptions { goodput_bin_s: None, width: 1000, height: 420 }
+        PlotOptions {
+            goodput_bin_s: None,
+            width: 1000,
+            height: 420,
+        }
     }
 }
 
@@ -94,7 +98,10 @@ fn thin(points: &Points, span_s: f64, buckets: f64) -> Points {
 }
 
 fn out_err(name: &str, e: impl std::fmt::Display) -> Error {
-    Error::Output { path: PathBuf::from(format!("{name}.svg")), message: e.to_string() }
+    Error::Output {
+        path: PathBuf::from(format!("{name}.svg")),
+        message: e.to_string(),
+    }
 }
 
 /// A legend entry: a line (dashed or not) or a filled box.
@@ -120,7 +127,10 @@ fn draw_legend(
             Mark::Line(c, dashed) => {
                 if *dashed {
                     for k in 0..3 {
-                        area.draw(&PathElement::new(vec![(6 + 8 * k, y), (11 + 8 * k, y)], c.stroke_width(2)))?;
+                        area.draw(&PathElement::new(
+                            vec![(6 + 8 * k, y), (11 + 8 * k, y)],
+                            c.stroke_width(2),
+                        ))?;
                     }
                 } else {
                     area.draw(&PathElement::new(vec![(6, y), (28, y)], c.stroke_width(3)))?;
@@ -130,7 +140,11 @@ fn draw_legend(
                 area.draw(&Rectangle::new([(8, y - 6), (26, y + 6)], c.filled()))?;
             }
         }
-        area.draw(&Text::new(label.clone(), (36, y - 5), ("sans-serif", 13).into_font().color(&BLACK)))?;
+        area.draw(&Text::new(
+            label.clone(),
+            (36, y - 5),
+            ("sans-serif", 13).into_font().color(&BLACK),
+        ))?;
     }
     Ok(())
 }
@@ -157,11 +171,20 @@ fn draw_lines(chart: &Chart, opts: &PlotOptions) -> Result<String> {
     {
         let root = SVGBackend::with_string(&mut svg, (opts.width, opts.height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| out_err(chart.name, e))?;
-        let mut entries: Vec<(String, Mark)> =
-            chart.lines.iter().map(|l| (l.label.to_string(), Mark::Line(l.color, false))).collect();
-        entries.extend(chart.hlines.iter().map(|h| (h.1.clone(), Mark::Line(RGBColor(60, 60, 60), true))));
+        let mut entries: Vec<(String, Mark)> = chart
+            .lines
+            .iter()
+            .map(|l| (l.label.to_string(), Mark::Line(l.color, false)))
+            .collect();
+        entries.extend(
+            chart
+                .hlines
+                .iter()
+                .map(|h| (h.1.clone(), Mark::Line(RGBColor(60, 60, 60), true))),
+        );
         let labels: Vec<String> = entries.iter().map(|e| e.0.clone()).collect();
-        let (left, right) = root.split_horizontally(opts.width.saturating_sub(legend_width(&labels)));
+        let (left, right) =
+            root.split_horizontally(opts.width.saturating_sub(legend_width(&labels)));
         draw_lines_on(&left, chart).map_err(|e| out_err(chart.name, e))?;
         draw_legend(&right, &entries).map_err(|e| out_err(chart.name, e))?;
         root.present().map_err(|e| out_err(chart.name, e))?;
@@ -169,7 +192,10 @@ fn draw_lines(chart: &Chart, opts: &PlotOptions) -> Result<String> {
     Ok(svg)
 }
 
-fn draw_lines_on(root: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<(), Box<dyn std::error::Error>> {
+fn draw_lines_on(
+    root: &DrawingArea<SVGBackend, Shift>,
+    c: &Chart,
+) -> Result<(), Box<dyn std::error::Error>> {
     let (x0, x1) = c.x_range;
     let mut y_max = c
         .lines
@@ -177,7 +203,11 @@ fn draw_lines_on(root: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<(),
         .flat_map(|l| l.points.iter().map(|p| p.1))
         .chain(c.hlines.iter().map(|h| h.0))
         .fold(0.0f64, f64::max);
-    let y_min = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0f64, f64::min);
+    let y_min = c
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(0.0f64, f64::min);
     if y_max <= y_min {
         y_max = y_min + 1.0;
     }
@@ -214,7 +244,10 @@ fn draw_lines_on(root: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<(),
         })
     };
     for l in &c.lines {
-        chart.draw_series(LineSeries::new(l.points.iter().copied(), l.color.stroke_width(2)))?;
+        chart.draw_series(LineSeries::new(
+            l.points.iter().copied(),
+            l.color.stroke_width(2),
+        ))?;
     }
     for (v, _) in &c.hlines {
         chart.draw_series(dash(*v, RGBColor(60, 60, 60)))?;
@@ -222,7 +255,12 @@ fn draw_lines_on(root: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<(),
     Ok(())
 }
 
-fn state_bands(a: &Analysis, flows: &[&FlowAnalysis], x: (f64, f64), opts: &PlotOptions) -> Result<String> {
+fn state_bands(
+    a: &Analysis,
+    flows: &[&FlowAnalysis],
+    x: (f64, f64),
+    opts: &PlotOptions,
+) -> Result<String> {
     let mut svg = String::new();
     {
         let height = (110 + 46 * flows.len() as u32).max(200);
@@ -236,11 +274,18 @@ fn state_bands(a: &Analysis, flows: &[&FlowAnalysis], x: (f64, f64), opts: &Plot
                 }
             }
         }
-        let colors: BTreeMap<String, RGBColor> =
-            names.iter().enumerate().map(|(k, n)| (n.clone(), state_color(n, k))).collect();
-        let entries: Vec<(String, Mark)> = colors.iter().map(|(n, c)| (n.clone(), Mark::Box(*c))).collect();
+        let colors: BTreeMap<String, RGBColor> = names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (n.clone(), state_color(n, k)))
+            .collect();
+        let entries: Vec<(String, Mark)> = colors
+            .iter()
+            .map(|(n, c)| (n.clone(), Mark::Box(*c)))
+            .collect();
         let labels: Vec<String> = entries.iter().map(|e| e.0.clone()).collect();
-        let (left, right) = root.split_horizontally(opts.width.saturating_sub(legend_width(&labels)));
+        let (left, right) =
+            root.split_horizontally(opts.width.saturating_sub(legend_width(&labels)));
         draw_states_on(&left, a, flows, x, &colors).map_err(|e| out_err("states", e))?;
         draw_legend(&right, &entries).map_err(|e| out_err("states", e))?;
         root.present().map_err(|e| out_err("states", e))?;
@@ -289,7 +334,10 @@ fn draw_states_on(
             let color = colors.get(&iv.state).copied().unwrap_or(BLACK);
             let (s, e) = (iv.start_s.max(x0), iv.end_s.min(x1));
             if e > s {
-                chart.draw_series(std::iter::once(Rectangle::new([(s, y_bottom), (e, y_top)], color.filled())))?;
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(s, y_bottom), (e, y_top)],
+                    color.filled(),
+                )))?;
             }
         }
     }
@@ -310,26 +358,58 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
     let all: Vec<usize> = (0..a.flows.len()).collect();
     let indices = indices.unwrap_or(&all);
     let flows: Vec<&FlowAnalysis> = indices.iter().filter_map(|&i| a.flows.get(i)).collect();
-    let x0 = flows.iter().map(|f| f.start_s).fold(f64::INFINITY, f64::min).min(a.window.from_s);
-    let x1 = flows.iter().map(|f| f.last_event_s.max(f.end_s)).fold(f64::NEG_INFINITY, f64::max).max(a.window.to_s);
-    let (x0, x1) = if x0.is_finite() && x1.is_finite() && x1 > x0 { (x0, x1) } else { (0.0, 1.0) };
-    let x0 = if x0 > 0.0 && x0 < 0.05 * (x1 - x0) { 0.0 } else { x0 };
+    let x0 = flows
+        .iter()
+        .map(|f| f.start_s)
+        .fold(f64::INFINITY, f64::min)
+        .min(a.window.from_s);
+    let x1 = flows
+        .iter()
+        .map(|f| f.last_event_s.max(f.end_s))
+        .fold(f64::NEG_INFINITY, f64::max)
+        .max(a.window.to_s);
+    let (x0, x1) = if x0.is_finite() && x1.is_finite() && x1 > x0 {
+        (x0, x1)
+    } else {
+        (0.0, 1.0)
+    };
+    let x0 = if x0 > 0.0 && x0 < 0.05 * (x1 - x0) {
+        0.0
+    } else {
+        x0
+    };
     let span = x1 - x0;
     let window = (a.window.from_s, a.window.to_s);
     let bin = opts.goodput_bin_s.unwrap_or_else(|| nice_bin(span));
     let buckets = opts.width as f64;
-    let colored = |f: &FlowAnalysis, pts: Points| Line { label: "", color: flow_color(f.index), points: pts };
+    let colored = |f: &FlowAnalysis, pts: Points| Line {
+        label: "",
+        color: flow_color(f.index),
+        points: pts,
+    };
     let mut out = Vec::new();
 
     // Goodput.
     let mut lines = Vec::new();
     for f in &flows {
-        let pts = f.series.delivered.rate_bps(bin).into_iter().map(|(t, v)| (t, v / 1e6)).collect();
-        lines.push(Line { label: &f.label, ..colored(f, pts) });
+        let pts = f
+            .series
+            .delivered
+            .rate_bps(bin)
+            .into_iter()
+            .map(|(t, v)| (t, v / 1e6))
+            .collect();
+        lines.push(Line {
+            label: &f.label,
+            ..colored(f, pts)
+        });
     }
     let mut hlines = Vec::new();
     if let Some(r) = a.link_rate_bps {
-        hlines.push((r / 1e6, format!("link rate {:.3} Mbit/s", r / 1e6).replace(".000 ", " ")));
+        hlines.push((
+            r / 1e6,
+            format!("link rate {:.3} Mbit/s", r / 1e6).replace(".000 ", " "),
+        ));
     }
     let title = format!("Goodput (acknowledged application bytes, {bin} s bins)");
     out.push(Figure {
@@ -364,7 +444,13 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
             .iter()
             .map(|f| Line {
                 label: &f.label,
-                ..colored(f, thin(pick(f), span, buckets).into_iter().map(|(t, v)| (t, v / 1e3)).collect())
+                ..colored(
+                    f,
+                    thin(pick(f), span, buckets)
+                        .into_iter()
+                        .map(|(t, v)| (t, v / 1e3))
+                        .collect(),
+                )
             })
             .collect();
         out.push(Figure {
@@ -372,7 +458,15 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
             title: title.into(),
             caption: caption.into(),
             svg: draw_lines(
-                &Chart { name, title, y_desc: "kB", x_range: (x0, x1), window, lines, hlines: Vec::new() },
+                &Chart {
+                    name,
+                    title,
+                    y_desc: "kB",
+                    x_range: (x0, x1),
+                    window,
+                    lines,
+                    hlines: Vec::new(),
+                },
                 opts,
             )?,
         });
@@ -381,7 +475,10 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
     // RTT.
     let lines = flows
         .iter()
-        .map(|f| Line { label: &f.label, ..colored(f, thin(&f.series.latest_rtt_ms, span, buckets)) })
+        .map(|f| Line {
+            label: &f.label,
+            ..colored(f, thin(&f.series.latest_rtt_ms, span, buckets))
+        })
         .collect();
     out.push(Figure {
         name: "rtt".into(),
@@ -404,12 +501,19 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
     // Queuing delay, with the controllers' targets.
     let lines = flows
         .iter()
-        .map(|f| Line { label: &f.label, ..colored(f, thin(&f.series.queuing_delay_ms, span, buckets)) })
+        .map(|f| Line {
+            label: &f.label,
+            ..colored(f, thin(&f.series.queuing_delay_ms, span, buckets))
+        })
         .collect();
     let mut targets: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for f in &flows {
         if let Some(t) = f.target_ms {
-            let who = f.cc.as_deref().map(crate::naming::cc_name).unwrap_or(&f.label).to_string();
+            let who =
+                f.cc.as_deref()
+                    .map(crate::naming::cc_name)
+                    .unwrap_or(&f.label)
+                    .to_string();
             let v = targets.entry(format!("{t}")).or_default();
             if !v.contains(&who) {
                 v.push(who);
@@ -418,7 +522,12 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
     }
     let hlines = targets
         .iter()
-        .map(|(t, who)| (t.parse::<f64>().unwrap_or(0.0), format!("target {t} ms ({})", who.join(", "))))
+        .map(|(t, who)| {
+            (
+                t.parse::<f64>().unwrap_or(0.0),
+                format!("target {t} ms ({})", who.join(", ")),
+            )
+        })
         .collect();
     out.push(Figure {
         name: "queuing_delay".into(),
@@ -450,14 +559,23 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
 }
 
 /// Write every figure as `DIR/<name>.svg`; return the paths.
-pub fn write_figures(a: &Analysis, indices: Option<&[usize]>, dir: &Path, opts: &PlotOptions) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Output { path: dir.to_path_buf(), message: e.to_string() })?;
+pub fn write_figures(
+    a: &Analysis,
+    indices: Option<&[usize]>,
+    dir: &Path,
+    opts: &PlotOptions,
+) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::Output {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })?;
     let mut paths = Vec::new();
     for fig in figures(a, indices, opts)? {
         let path = dir.join(format!("{}.svg", fig.name));
-        std::fs::write(&path, fig.svg.as_bytes())
-            .map_err(|e| Error::Output { path: path.clone(), message: e.to_string() })?;
+        std::fs::write(&path, fig.svg.as_bytes()).map_err(|e| Error::Output {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
         paths.push(path);
     }
     Ok(paths)

@@ -226,7 +226,10 @@ pub fn read_qlog_from<R: BufRead>(
 }
 
 fn open(path: &Path) -> Result<File> {
-    let file = File::open(path).map_err(|source| Error::Open { path: path.to_path_buf(), source })?;
+    let file = File::open(path).map_err(|source| Error::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
     match file.metadata() {
         Ok(m) if m.is_dir() => Err(Error::Open {
             path: path.to_path_buf(),
@@ -260,7 +263,8 @@ impl<R: BufRead> Read for CountingReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.bytes.set(self.bytes.get() + n as u64);
-        self.newlines.set(self.newlines.get() + count_newlines(&buf[..n]));
+        self.newlines
+            .set(self.newlines.get() + count_newlines(&buf[..n]));
         Ok(n)
     }
 }
@@ -327,11 +331,18 @@ impl<'s> Reader<'s> {
     }
 
     fn read_err(&self, source: std::io::Error) -> Error {
-        Error::Read { path: self.path.to_path_buf(), source }
+        Error::Read {
+            path: self.path.to_path_buf(),
+            source,
+        }
     }
 
     fn warn(&mut self, line: Option<u64>, message: String) {
-        self.warnings.push(Warning { path: self.path.to_path_buf(), line, message });
+        self.warnings.push(Warning {
+            path: self.path.to_path_buf(),
+            line,
+            message,
+        });
     }
 
     /// Look at the first non-blank byte without consuming it; count the
@@ -350,7 +361,9 @@ impl<'s> Reader<'s> {
             // Skip a UTF-8 byte order mark and whitespace.
             let skip = buf
                 .iter()
-                .take_while(|b| b.is_ascii_whitespace() || **b == 0xef || **b == 0xbb || **b == 0xbf)
+                .take_while(|b| {
+                    b.is_ascii_whitespace() || **b == 0xef || **b == 0xbb || **b == 0xbf
+                })
                 .count();
             lines += count_newlines(&buf[..skip]);
             if skip < buf.len() {
@@ -387,15 +400,24 @@ impl<'s> Reader<'s> {
 
     // ---------------------------------------------------------------- JSON-SEQ
 
-    fn read_seq<R: BufRead>(&mut self, input: &mut R, mut line: u64, headers_only: bool) -> Result<()> {
+    fn read_seq<R: BufRead>(
+        &mut self,
+        input: &mut R,
+        mut line: u64,
+        headers_only: bool,
+    ) -> Result<()> {
         let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
         // Consume the first separator.
-        let n = input.read_until(RS, &mut buf).map_err(|e| self.read_err(e))?;
+        let n = input
+            .read_until(RS, &mut buf)
+            .map_err(|e| self.read_err(e))?;
         self.bytes.set(self.bytes.get() + n as u64);
         let mut have_header = false;
         loop {
             buf.clear();
-            let n = input.read_until(RS, &mut buf).map_err(|e| self.read_err(e))?;
+            let n = input
+                .read_until(RS, &mut buf)
+                .map_err(|e| self.read_err(e))?;
             if n == 0 {
                 break;
             }
@@ -434,7 +456,9 @@ impl<'s> Reader<'s> {
             }
         }
         if !have_header {
-            return Err(Error::Empty { path: self.path.to_path_buf() });
+            return Err(Error::Empty {
+                path: self.path.to_path_buf(),
+            });
         }
         Ok(())
     }
@@ -458,12 +482,20 @@ impl<'s> Reader<'s> {
                     line,
                     title: t.title.or(seq.title),
                     description: t.description.or(seq.description),
-                    role: t.vantage_point.as_ref().map(|v| Role::from(&v.ty)).unwrap_or_default(),
+                    role: t
+                        .vantage_point
+                        .as_ref()
+                        .map(|v| Role::from(&v.ty))
+                        .unwrap_or_default(),
                     wall_clock: None,
                     relative_to_previous: false,
                 };
                 if let Some(cf) = &t.common_fields {
-                    h.wall_clock = cf.reference_time.wall_clock_time.as_deref().and_then(parse_wall_clock);
+                    h.wall_clock = cf
+                        .reference_time
+                        .wall_clock_time
+                        .as_deref()
+                        .and_then(parse_wall_clock);
                     h.relative_to_previous =
                         cf.time_format == Some(qlog::TimeFormat::RelativeToPreviousEvent);
                 }
@@ -480,16 +512,29 @@ impl<'s> Reader<'s> {
         Err(Error::malformed(self.path, line, msg))
     }
 
-    fn lenient_header(&self, trace: &serde_json::Value, index: usize, line: u64) -> Result<TraceHeader> {
+    fn lenient_header(
+        &self,
+        trace: &serde_json::Value,
+        index: usize,
+        line: u64,
+    ) -> Result<TraceHeader> {
         let Some(t) = trace.as_object() else {
-            return Err(Error::malformed(self.path, line, "qlog header: \"trace\" is not an object"));
+            return Err(Error::malformed(
+                self.path,
+                line,
+                "qlog header: \"trace\" is not an object",
+            ));
         };
         let text = |k: &str| t.get(k).and_then(|v| v.as_str()).map(str::to_string);
         let role = match t.get("vantage_point") {
             None | Some(serde_json::Value::Null) => Role::Unknown,
             Some(v) => {
                 let vp = qlog::VantagePoint::deserialize(v).map_err(|e| {
-                    Error::malformed(self.path, line, format!("qlog header: vantage_point: {}", json_message(&e)))
+                    Error::malformed(
+                        self.path,
+                        line,
+                        format!("qlog header: vantage_point: {}", json_message(&e)),
+                    )
                 })?;
                 Role::from(&vp.ty)
             }
@@ -506,12 +551,19 @@ impl<'s> Reader<'s> {
         if let Some(cf) = t.get("common_fields").and_then(|v| v.as_object()) {
             match cf.get("reference_time") {
                 Some(serde_json::Value::Object(rt)) => {
-                    h.wall_clock = rt.get("wall_clock_time").and_then(|v| v.as_str()).and_then(parse_wall_clock);
+                    h.wall_clock = rt
+                        .get("wall_clock_time")
+                        .and_then(|v| v.as_str())
+                        .and_then(parse_wall_clock);
                 }
                 // Older drafts: milliseconds since the Unix epoch.
                 Some(v) => {
-                    let ms = v.as_f64().or_else(|| v.as_str().and_then(|s| s.parse().ok()));
-                    h.wall_clock = ms.filter(|m| *m > 0.0).map(|m| UNIX_EPOCH + Duration::from_secs_f64(m / 1e3));
+                    let ms = v
+                        .as_f64()
+                        .or_else(|| v.as_str().and_then(|s| s.parse().ok()));
+                    h.wall_clock = ms
+                        .filter(|m| *m > 0.0)
+                        .map(|m| UNIX_EPOCH + Duration::from_secs_f64(m / 1e3));
                 }
                 None => {}
             }
@@ -532,7 +584,8 @@ impl<'s> Reader<'s> {
             Err(e) if e.is_eof() && at_eof => {
                 self.warn(
                     Some(line),
-                    "last record is cut short (the run was probably killed); ignored it".to_string(),
+                    "last record is cut short (the run was probably killed); ignored it"
+                        .to_string(),
                 );
                 Ok(Outcome::Truncated)
             }
@@ -553,27 +606,38 @@ impl<'s> Reader<'s> {
     fn event(&mut self, env: Envelope<'_>, record: &[u8], line: u64) -> Result<()> {
         let trace = self.headers.len().saturating_sub(1);
         let relative = self.headers.last().is_some_and(|h| h.relative_to_previous);
-        let time_ms = if relative { self.last_time + env.time } else { env.time };
+        let time_ms = if relative {
+            self.last_time + env.time
+        } else {
+            env.time
+        };
         self.last_time = time_ms;
         let Some(kind) = kind_of(&env.name) else {
             self.other += 1;
             return Ok(());
         };
         let Some(raw) = env.data else {
-            return Err(Error::malformed(self.path, line, format!("{}: missing field `data`", env.name)));
+            return Err(Error::malformed(
+                self.path,
+                line,
+                format!("{}: missing field `data`", env.name),
+            ));
         };
         let json = raw.get();
         let decoded = match kind {
-            Kind::PacketSent => serde_json::from_str::<PacketSent>(json).map(EventData::QuicPacketSent),
+            Kind::PacketSent => {
+                serde_json::from_str::<PacketSent>(json).map(EventData::QuicPacketSent)
+            }
             Kind::PacketReceived => {
                 serde_json::from_str::<PacketReceived>(json).map(EventData::QuicPacketReceived)
             }
-            Kind::Metrics => {
-                serde_json::from_str::<RecoveryMetricsUpdated>(json).map(EventData::QuicMetricsUpdated)
-            }
+            Kind::Metrics => serde_json::from_str::<RecoveryMetricsUpdated>(json)
+                .map(EventData::QuicMetricsUpdated),
             Kind::CongestionState => serde_json::from_str::<CongestionStateUpdated>(json)
                 .map(EventData::QuicCongestionStateUpdated),
-            Kind::PacketLost => serde_json::from_str::<PacketLost>(json).map(EventData::QuicPacketLost),
+            Kind::PacketLost => {
+                serde_json::from_str::<PacketLost>(json).map(EventData::QuicPacketLost)
+            }
         };
         let data = match decoded {
             Ok(d) => d,
@@ -589,7 +653,9 @@ impl<'s> Reader<'s> {
                 let offset = (json.as_ptr() as usize).saturating_sub(record.as_ptr() as usize);
                 let data_line = line + count_newlines(&record[..offset.min(record.len())]);
                 let at = data_line + extra_lines(&e);
-                let field = field.map(|f| format!(" (field `data.{f}`)")).unwrap_or_default();
+                let field = field
+                    .map(|f| format!(" (field `data.{f}`)"))
+                    .unwrap_or_default();
                 return Err(Error::malformed(
                     self.path,
                     at,
@@ -599,21 +665,45 @@ impl<'s> Reader<'s> {
         };
         self.decoded += 1;
         if let Some(sink) = self.sink.as_mut() {
-            sink.event(Event { trace, time_ms, line, data })
-                .map_err(|m| Error::malformed(self.path, line, format!("{}: {m}", env.name)))?;
+            sink.event(Event {
+                trace,
+                time_ms,
+                line,
+                data,
+            })
+            .map_err(|m| Error::malformed(self.path, line, format!("{}: {m}", env.name)))?;
         }
         Ok(())
     }
 
     // ---------------------------------------------------------------- JSON
 
-    fn read_json<R: BufRead>(&mut self, input: &mut R, blank_lines: u64, headers_only: bool) -> Result<()> {
+    fn read_json<R: BufRead>(
+        &mut self,
+        input: &mut R,
+        blank_lines: u64,
+        headers_only: bool,
+    ) -> Result<()> {
         let newlines = Rc::new(Cell::new(blank_lines));
-        let mut state = JsonState { failure: None, in_events: false, saw_traces: false, headers_only };
+        let mut state = JsonState {
+            failure: None,
+            in_events: false,
+            saw_traces: false,
+            headers_only,
+        };
         let result = {
-            let input = CountingReader { inner: input, newlines: newlines.clone(), bytes: self.bytes.clone() };
+            let input = CountingReader {
+                inner: input,
+                newlines: newlines.clone(),
+                bytes: self.bytes.clone(),
+            };
             let mut de = serde_json::Deserializer::from_reader(input);
-            let r = TopSeed { reader: self, state: &mut state, newlines: &newlines }.deserialize(&mut de);
+            let r = TopSeed {
+                reader: self,
+                state: &mut state,
+                newlines: &newlines,
+            }
+            .deserialize(&mut de);
             r.and_then(|_| de.end())
         };
         if let Some(failure) = state.failure.take() {
@@ -629,7 +719,10 @@ impl<'s> Reader<'s> {
                 );
             }
             Err(e) if e.is_io() => {
-                return Err(Error::Read { path: self.path.to_path_buf(), source: std::io::Error::other(e) });
+                return Err(Error::Read {
+                    path: self.path.to_path_buf(),
+                    source: std::io::Error::other(e),
+                });
             }
             Err(e) => {
                 let what = if e.is_eof() {
@@ -641,7 +734,11 @@ impl<'s> Reader<'s> {
             }
         }
         if !state.saw_traces {
-            return Err(Error::malformed(self.path, 1, "not a qlog file: the JSON object has no \"traces\" array"));
+            return Err(Error::malformed(
+                self.path,
+                1,
+                "not a qlog file: the JSON object has no \"traces\" array",
+            ));
         }
         Ok(())
     }
@@ -677,7 +774,11 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_> {
         while let Some(key) = map.next_key::<String>()? {
             if key == "traces" {
                 self.state.saw_traces = true;
-                map.next_value_seed(TracesSeed { reader: self.reader, state: self.state, newlines: self.newlines })?;
+                map.next_value_seed(TracesSeed {
+                    reader: self.reader,
+                    state: self.state,
+                    newlines: self.newlines,
+                })?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -706,7 +807,11 @@ impl<'de> Visitor<'de> for TracesSeed<'_, '_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         loop {
-            let seed = TraceSeed { reader: &mut *self.reader, state: &mut *self.state, newlines: self.newlines };
+            let seed = TraceSeed {
+                reader: &mut *self.reader,
+                state: &mut *self.state,
+                newlines: self.newlines,
+            };
             if seq.next_element_seed(seed)?.is_none() {
                 return Ok(());
             }
@@ -743,7 +848,9 @@ impl<'de> Visitor<'de> for TraceSeed<'_, '_> {
             if key == "events" && !announced {
                 // The header is what came before the events (as in quiche's
                 // field order), in both passes.
-                let header = self.make_header(&fields, index, line).map_err(|e| self.fail(e))?;
+                let header = self
+                    .make_header(&fields, index, line)
+                    .map_err(|e| self.fail(e))?;
                 if let Some(sink) = self.reader.sink.as_mut() {
                     sink.trace(&header);
                 }
@@ -762,8 +869,15 @@ impl<'de> Visitor<'de> for TraceSeed<'_, '_> {
                 }
                 self.state.in_events = false;
             } else if key == "events" {
-                return Err(self.fail(Error::malformed(self.reader.path, line, "trace has two \"events\" arrays")));
-            } else if matches!(key.as_str(), "title" | "description" | "vantage_point" | "common_fields") {
+                return Err(self.fail(Error::malformed(
+                    self.reader.path,
+                    line,
+                    "trace has two \"events\" arrays",
+                )));
+            } else if matches!(
+                key.as_str(),
+                "title" | "description" | "vantage_point" | "common_fields"
+            ) {
                 let v: serde_json::Value = map.next_value()?;
                 fields.insert(key, v);
             } else {
@@ -771,7 +885,9 @@ impl<'de> Visitor<'de> for TraceSeed<'_, '_> {
             }
         }
         if !announced {
-            let header = self.make_header(&fields, index, line).map_err(|e| self.fail(e))?;
+            let header = self
+                .make_header(&fields, index, line)
+                .map_err(|e| self.fail(e))?;
             if let Some(sink) = self.reader.sink.as_mut() {
                 sink.trace(&header);
             }
@@ -782,8 +898,14 @@ impl<'de> Visitor<'de> for TraceSeed<'_, '_> {
 }
 
 impl TraceSeed<'_, '_> {
-    fn make_header(&self, fields: &serde_json::Map<String, serde_json::Value>, index: usize, line: u64) -> Result<TraceHeader> {
-        self.reader.lenient_header(&serde_json::Value::Object(fields.clone()), index, line)
+    fn make_header(
+        &self,
+        fields: &serde_json::Map<String, serde_json::Value>,
+        index: usize,
+        line: u64,
+    ) -> Result<TraceHeader> {
+        self.reader
+            .lenient_header(&serde_json::Value::Object(fields.clone()), index, line)
     }
     fn fail<E: de::Error>(&mut self, e: Error) -> E {
         self.state.failure = Some(e);
@@ -835,5 +957,7 @@ impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
 /// Parse an RFC 3339 wall-clock time as quiche writes it
 /// (`2026-11-21T23:39:27.123456789Z`).
 pub fn parse_wall_clock(s: &str) -> Option<SystemTime> {
-    humantime::parse_rfc3339(s).ok().or_else(|| humantime::parse_rfc3339_weak(s).ok())
+    humantime::parse_rfc3339(s)
+        .ok()
+        .or_else(|| humantime::parse_rfc3339_weak(s).ok())
 }

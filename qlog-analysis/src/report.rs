@@ -23,12 +23,17 @@ pub struct RunDir {
 }
 
 fn is_qlog(p: &Path) -> bool {
-    let name = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     name.ends_with(".sqlog") || name.ends_with(".qlog")
 }
 
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
@@ -46,15 +51,26 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 /// (those `summary.json` lists if it lists any, else every `*.sqlog` /
 /// `*.qlog` up to three levels down).
 pub fn scan_dir(dir: &Path) -> Result<RunDir> {
-    let meta = std::fs::metadata(dir).map_err(|source| Error::Open { path: dir.to_path_buf(), source })?;
+    let meta = std::fs::metadata(dir).map_err(|source| Error::Open {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     if !meta.is_dir() {
-        return Err(Error::Invalid(format!("{}: not a directory", dir.display())));
+        return Err(Error::Invalid(format!(
+            "{}: not a directory",
+            dir.display()
+        )));
     }
-    let mut run = RunDir { dir: dir.to_path_buf(), ..Default::default() };
+    let mut run = RunDir {
+        dir: dir.to_path_buf(),
+        ..Default::default()
+    };
     let summary_path = dir.join("summary.json");
     if summary_path.exists() {
-        let text = std::fs::read_to_string(&summary_path)
-            .map_err(|source| Error::Read { path: summary_path.clone(), source })?;
+        let text = std::fs::read_to_string(&summary_path).map_err(|source| Error::Read {
+            path: summary_path.clone(),
+            source,
+        })?;
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Malformed {
             path: summary_path.clone(),
             line: e.line() as u64,
@@ -63,22 +79,37 @@ pub fn scan_dir(dir: &Path) -> Result<RunDir> {
         run.summary = Some(v);
     }
     let mut tomls: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|source| Error::Read { path: dir.to_path_buf(), source })?
+        .map_err(|source| Error::Read {
+            path: dir.to_path_buf(),
+            source,
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     tomls.sort();
     if let Some(p) = tomls.into_iter().next() {
-        let text = std::fs::read_to_string(&p).map_err(|source| Error::Read { path: p.clone(), source })?;
+        let text = std::fs::read_to_string(&p).map_err(|source| Error::Read {
+            path: p.clone(),
+            source,
+        })?;
         let table = text.parse::<toml::Table>().ok();
         run.scenario = Some((p, text, table));
     }
     // qlogs named by summary.json, if present there.
-    if let Some(flows) = run.summary.as_ref().and_then(|s| s.get("flows")).and_then(|f| f.as_array()) {
+    if let Some(flows) = run
+        .summary
+        .as_ref()
+        .and_then(|s| s.get("flows"))
+        .and_then(|f| f.as_array())
+    {
         for f in flows {
             if let Some(q) = f.get("qlog").and_then(|q| q.as_str()) {
                 let p = PathBuf::from(q);
-                let candidates = [p.clone(), dir.join(&p), dir.join(p.file_name().unwrap_or_default())];
+                let candidates = [
+                    p.clone(),
+                    dir.join(&p),
+                    dir.join(p.file_name().unwrap_or_default()),
+                ];
                 if let Some(found) = candidates.into_iter().find(|c| c.is_file()) {
                     run.qlogs.push(found);
                 }
@@ -112,8 +143,9 @@ pub fn options_for(run: &RunDir) -> Options {
         let dur = |k| toml_str(t, "analysis", k).and_then(|v| crate::units::parse_duration(v).ok());
         o.from_s = o.from_s.or_else(|| dur("from"));
         o.to_s = o.to_s.or_else(|| dur("to"));
-        o.link_rate_bps =
-            o.link_rate_bps.or_else(|| toml_str(t, "link", "rate").and_then(|v| crate::units::parse_rate(v).ok()));
+        o.link_rate_bps = o
+            .link_rate_bps
+            .or_else(|| toml_str(t, "link", "rate").and_then(|v| crate::units::parse_rate(v).ok()));
     }
     o
 }
@@ -153,8 +185,10 @@ figcaption { font-size: 14px; color: #444; margin-top: 4px; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: -1px; margin-right: 6px; }
 "#;
 
-const SWATCHES: [&str; 10] =
-    ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+const SWATCHES: [&str; 10] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+];
 
 fn opt_ms(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "–".into())
@@ -194,10 +228,17 @@ fn flows_table(a: &Analysis, out: &mut String) {
 
 /// Build the report page for a run directory. `overrides` replace what the
 /// directory implies (window, link rate) when set.
-pub fn build(dir: &Path, overrides: &Options, plot_opts: &PlotOptions) -> Result<(String, Vec<Warning>)> {
+pub fn build(
+    dir: &Path,
+    overrides: &Options,
+    plot_opts: &PlotOptions,
+) -> Result<(String, Vec<Warning>)> {
     let run = scan_dir(dir)?;
     if run.qlogs.is_empty() {
-        return Err(Error::Invalid(format!("{}: no .sqlog or .qlog files found", dir.display())));
+        return Err(Error::Invalid(format!(
+            "{}: no .sqlog or .qlog files found",
+            dir.display()
+        )));
     }
     let mut opts = options_for(&run);
     opts.from_s = overrides.from_s.or(opts.from_s);
@@ -237,7 +278,12 @@ pub fn build(dir: &Path, overrides: &Options, plot_opts: &PlotOptions) -> Result
     // Scenario.
     h.push_str("<h2 id=scenario>Scenario</h2>\n<table class=kv>\n");
     let mut kv = |k: &str, v: String| {
-        let _ = writeln!(h, "<tr><td>{}</td><td class=l>{}</td></tr>", esc(k), esc(&v));
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td class=l>{}</td></tr>",
+            esc(k),
+            esc(&v)
+        );
     };
     if let Some(s) = &run.summary {
         if let Some(r) = num(s.pointer("/link/rate_bps")) {
@@ -252,22 +298,46 @@ pub fn build(dir: &Path, overrides: &Options, plot_opts: &PlotOptions) -> Result
     } else if let Some((_, _, Some(t))) = &run.scenario {
         for key in ["rate", "rtt", "buffer", "loss"] {
             if let Some(v) = t.get("link").and_then(|l| l.get(key)) {
-                kv(&format!("link {key}"), v.to_string().trim_matches('"').to_string());
+                kv(
+                    &format!("link {key}"),
+                    v.to_string().trim_matches('"').to_string(),
+                );
             }
         }
     }
-    kv("window", format!("{:.2} s – {:.2} s ({:.2} s)", a.window.from_s, a.window.to_s, a.window.duration_s()));
+    kv(
+        "window",
+        format!(
+            "{:.2} s – {:.2} s ({:.2} s)",
+            a.window.from_s,
+            a.window.to_s,
+            a.window.duration_s()
+        ),
+    );
     kv("total goodput", format_rate(a.total_goodput_bps));
-    kv("utilisation", a.utilization.map(|u| format!("{u:.3}")).unwrap_or_else(|| "– (link rate unknown)".into()));
+    kv(
+        "utilisation",
+        a.utilization
+            .map(|u| format!("{u:.3}"))
+            .unwrap_or_else(|| "– (link rate unknown)".into()),
+    );
     kv(
         "Jain's fairness index",
         a.jain_index
-            .map(|j| format!("{j:.3} over {} flow(s) active for the whole window", a.jain_flows.len()))
+            .map(|j| {
+                format!(
+                    "{j:.3} over {} flow(s) active for the whole window",
+                    a.jain_flows.len()
+                )
+            })
             .unwrap_or_else(|| "– (no flow active for the whole window)".into()),
     );
     if let Some(s) = &run.summary {
         if let (Some(u), Some(j)) = (num(s.get("utilization")), num(s.get("jain_index"))) {
-            kv("summary.json says", format!("utilisation {u:.3}, Jain {j:.3}"));
+            kv(
+                "summary.json says",
+                format!("utilisation {u:.3}, Jain {j:.3}"),
+            );
         }
     }
     h.push_str("</table>\n");
@@ -321,7 +391,11 @@ pub fn build(dir: &Path, overrides: &Options, plot_opts: &PlotOptions) -> Result
         .iter()
         .map(|f| format!("{}: {}", esc(&f.label), esc(&f.qlog.display().to_string())))
         .collect();
-    let _ = writeln!(h, "<h2 id=sources>Sources</h2><p style=\"font-size:13px\">{}</p>", files.join("<br>"));
+    let _ = writeln!(
+        h,
+        "<h2 id=sources>Sources</h2><p style=\"font-size:13px\">{}</p>",
+        files.join("<br>")
+    );
     h.push_str("</body></html>\n");
     Ok((h, a.warnings.clone()))
 }

@@ -19,7 +19,12 @@ pub struct SeriesBuilder {
 impl SeriesBuilder {
     /// `resolution_s` = 0 keeps every point.
     pub fn new(resolution_s: f64) -> Self {
-        SeriesBuilder { resolution_s, bucket: i64::MIN, pending: Vec::new(), out: Vec::new() }
+        SeriesBuilder {
+            resolution_s,
+            bucket: i64::MIN,
+            pending: Vec::new(),
+            out: Vec::new(),
+        }
     }
 
     pub fn push(&mut self, t: f64, v: f64) {
@@ -108,7 +113,8 @@ impl ByteBuckets {
         for (&b, &bytes) in &self.buckets {
             *bins.entry(b.div_euclid(per_bin)).or_insert(0) += bytes;
         }
-        let (Some((&lo, _)), Some((&hi, _))) = (bins.first_key_value(), bins.last_key_value()) else {
+        let (Some((&lo, _)), Some((&hi, _))) = (bins.first_key_value(), bins.last_key_value())
+        else {
             return Vec::new();
         };
         (lo..=hi)
@@ -129,7 +135,13 @@ mod tests {
         let mut s = SeriesBuilder::new(1.0);
         for i in 0..1000 {
             let t = i as f64 / 1000.0;
-            let v = if i == 500 { 100.0 } else if i == 700 { -5.0 } else { 1.0 };
+            let v = if i == 500 {
+                100.0
+            } else if i == 700 {
+                -5.0
+            } else {
+                1.0
+            };
             s.push(t, v);
         }
         s.push(1.5, 2.0);

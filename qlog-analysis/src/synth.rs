@@ -17,8 +17,8 @@ use std::io::Write;
 use std::time::{Duration, Instant, SystemTime};
 
 use qlog::events::quic::{
-    AckRange, CongestionStateUpdated, PacketHeader, PacketLost, PacketReceived, PacketSent, PacketType, QuicFrame,
-    RecoveryMetricsUpdated,
+    AckRange, CongestionStateUpdated, PacketHeader, PacketLost, PacketReceived, PacketSent,
+    PacketType, QuicFrame, RecoveryMetricsUpdated,
 };
 use qlog::events::{Event, EventData, EventImportance, RawInfo};
 use qlog::streamer::{EventTimePrecision, QlogStreamer};
@@ -79,10 +79,17 @@ fn hdr(pn: u64) -> PacketHeader {
 }
 
 /// Write a synthetic sender trace as JSON-SEQ to `writer`.
-pub fn write_sender(flow: &SynthFlow, writer: Box<dyn Write + Send + Sync>) -> std::io::Result<SynthTruth> {
+pub fn write_sender(
+    flow: &SynthFlow,
+    writer: Box<dyn Write + Send + Sync>,
+) -> std::io::Result<SynthTruth> {
     let vp = qlog::VantagePoint {
         name: None,
-        ty: if flow.server { qlog::VantagePointType::Server } else { qlog::VantagePointType::Client },
+        ty: if flow.server {
+            qlog::VantagePointType::Server
+        } else {
+            qlog::VantagePointType::Client
+        },
         flow: None,
     };
     let common = qlog::CommonFields {
@@ -106,12 +113,20 @@ pub fn write_sender(flow: &SynthFlow, writer: Box<dyn Write + Send + Sync>) -> s
         writer,
     );
     streamer.start_log().map_err(std::io::Error::other)?;
-    let mut truth = SynthTruth { min_rtt_ms: f64::INFINITY, ..Default::default() };
-    let emit = |s: &mut QlogStreamer, t_ms: f64, data: EventData, truth: &mut SynthTruth| -> std::io::Result<()> {
+    let mut truth = SynthTruth {
+        min_rtt_ms: f64::INFINITY,
+        ..Default::default()
+    };
+    let emit = |s: &mut QlogStreamer,
+                t_ms: f64,
+                data: EventData,
+                truth: &mut SynthTruth|
+     -> std::io::Result<()> {
         truth.events += 1;
         // Round like quiche's microsecond precision.
         let t = (t_ms * 1e3).round() / 1e3;
-        s.add_event(Event::with_time(t, data)).map_err(std::io::Error::other)
+        s.add_event(Event::with_time(t, data))
+            .map_err(std::io::Error::other)
     };
 
     let interval_ms = flow.payload as f64 * 8.0 / flow.rate_bps * 1e3;
@@ -129,142 +144,164 @@ pub fn write_sender(flow: &SynthFlow, writer: Box<dyn Write + Send + Sync>) -> s
     let mut acked_unique = crate::rangeset::RangeSet::new();
     let mut srtt = flow.base_rtt_ms;
     let mut state = String::new();
-    let mut next_slowdown_ms = if flow.slowdown_every_s > 0.0 { flow.slowdown_every_s * 1e3 } else { f64::INFINITY };
+    let mut next_slowdown_ms = if flow.slowdown_every_s > 0.0 {
+        flow.slowdown_every_s * 1e3
+    } else {
+        f64::INFINITY
+    };
     let mut slowdown_until = f64::NEG_INFINITY;
     let mut lost_total = 0u64;
 
-    let set_state = |s: &mut QlogStreamer, st: &mut String, new: &str, t: f64, truth: &mut SynthTruth| {
-        if st != new {
-            *st = new.to_string();
-            if new == "slowdown" {
-                truth.slowdowns += 1;
+    let set_state =
+        |s: &mut QlogStreamer, st: &mut String, new: &str, t: f64, truth: &mut SynthTruth| {
+            if st != new {
+                *st = new.to_string();
+                if new == "slowdown" {
+                    truth.slowdowns += 1;
+                }
+                emit(
+                    s,
+                    t,
+                    EventData::QuicCongestionStateUpdated(CongestionStateUpdated {
+                        old: None,
+                        new: new.into(),
+                        trigger: None,
+                    }),
+                    truth,
+                )
+            } else {
+                Ok(())
             }
-            emit(
-                s,
-                t,
-                EventData::QuicCongestionStateUpdated(CongestionStateUpdated { old: None, new: new.into(), trigger: None }),
-                truth,
-            )
-        } else {
-            Ok(())
-        }
-    };
+        };
     set_state(&mut streamer, &mut state, "slow_start", 0.0, &mut truth)?;
 
-    let mut process_acks_until = |s: &mut QlogStreamer,
-                                  until_us: u64,
-                                  acks: &mut BinaryHeap<Reverse<(u64, u64)>>,
-                                  sent_data: &mut std::collections::HashMap<u64, (u64, u64, f64)>,
-                                  truth: &mut SynthTruth,
-                                  srtt: &mut f64,
-                                  lost: &mut Vec<u64>,
-                                  lost_total: &mut u64|
-     -> std::io::Result<()> {
-        while let Some(&Reverse((at_us, pn))) = acks.peek() {
-            if at_us > until_us {
-                break;
-            }
-            acks.pop();
-            let t = at_us as f64 / 1e3;
-            // ACK the last 10 packet numbers up to pn, minus lost ones.
-            let lo = pn.saturating_sub(9);
-            let mut ranges = Vec::new();
-            let mut start = None;
-            for p in lo..=pn {
-                let is_lost = lost.contains(&p);
-                match (start, is_lost) {
-                    (None, false) => start = Some(p),
-                    (Some(st), true) => {
-                        ranges.push(AckRange::new(st, p - 1));
-                        start = None;
-                    }
-                    _ => {}
+    let mut process_acks_until =
+        |s: &mut QlogStreamer,
+         until_us: u64,
+         acks: &mut BinaryHeap<Reverse<(u64, u64)>>,
+         sent_data: &mut std::collections::HashMap<u64, (u64, u64, f64)>,
+         truth: &mut SynthTruth,
+         srtt: &mut f64,
+         lost: &mut Vec<u64>,
+         lost_total: &mut u64|
+         -> std::io::Result<()> {
+            while let Some(&Reverse((at_us, pn))) = acks.peek() {
+                if at_us > until_us {
+                    break;
                 }
-            }
-            if let Some(st) = start {
-                ranges.push(AckRange::new(st, pn));
-            }
-            let mut newest_rtt = None;
-            for p in lo..=pn {
-                if let Some((off, len, sent_at)) = sent_data.remove(&p) {
-                    if !lost.contains(&p) {
-                        let new = acked_unique.insert(off, off + len);
-                        truth.bytes_acked += new;
-                        let sec = (t / 1e3).floor() as usize;
-                        if truth.bytes_acked_per_s.len() <= sec {
-                            truth.bytes_acked_per_s.resize(sec + 1, 0);
+                acks.pop();
+                let t = at_us as f64 / 1e3;
+                // ACK the last 10 packet numbers up to pn, minus lost ones.
+                let lo = pn.saturating_sub(9);
+                let mut ranges = Vec::new();
+                let mut start = None;
+                for p in lo..=pn {
+                    let is_lost = lost.contains(&p);
+                    match (start, is_lost) {
+                        (None, false) => start = Some(p),
+                        (Some(st), true) => {
+                            ranges.push(AckRange::new(st, p - 1));
+                            start = None;
                         }
-                        truth.bytes_acked_per_s[sec] += new;
-                        if p == pn {
-                            newest_rtt = Some(t - sent_at);
-                        }
-                    } else {
-                        sent_data.insert(p, (off, len, sent_at));
+                        _ => {}
                     }
                 }
-            }
-            let frames = vec![QuicFrame::Ack {
-                ack_delay: Some(0.0),
-                acked_ranges: Some(ranges),
-                ect1: None,
-                ect0: None,
-                ce: None,
-                raw: None,
-            }];
-            emit(
-                s,
-                t,
-                EventData::QuicPacketReceived(PacketReceived {
-                    header: hdr(pn / 2),
-                    frames: Some(frames),
-                    raw: Some(RawInfo { length: Some(40), payload_length: Some(20), data: None }),
-                    ..Default::default()
-                }),
-                truth,
-            )?;
-            // Declare lost packets that are 3 or more below the newest acked.
-            let (declare, keep): (Vec<u64>, Vec<u64>) = lost.iter().partition(|&&l| l + 3 <= pn && sent_data.contains_key(&l));
-            let mut newly_lost = 0;
-            for l in declare {
-                sent_data.remove(&l);
-                newly_lost += 1;
+                if let Some(st) = start {
+                    ranges.push(AckRange::new(st, pn));
+                }
+                let mut newest_rtt = None;
+                for p in lo..=pn {
+                    if let Some((off, len, sent_at)) = sent_data.remove(&p) {
+                        if !lost.contains(&p) {
+                            let new = acked_unique.insert(off, off + len);
+                            truth.bytes_acked += new;
+                            let sec = (t / 1e3).floor() as usize;
+                            if truth.bytes_acked_per_s.len() <= sec {
+                                truth.bytes_acked_per_s.resize(sec + 1, 0);
+                            }
+                            truth.bytes_acked_per_s[sec] += new;
+                            if p == pn {
+                                newest_rtt = Some(t - sent_at);
+                            }
+                        } else {
+                            sent_data.insert(p, (off, len, sent_at));
+                        }
+                    }
+                }
+                let frames = vec![QuicFrame::Ack {
+                    ack_delay: Some(0.0),
+                    acked_ranges: Some(ranges),
+                    ect1: None,
+                    ect0: None,
+                    ce: None,
+                    raw: None,
+                }];
                 emit(
                     s,
                     t,
-                    EventData::QuicPacketLost(PacketLost { header: Some(hdr(l)), ..Default::default() }),
-                    truth,
-                )?;
-            }
-            *lost = keep;
-            *lost_total += newly_lost;
-            truth.packets_lost += newly_lost;
-            if let Some(rtt) = newest_rtt {
-                truth.rtt_samples += 1;
-                truth.min_rtt_ms = truth.min_rtt_ms.min((rtt * 1e3).round() / 1e3);
-                *srtt = 0.875 * *srtt + 0.125 * rtt;
-                let mut ex = qlog::events::ExData::new();
-                if newly_lost > 0 {
-                    ex.insert("cf_lost_packets".into(), serde_json::json!({"total": *lost_total, "delta": newly_lost}));
-                }
-                let cwnd = (flow.rate_bps / 8.0 * rtt / 1e3) as u64;
-                emit(
-                    s,
-                    t,
-                    EventData::QuicMetricsUpdated(RecoveryMetricsUpdated {
-                        latest_rtt: Some(rtt as f32),
-                        smoothed_rtt: Some(*srtt as f32),
-                        min_rtt: Some(truth.min_rtt_ms as f32),
-                        congestion_window: Some(cwnd),
-                        bytes_in_flight: Some(sent_data.len() as u64 * flow.payload),
-                        ex_data: ex,
+                    EventData::QuicPacketReceived(PacketReceived {
+                        header: hdr(pn / 2),
+                        frames: Some(frames),
+                        raw: Some(RawInfo {
+                            length: Some(40),
+                            payload_length: Some(20),
+                            data: None,
+                        }),
                         ..Default::default()
                     }),
                     truth,
                 )?;
+                // Declare lost packets that are 3 or more below the newest acked.
+                let (declare, keep): (Vec<u64>, Vec<u64>) = lost
+                    .iter()
+                    .partition(|&&l| l + 3 <= pn && sent_data.contains_key(&l));
+                let mut newly_lost = 0;
+                for l in declare {
+                    sent_data.remove(&l);
+                    newly_lost += 1;
+                    emit(
+                        s,
+                        t,
+                        EventData::QuicPacketLost(PacketLost {
+                            header: Some(hdr(l)),
+                            ..Default::default()
+                        }),
+                        truth,
+                    )?;
+                }
+                *lost = keep;
+                *lost_total += newly_lost;
+                truth.packets_lost += newly_lost;
+                if let Some(rtt) = newest_rtt {
+                    truth.rtt_samples += 1;
+                    truth.min_rtt_ms = truth.min_rtt_ms.min((rtt * 1e3).round() / 1e3);
+                    *srtt = 0.875 * *srtt + 0.125 * rtt;
+                    let mut ex = qlog::events::ExData::new();
+                    if newly_lost > 0 {
+                        ex.insert(
+                            "cf_lost_packets".into(),
+                            serde_json::json!({"total": *lost_total, "delta": newly_lost}),
+                        );
+                    }
+                    let cwnd = (flow.rate_bps / 8.0 * rtt / 1e3) as u64;
+                    emit(
+                        s,
+                        t,
+                        EventData::QuicMetricsUpdated(RecoveryMetricsUpdated {
+                            latest_rtt: Some(rtt as f32),
+                            smoothed_rtt: Some(*srtt as f32),
+                            min_rtt: Some(truth.min_rtt_ms as f32),
+                            congestion_window: Some(cwnd),
+                            bytes_in_flight: Some(sent_data.len() as u64 * flow.payload),
+                            ex_data: ex,
+                            ..Default::default()
+                        }),
+                        truth,
+                    )?;
+                }
             }
-        }
-        Ok(())
-    };
+            Ok(())
+        };
 
     for pn in 0..n_packets {
         let t = pn as f64 * interval_ms;
@@ -281,7 +318,13 @@ pub fn write_sender(flow: &SynthFlow, writer: Box<dyn Write + Send + Sync>) -> s
         )?;
         // States.
         if t >= 1000.0 && state == "slow_start" {
-            set_state(&mut streamer, &mut state, "congestion_avoidance", t, &mut truth)?;
+            set_state(
+                &mut streamer,
+                &mut state,
+                "congestion_avoidance",
+                t,
+                &mut truth,
+            )?;
         }
         if t >= next_slowdown_ms {
             set_state(&mut streamer, &mut state, "slowdown", t, &mut truth)?;
@@ -290,7 +333,13 @@ pub fn write_sender(flow: &SynthFlow, writer: Box<dyn Write + Send + Sync>) -> s
         } else if state == "slowdown" && t >= slowdown_until {
             set_state(&mut streamer, &mut state, "ramp_up", t, &mut truth)?;
         } else if state == "ramp_up" && t >= slowdown_until + 2.0 * flow.base_rtt_ms {
-            set_state(&mut streamer, &mut state, "congestion_avoidance", t, &mut truth)?;
+            set_state(
+                &mut streamer,
+                &mut state,
+                "congestion_avoidance",
+                t,
+                &mut truth,
+            )?;
         }
         // Send.
         let (off, len) = retransmit.pop_front().unwrap_or_else(|| {
@@ -307,9 +356,17 @@ pub fn write_sender(flow: &SynthFlow, writer: Box<dyn Write + Send + Sync>) -> s
                     stream_id: 3,
                     offset: Some(off),
                     fin: None,
-                    raw: Some(Box::new(RawInfo { length: None, payload_length: Some(len), data: None })),
+                    raw: Some(Box::new(RawInfo {
+                        length: None,
+                        payload_length: Some(len),
+                        data: None,
+                    })),
                 }]),
-                raw: Some(RawInfo { length: Some(len + 30), payload_length: Some(len + 10), data: None }),
+                raw: Some(RawInfo {
+                    length: Some(len + 30),
+                    payload_length: Some(len + 10),
+                    data: None,
+                }),
                 ..Default::default()
             }),
             &mut truth,

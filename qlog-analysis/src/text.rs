@@ -13,14 +13,28 @@ fn ms(v: Option<f64>) -> String {
 pub fn summary_table(a: &Analysis) -> String {
     let mut out = String::new();
     let w = &a.window;
-    let _ = write!(out, "window {:.3} s .. {:.3} s ({:.3} s)", w.from_s, w.to_s, w.duration_s());
+    let _ = write!(
+        out,
+        "window {:.3} s .. {:.3} s ({:.3} s)",
+        w.from_s,
+        w.to_s,
+        w.duration_s()
+    );
     if let Some(r) = a.link_rate_bps {
         let _ = write!(out, ", link {}", format_rate(r));
     }
     out.push('\n');
     let header = [
-        "flow", "role", "goodput", "share", "bytes", "rtt min/mean/p50/p95/p99 ms", "qdelay mean/p95 ms", "lost",
-        "slowdowns", "jain",
+        "flow",
+        "role",
+        "goodput",
+        "share",
+        "bytes",
+        "rtt min/mean/p50/p95/p99 ms",
+        "qdelay mean/p95 ms",
+        "lost",
+        "slowdowns",
+        "jain",
     ];
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for f in &a.flows {
@@ -30,19 +44,37 @@ pub fn summary_table(a: &Analysis) -> String {
             f.label.clone(),
             f.role.to_string(),
             format_rate(s.goodput_bps),
-            f.share.map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "-".into()),
+            f.share
+                .map(|x| format!("{:.1}%", x * 100.0))
+                .unwrap_or_else(|| "-".into()),
             format_bytes(s.bytes),
-            format!("{}/{}/{}/{}/{}", ms(r.min), ms(r.mean), ms(r.p50), ms(r.p95), ms(r.p99)),
-            format!("{}/{}", ms(s.queuing_delay_ms.mean), ms(s.queuing_delay_ms.p95)),
+            format!(
+                "{}/{}/{}/{}/{}",
+                ms(r.min),
+                ms(r.mean),
+                ms(r.p50),
+                ms(r.p95),
+                ms(r.p99)
+            ),
+            format!(
+                "{}/{}",
+                ms(s.queuing_delay_ms.mean),
+                ms(s.queuing_delay_ms.p95)
+            ),
             s.lost_packets.to_string(),
             f.slowdowns.to_string(),
             if f.active_whole_window { "yes" } else { "no" }.into(),
         ]);
     }
-    let widths: Vec<usize> =
-        (0..header.len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
     for row in &rows {
-        let line: Vec<String> = row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
         let _ = writeln!(out, "{}", line.join("  ").trim_end());
     }
     let _ = write!(out, "total goodput {}", format_rate(a.total_goodput_bps));
@@ -51,7 +83,11 @@ pub fn summary_table(a: &Analysis) -> String {
     }
     match a.jain_index {
         Some(j) => {
-            let _ = write!(out, ", Jain's index {j:.3} over {} flow(s) active for the whole window", a.jain_flows.len());
+            let _ = write!(
+                out,
+                ", Jain's index {j:.3} over {} flow(s) active for the whole window",
+                a.jain_flows.len()
+            );
         }
         None => {
             let _ = write!(out, ", Jain's index: no flow active for the whole window");
@@ -65,7 +101,12 @@ pub fn summary_table(a: &Analysis) -> String {
         let states: Vec<String> = f
             .state_time_s
             .iter()
-            .map(|(s, t)| format!("{s} {t:.2} s ({}x)", f.state_entries.get(s).copied().unwrap_or(0)))
+            .map(|(s, t)| {
+                format!(
+                    "{s} {t:.2} s ({}x)",
+                    f.state_entries.get(s).copied().unwrap_or(0)
+                )
+            })
             .collect();
         let _ = writeln!(out, "states of {}: {}", f.label, states.join(", "));
     }

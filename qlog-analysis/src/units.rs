@@ -41,7 +41,9 @@ pub fn parse_rate(s: &str) -> Result<f64, Error> {
     };
     let rate = value * factor;
     if rate <= 0.0 {
-        return Err(Error::Invalid(format!("bad rate {s:?}: must be greater than zero")));
+        return Err(Error::Invalid(format!(
+            "bad rate {s:?}: must be greater than zero"
+        )));
     }
     Ok(rate)
 }
@@ -137,7 +139,10 @@ mod tests {
         assert_eq!(parse_duration("250us").unwrap(), 250e-6);
         assert_eq!(parse_duration("2min").unwrap(), 120.0);
         assert_eq!(parse_duration(" 1.5s ").unwrap(), 1.5);
-        assert!(parse_duration("10").unwrap_err().to_string().contains("500ms"));
+        assert!(parse_duration("10")
+            .unwrap_err()
+            .to_string()
+            .contains("500ms"));
         assert!(parse_duration("s").is_err());
     }
 

@@ -23,7 +23,9 @@ use std::path::PathBuf;
 use qlog_analysis::{analyze, FlowInput, GoodputMethod, Options, Role};
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -36,12 +38,21 @@ macro_rules! assert_close {
     };
     ($a:expr, $b:expr, $tol:expr) => {{
         let (a, b) = ($a, $b);
-        assert!(close(a, b, $tol), "{} = {a}, expected {b} (±{})", stringify!($a), $tol);
+        assert!(
+            close(a, b, $tol),
+            "{} = {a}, expected {b} (±{})",
+            stringify!($a),
+            $tol
+        );
     }};
 }
 
 fn window(from: f64, to: f64) -> Options {
-    Options { from_s: Some(from), to_s: Some(to), ..Options::default() }
+    Options {
+        from_s: Some(from),
+        to_s: Some(to),
+        ..Options::default()
+    }
 }
 
 #[test]
@@ -64,7 +75,11 @@ fn flow_a_goodput_in_window() {
 
 #[test]
 fn flow_a_whole_trace_by_default() {
-    let a = analyze([fixture("flow-a-server-ledbatpp.sqlog")], &Options::default()).unwrap();
+    let a = analyze(
+        [fixture("flow-a-server-ledbatpp.sqlog")],
+        &Options::default(),
+    )
+    .unwrap();
     let f = &a.flows[0];
     // Window: first event (0 s) to last delivery (4.2 s).
     assert_close!(a.window.from_s, 0.0);
@@ -99,7 +114,10 @@ fn flow_a_rtt_and_queuing_delay() {
     // Series: one point per sample, queuing delay = RTT - 100.
     let qd: Vec<f64> = f.series.queuing_delay_ms.iter().map(|p| p.1).collect();
     assert_eq!(qd, vec![0.0, 50.0, 0.0, 100.0]);
-    assert_eq!(f.series.cwnd_bytes, vec![(0.1, 20000.0), (1.3, 10000.0), (5.0, 12000.0)]);
+    assert_eq!(
+        f.series.cwnd_bytes,
+        vec![(0.1, 20000.0), (1.3, 10000.0), (5.0, 12000.0)]
+    );
     assert_eq!(f.series.bytes_in_flight.len(), 4);
 }
 
@@ -119,7 +137,11 @@ fn flow_a_state_durations_and_slowdowns() {
     assert_eq!(f.series.states.len(), 8);
 
     // A window that cuts intervals: [2.1, 3.05).
-    let a = analyze([fixture("flow-a-server-ledbatpp.sqlog")], &window(2.1, 3.05)).unwrap();
+    let a = analyze(
+        [fixture("flow-a-server-ledbatpp.sqlog")],
+        &window(2.1, 3.05),
+    )
+    .unwrap();
     let f = &a.flows[0];
     let t = |s: &str| f.state_time_s.get(s).copied().unwrap_or(0.0);
     assert_close!(t("slowdown"), 0.1 + 0.05, 1e-9);
@@ -141,15 +163,22 @@ fn plain_json_gives_the_same_figures() {
 }
 
 fn jain_inputs() -> Vec<PathBuf> {
-    ["jain-1-server-cubic.sqlog", "jain-2-server-ledbatpp.sqlog", "jain-3-server-cubic.sqlog"]
-        .iter()
-        .map(|n| fixture(n))
-        .collect()
+    [
+        "jain-1-server-cubic.sqlog",
+        "jain-2-server-ledbatpp.sqlog",
+        "jain-3-server-cubic.sqlog",
+    ]
+    .iter()
+    .map(|n| fixture(n))
+    .collect()
 }
 
 #[test]
 fn jain_of_known_shares() {
-    let opts = Options { link_rate_bps: Some(64_000.0), ..window(0.0, 10.0) };
+    let opts = Options {
+        link_rate_bps: Some(64_000.0),
+        ..window(0.0, 10.0)
+    };
     let a = analyze(jain_inputs(), &opts).unwrap();
     let g: Vec<f64> = a.flows.iter().map(|f| f.summary.goodput_bps).collect();
     assert_eq!(g, vec![24_000.0, 8_000.0, 3_200.0]);
@@ -174,24 +203,35 @@ fn jain_helper() {
     assert_eq!(qlog_analysis::jain_index(&[]), None);
     assert_eq!(qlog_analysis::jain_index(&[0.0, 0.0]), None);
     assert_close!(qlog_analysis::jain_index(&[5.0, 5.0, 5.0]).unwrap(), 1.0);
-    assert_close!(qlog_analysis::jain_index(&[1.0, 0.0, 0.0, 0.0]).unwrap(), 0.25);
+    assert_close!(
+        qlog_analysis::jain_index(&[1.0, 0.0, 0.0, 0.0]).unwrap(),
+        0.25
+    );
 }
 
 #[test]
 fn time_base_options() {
     use qlog_analysis::TimeBase;
     // Each trace on its own clock: flow 3 then starts at 0.
-    let opts = Options { time_base: TimeBase::TraceStart, ..window(0.0, 10.0) };
+    let opts = Options {
+        time_base: TimeBase::TraceStart,
+        ..window(0.0, 10.0)
+    };
     let a = analyze(jain_inputs(), &opts).unwrap();
     assert_close!(a.flows[2].start_s, 0.0);
     // An explicit wall-clock zero 1 s before the first trace.
     let zero = qlog_analysis::reader::parse_wall_clock("2025-12-31T23:59:59Z").unwrap();
-    let opts = Options { time_base: TimeBase::WallClock(zero), ..window(0.0, 11.0) };
+    let opts = Options {
+        time_base: TimeBase::WallClock(zero),
+        ..window(0.0, 11.0)
+    };
     let a = analyze(jain_inputs(), &opts).unwrap();
     assert_close!(a.flows[0].start_s, 1.0, 1e-9);
     assert_close!(a.flows[2].start_s, 6.0, 1e-9);
     // A per-file offset overrides the time base.
-    let inputs = vec![FlowInput::new(fixture("jain-2-server-ledbatpp.sqlog")).offset_s(2.5).label("late")];
+    let inputs = vec![FlowInput::new(fixture("jain-2-server-ledbatpp.sqlog"))
+        .offset_s(2.5)
+        .label("late")];
     let a = analyze(inputs, &Options::default()).unwrap();
     assert_close!(a.flows[0].start_s, 2.5);
     assert_eq!(a.flows[0].label, "late");
@@ -207,7 +247,10 @@ fn receiver_side_trace() {
     assert_eq!(f.summary.bytes, 30_000);
     // Next to the sender's trace, only the sender is kept for plots.
     let a = analyze(
-        [fixture("jain-1-client-cubic.sqlog"), fixture("jain-1-server-cubic.sqlog")],
+        [
+            fixture("jain-1-client-cubic.sqlog"),
+            fixture("jain-1-server-cubic.sqlog"),
+        ],
         &window(0.0, 10.0),
     )
     .unwrap();
@@ -238,11 +281,40 @@ fn summary_json_parts_have_the_schema_keys() {
         k.sort();
         k
     };
-    assert_eq!(keys(&v), ["bytes", "goodput_bps", "lost_packets", "queuing_delay_ms", "rtt_ms"]);
+    assert_eq!(
+        keys(&v),
+        [
+            "bytes",
+            "goodput_bps",
+            "lost_packets",
+            "queuing_delay_ms",
+            "rtt_ms"
+        ]
+    );
     assert_eq!(keys(&v["rtt_ms"]), ["mean", "min", "p50", "p95", "p99"]);
     assert_eq!(keys(&v["queuing_delay_ms"]), ["mean", "p95"]);
     // The whole analysis serialises with the aggregate keys too.
     let all = serde_json::to_value(&a).unwrap();
     assert!(all.get("utilization").is_some() && all.get("jain_index").is_some());
     assert_eq!(all["flows"][0]["bytes"], 6000);
+}
+
+#[test]
+fn summary_parts_for_lbe_lab() {
+    let opts = Options {
+        link_rate_bps: Some(64_000.0),
+        ..window(0.0, 10.0)
+    };
+    let p = qlog_analysis::summary_parts(jain_inputs(), &opts).unwrap();
+    assert_eq!(p.flows.len(), 3);
+    assert_eq!(p.flows[1].bytes, 10_000);
+    assert_close!(p.jain_index.unwrap(), 0.8, 1e-12);
+    assert_close!(p.utilization.unwrap(), 0.55, 1e-12);
+    assert_eq!(
+        p.window,
+        qlog_analysis::Window {
+            from_s: 0.0,
+            to_s: 10.0
+        }
+    );
 }

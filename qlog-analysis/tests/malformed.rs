@@ -21,7 +21,9 @@ use qlog_analysis::reader::{read_qlog, Event};
 use qlog_analysis::{analyze, Error, Options};
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 fn err_of(name: &str) -> Error {
@@ -52,14 +54,20 @@ fn directory() {
 fn empty_file() {
     let e = err_of("empty.sqlog");
     assert!(matches!(e, Error::Empty { .. }));
-    assert!(one_line(&e).ends_with("empty.sqlog:1: empty file, not a qlog"), "{e}");
+    assert!(
+        one_line(&e).ends_with("empty.sqlog:1: empty file, not a qlog"),
+        "{e}"
+    );
 }
 
 #[test]
 fn garbage() {
     let e = err_of("garbage.sqlog");
     assert_eq!(e.line(), Some(1));
-    assert!(one_line(&e).contains("garbage.sqlog:1: not a qlog file"), "{e}");
+    assert!(
+        one_line(&e).contains("garbage.sqlog:1: not a qlog file"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -68,7 +76,12 @@ fn wrong_type_in_known_field() {
     let s = one_line(&e);
     // The header is line 1, the metrics event line 3.
     assert_eq!(e.line(), Some(3), "{s}");
-    assert!(s.contains("wrong-type.sqlog:3: quic:recovery_metrics_updated: invalid type: string \"big\""), "{s}");
+    assert!(
+        s.contains(
+            "wrong-type.sqlog:3: quic:recovery_metrics_updated: invalid type: string \"big\""
+        ),
+        "{s}"
+    );
     assert!(s.contains("congestion_window"), "{s}");
 }
 
@@ -77,7 +90,10 @@ fn wrong_type_in_time() {
     let e = err_of("wrong-time-type.sqlog");
     let s = one_line(&e);
     assert_eq!(e.line(), Some(2), "{s}");
-    assert!(s.contains("bad event record: invalid type: string \"soon\", expected f64"), "{s}");
+    assert!(
+        s.contains("bad event record: invalid type: string \"soon\", expected f64"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -85,7 +101,10 @@ fn truncated_last_record_is_a_warning() {
     let a = analyze([fixture("truncated.sqlog")], &Options::default()).unwrap();
     assert_eq!(a.warnings.len(), 1);
     let w = a.warnings[0].to_string();
-    assert!(w.contains("truncated.sqlog:8: warning: last record is cut short"), "{w}");
+    assert!(
+        w.contains("truncated.sqlog:8: warning: last record is cut short"),
+        "{w}"
+    );
     // Everything before the cut counts: the first ACK delivered 2000 bytes.
     assert_eq!(a.flows[0].total_bytes, 2000);
     assert_eq!(a.flows[0].rtt_samples, 1);
@@ -110,14 +129,19 @@ fn syntax_error() {
 #[test]
 fn event_first() {
     let e = err_of("event-first.sqlog");
-    assert!(one_line(&e).contains(":1: the first record is an event, not a qlog header"), "{e}");
+    assert!(
+        one_line(&e).contains(":1: the first record is an event, not a qlog header"),
+        "{e}"
+    );
 }
 
 #[test]
 fn plain_json_truncated() {
     let a = analyze([fixture("truncated.qlog")], &Options::default()).unwrap();
     assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
-    assert!(a.warnings[0].to_string().contains("file ends inside the events array"));
+    assert!(a.warnings[0]
+        .to_string()
+        .contains("file ends inside the events array"));
     // Cut just before the packet_lost event (t = 1.2 s): 2000 + 1000 bytes acked.
     assert_eq!(a.flows[0].total_bytes, 3000);
 }
@@ -129,7 +153,10 @@ fn plain_json_wrong_type() {
     let text = std::fs::read_to_string(fixture("wrong-type.qlog")).unwrap();
     let bad_line = text.lines().position(|l| l.contains("\"fast\"")).unwrap() as u64 + 1;
     assert_eq!(e.line(), Some(bad_line), "{s}");
-    assert!(s.contains("invalid type: string \"fast\", expected f32"), "{s}");
+    assert!(
+        s.contains("invalid type: string \"fast\", expected f32"),
+        "{s}"
+    );
     assert!(s.contains("latest_rtt"), "{s}");
 }
 
@@ -168,12 +195,20 @@ fn prefixes_and_noise_never_panic() {
 #[test]
 fn reader_counts_and_lines() {
     let mut lines = Vec::new();
-    let stats = read_qlog(fixture("flow-a-server-ledbatpp.sqlog"), &mut |e: Event| lines.push(e.line)).unwrap();
+    let stats = read_qlog(fixture("flow-a-server-ledbatpp.sqlog"), &mut |e: Event| {
+        lines.push(e.line)
+    })
+    .unwrap();
     assert_eq!(stats.traces, 1);
     // 26 events: one (parameters_set) only envelope-checked.
     assert_eq!(stats.decoded_events, 25);
     assert_eq!(stats.other_events, 1);
     assert_eq!(lines.first(), Some(&3));
     assert_eq!(lines.last(), Some(&27));
-    assert_eq!(stats.bytes, std::fs::metadata(fixture("flow-a-server-ledbatpp.sqlog")).unwrap().len());
+    assert_eq!(
+        stats.bytes,
+        std::fs::metadata(fixture("flow-a-server-ledbatpp.sqlog"))
+            .unwrap()
+            .len()
+    );
 }

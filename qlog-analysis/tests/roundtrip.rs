@@ -26,7 +26,14 @@ fn streamer_roundtrip_matches_truth() {
     assert!(truth.packets_lost > 0 && truth.slowdowns == 2, "{truth:?}");
 
     // Whole trace.
-    let a = analyze([&path], &Options { series_resolution_s: 0.0, ..Options::default() }).unwrap();
+    let a = analyze(
+        [&path],
+        &Options {
+            series_resolution_s: 0.0,
+            ..Options::default()
+        },
+    )
+    .unwrap();
     assert!(a.warnings.is_empty(), "{:?}", a.warnings);
     let f = &a.flows[0];
     assert_eq!(f.role, Role::Server);
@@ -34,15 +41,26 @@ fn streamer_roundtrip_matches_truth() {
     assert_eq!(f.lost_packets_total, truth.packets_lost);
     assert_eq!(f.rtt_samples, truth.rtt_samples);
     assert_eq!(f.slowdowns, truth.slowdowns);
-    assert!((f.base_rtt_ms.unwrap() - truth.min_rtt_ms).abs() < 1e-3, "{:?} vs {}", f.base_rtt_ms, truth.min_rtt_ms);
+    assert!(
+        (f.base_rtt_ms.unwrap() - truth.min_rtt_ms).abs() < 1e-3,
+        "{:?} vs {}",
+        f.base_rtt_ms,
+        truth.min_rtt_ms
+    );
     // Retransmitted bytes are sent twice but count once.
     assert_eq!(f.retransmitted_bytes, truth.packets_lost * flow.payload);
 
     // Windows of whole seconds agree with the writer's per-second counts.
     for (from, to) in [(2usize, 5usize), (5, 11), (0, 12)] {
-        let opts = Options { from_s: Some(from as f64), to_s: Some(to as f64), ..Options::default() };
+        let opts = Options {
+            from_s: Some(from as f64),
+            to_s: Some(to as f64),
+            ..Options::default()
+        };
         let a = analyze([&path], &opts).unwrap();
-        let expect: u64 = truth.bytes_acked_per_s[from..to.min(truth.bytes_acked_per_s.len())].iter().sum();
+        let expect: u64 = truth.bytes_acked_per_s[from..to.min(truth.bytes_acked_per_s.len())]
+            .iter()
+            .sum();
         let f = &a.flows[0];
         assert_eq!(f.summary.bytes, expect, "window {from}..{to}");
         let gp = expect as f64 * 8.0 / (to - from) as f64;
@@ -54,7 +72,10 @@ fn streamer_roundtrip_matches_truth() {
         }
         // RTT: the sawtooth spans base..base+queue.
         let r = f.summary.rtt_ms;
-        assert!(r.min.unwrap() >= 40.0 - 1e-3 && r.p99.unwrap() <= 60.0 + 0.1, "{r:?}");
+        assert!(
+            r.min.unwrap() >= 40.0 - 1e-3 && r.p99.unwrap() <= 60.0 + 0.1,
+            "{r:?}"
+        );
         // Over whole sawtooth periods (2 s) the mean queuing delay is half the peak.
         let q = f.summary.queuing_delay_ms;
         if (to - from) % 2 == 0 {
@@ -79,7 +100,12 @@ fn streamer_in_memory_and_plain_json() {
         }
     }
     let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let flow = SynthFlow { duration_s: 3.0, loss_every: 50, server: false, ..Default::default() };
+    let flow = SynthFlow {
+        duration_s: 3.0,
+        loss_every: 50,
+        server: false,
+        ..Default::default()
+    };
     let truth = write_sender(&flow, Box::new(Shared(buf.clone()))).unwrap();
     let bytes = buf.lock().unwrap().clone();
 
@@ -89,7 +115,8 @@ fn streamer_in_memory_and_plain_json() {
     let text = String::from_utf8(bytes).unwrap();
     let mut records = text.split('\u{1e}').filter(|r| !r.trim().is_empty());
     let header: serde_json::Value = serde_json::from_str(records.next().unwrap()).unwrap();
-    let events: Vec<serde_json::Value> = records.map(|r| serde_json::from_str(r).unwrap()).collect();
+    let events: Vec<serde_json::Value> =
+        records.map(|r| serde_json::from_str(r).unwrap()).collect();
     let mut trace = header["trace"].clone();
     trace["events"] = serde_json::Value::Array(events);
     let doc = serde_json::json!({"file_schema": "urn:ietf:params:qlog:file:contained", "traces": [trace]});
@@ -111,23 +138,41 @@ fn two_flows_lined_up_by_wall_clock() {
     let a_path = dir.join("1-server-ledbatpp.sqlog");
     let b_path = dir.join("2-server-cubic.sqlog");
     let ta = write_sender_file(
-        &SynthFlow { rate_bps: 2e6, duration_s: 8.0, wall_clock: Some(epoch_plus(0.0)), ..Default::default() },
+        &SynthFlow {
+            rate_bps: 2e6,
+            duration_s: 8.0,
+            wall_clock: Some(epoch_plus(0.0)),
+            ..Default::default()
+        },
         &a_path,
     )
     .unwrap();
     write_sender_file(
-        &SynthFlow { rate_bps: 6e6, duration_s: 4.0, wall_clock: Some(epoch_plus(3.0)), ..Default::default() },
+        &SynthFlow {
+            rate_bps: 6e6,
+            duration_s: 4.0,
+            wall_clock: Some(epoch_plus(3.0)),
+            ..Default::default()
+        },
         &b_path,
     )
     .unwrap();
-    let opts = Options { from_s: Some(3.5), to_s: Some(6.5), link_rate_bps: Some(10e6), ..Options::default() };
+    let opts = Options {
+        from_s: Some(3.5),
+        to_s: Some(6.5),
+        link_rate_bps: Some(10e6),
+        ..Options::default()
+    };
     let a = analyze([&a_path, &b_path], &opts).unwrap();
     assert!((a.flows[1].start_s - 3.0).abs() < 1e-9);
     let expect_a: u64 = ta.bytes_acked_per_s[3..7].iter().sum::<u64>();
     // Flow a delivers at 2 Mbit/s, flow b at 6: shares 1/4, 3/4, utilisation 0.8.
     let ga = a.flows[0].summary.goodput_bps;
     let gb = a.flows[1].summary.goodput_bps;
-    assert!((ga / 2e6 - 1.0).abs() < 0.03 && (gb / 6e6 - 1.0).abs() < 0.03, "{ga} {gb}");
+    assert!(
+        (ga / 2e6 - 1.0).abs() < 0.03 && (gb / 6e6 - 1.0).abs() < 0.03,
+        "{ga} {gb}"
+    );
     assert!((a.utilization.unwrap() - 0.8).abs() < 0.03);
     assert!(a.flows[0].summary.bytes < expect_a);
     let j = a.jain_index.unwrap();
