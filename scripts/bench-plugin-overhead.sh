@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bytes=${1:-200MB}
 rounds=${2:-5}
-make -s build >/dev/null
+make -s build >/dev/null || { echo "build failed" >&2; exit 1; }
 bin=target/release/quic-bulk
 
 port=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
