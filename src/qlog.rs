@@ -50,7 +50,7 @@ pub fn file_name(label: &str, role: Role, cc_tag: &str, conn_id: &[u8]) -> Strin
     let safe = |s: &str| -> String {
         s.chars()
             .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '=' | '.' | '_') {
+                if c.is_ascii_alphanumeric() || matches!(c, '=' | '.' | '_' | '+') {
                     c
                 } else {
                     '_'
@@ -92,10 +92,10 @@ mod tests {
             file_name(
                 "flow-1",
                 Role::Server,
-                "ledbatpp_target=25ms",
+                "ledbatpp+target=25ms",
                 &[0xab, 0x01, 2, 3, 4, 5, 6, 7, 8, 9]
             ),
-            "flow_1-server-ledbatpp_target=25ms-ab01020304050607.sqlog"
+            "flow_1-server-ledbatpp+target=25ms-ab01020304050607.sqlog"
         );
     }
 }

@@ -142,16 +142,16 @@ impl CcSpec {
         &self.text
     }
 
-    /// The spec, made safe for a file name (`ledbatpp_target=25ms`).
+    /// The spec for a file name: `:` and `,` become `+`, so
+    /// `ledbatpp:target=25ms,ss_exit=0.5` reads back from
+    /// `ledbatpp+target=25ms+ss_exit=0.5`; anything else unusual becomes `_`.
     pub fn file_tag(&self) -> String {
         self.text
             .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '=' | '.' | '-') {
-                    c
-                } else {
-                    '_'
-                }
+            .map(|c| match c {
+                ':' | ',' => '+',
+                c if c.is_ascii_alphanumeric() || matches!(c, '=' | '.' | '_') => c,
+                _ => '_',
             })
             .collect()
     }
@@ -217,7 +217,7 @@ mod tests {
         let s: CcSpec = " fixed:packets=4 ".parse().unwrap();
         assert_eq!(s.as_str(), "fixed:packets=4");
         assert_eq!(s.name(), "fixed");
-        assert_eq!(s.file_tag(), "fixed_packets=4");
+        assert_eq!(s.file_tag(), "fixed+packets=4");
         match s.plugin() {
             Some(ControllerConfig::Fixed(c)) => assert_eq!(c.packets, 4),
             other => panic!("unexpected {other:?}"),

@@ -67,13 +67,30 @@ pub fn parse_file_name(path: &Path) -> NameInfo {
         .then(|| stem[..offsets[i] - 1].to_string())
         .filter(|s| !s.is_empty());
     let cc = (i + 1 < parts.len())
-        .then(|| stem[offsets[i + 1]..].to_string())
+        .then(|| decode_cc_tag(strip_conn_id(&stem[offsets[i + 1]..])))
         .filter(|s| !s.is_empty());
     NameInfo {
         flow,
         role: Some(role),
         cc,
         stem,
+    }
+}
+
+/// quic-bulk ends its names with `-<16 hex digits>`, the connection ID.
+fn strip_conn_id(tail: &str) -> &str {
+    match tail.rsplit_once('-') {
+        Some((head, id)) if id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()) => head,
+        _ => tail,
+    }
+}
+
+/// quic-bulk writes a spec's `:` and `,` as `+` in file names
+/// (`ledbatpp+target=25ms+ss_exit=0.5`): the first is the `:`.
+fn decode_cc_tag(tag: &str) -> String {
+    match tag.split_once('+') {
+        Some((name, params)) => format!("{name}:{}", params.replace('+', ",")),
+        None => tag.to_string(),
     }
 }
 
@@ -117,6 +134,16 @@ mod tests {
         assert_eq!(n.flow.as_deref(), Some("flow-2"));
         assert_eq!(n.role, Some(Role::Client));
         assert_eq!(n.cc.as_deref(), Some("cubic"));
+
+        let n = parse_file_name(Path::new(
+            "flow_1-server-ledbatpp+target=25ms+decrease_constant=2-0123456789abcdef.sqlog",
+        ));
+        assert_eq!(n.flow.as_deref(), Some("flow_1"));
+        assert_eq!(n.role, Some(Role::Server));
+        assert_eq!(
+            n.cc.as_deref(),
+            Some("ledbatpp:target=25ms,decrease_constant=2")
+        );
 
         let n = parse_file_name(Path::new("trace.qlog"));
         assert_eq!(

@@ -31,7 +31,7 @@ enum Command {
     /// Serve downloads and uploads until interrupted.
     Server(ServerCli),
     /// Run one transfer and print a summary.
-    Client(ClientCli),
+    Client(Box<ClientCli>),
 }
 
 #[derive(Args)]

@@ -178,7 +178,7 @@ mod tests {
         buf[9_000] ^= 0x40;
         assert_eq!(first_mismatch(5, &buf), Some(9_005));
         // A shifted stream (one byte lost) is caught at once.
-        assert_eq!(first_mismatch(6, &buf[..100]).is_some(), true);
+        assert!(first_mismatch(6, &buf[..100]).is_some());
     }
 
     #[test]

@@ -146,6 +146,9 @@ impl Receiver {
     }
 }
 
+/// A complete line, and whatever followed it in the same read.
+pub type Line = (Vec<u8>, Vec<u8>);
+
 /// Collects one newline-terminated line from a stream.
 pub struct LineReader {
     line: Vec<u8>,
@@ -169,7 +172,7 @@ impl LineReader {
         &mut self,
         conn: &mut quiche::Connection,
         stream: u64,
-    ) -> Result<Option<(Vec<u8>, Vec<u8>)>, String> {
+    ) -> Result<Option<Line>, String> {
         let mut buf = [0u8; 4096];
         while !self.done {
             match conn.stream_recv(stream, &mut buf) {

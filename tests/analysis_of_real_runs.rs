@@ -1,0 +1,94 @@
+//! qlog-analysis on qlogs that real quic-bulk transfers wrote, checked
+//! against what quic-bulk itself measured.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use qlog_analysis::FlowInput;
+use qlog_analysis::Options;
+use quic_bulk::client::ClientArgs;
+use quic_bulk::protocol::Amount;
+use quic_bulk::protocol::Direction;
+use quic_bulk::server::ServerArgs;
+use quiche_lbe::tls::Certificate;
+
+#[test]
+fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
+    let dir = std::env::temp_dir().join(format!("lbe-analysis-real-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let server = quic_bulk::server::bind(&ServerArgs {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        qlog_dir: Some(dir.clone()),
+        certificate: Certificate::SelfSigned,
+        retry: true,
+        verbose: false,
+    })
+    .unwrap();
+    let addr = server.local_addr();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || server.run(&flag).unwrap());
+
+    for (cc, direction) in [
+        ("ledbatpp", Direction::Download),
+        ("cubic", Direction::Upload),
+    ] {
+        let summary = quic_bulk::client::run(
+            ClientArgs {
+                connect: addr,
+                bind: None,
+                cc: cc.parse().unwrap(),
+                amount: Amount::Bytes(100_000_000),
+                direction,
+                qlog_dir: Some(dir.clone()),
+                label: format!("real_{cc}"),
+                handshake_timeout: Duration::from_secs(10),
+                progress: false,
+            },
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        let qlog = PathBuf::from(summary.qlog.clone().unwrap());
+
+        let analysis =
+            qlog_analysis::analyze([FlowInput::new(&qlog)], &Options::default()).unwrap();
+        let flow = &analysis.flows[0];
+        assert_eq!(
+            flow.cc.as_deref(),
+            Some(cc),
+            "controller read from {}",
+            qlog.display()
+        );
+
+        // Every payload byte, plus at most the few hundred bytes of
+        // protocol lines.
+        assert!(
+            flow.total_bytes >= summary.bytes,
+            "{} < {}",
+            flow.total_bytes,
+            summary.bytes
+        );
+        assert!(
+            flow.total_bytes <= summary.bytes + 1000,
+            "{} vs {}",
+            flow.total_bytes,
+            summary.bytes
+        );
+
+        let ratio = flow.summary.goodput_bps / summary.goodput_bps;
+        assert!(
+            (0.98..=1.02).contains(&ratio),
+            "{cc}: qlog goodput {:.1} Mbit/s vs quic-bulk {:.1} Mbit/s",
+            flow.summary.goodput_bps / 1e6,
+            summary.goodput_bps / 1e6
+        );
+    }
+
+    stop.store(true, Ordering::Relaxed);
+    thread.join().unwrap();
+}
