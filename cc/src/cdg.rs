@@ -54,6 +54,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 use crate::delay;
+use crate::flight::FlightSize;
 use crate::params;
 use crate::rng::SplitMix64;
 use crate::round;
@@ -192,6 +193,7 @@ pub struct Cdg {
     s: State,
     saved: Option<State>,
     rounds: Rounds,
+    flight: FlightSize,
     /// Smallest and largest sample of the current round (`MAX`/`ZERO` when
     /// it has none yet).
     round_min: Duration,
@@ -237,6 +239,7 @@ impl Cdg {
             },
             saved: None,
             rounds: Rounds::default(),
+            flight: FlightSize::default(),
             round_min: Duration::MAX,
             round_max: Duration::ZERO,
             prev: None,
@@ -350,7 +353,9 @@ impl CongestionController for Cdg {
         "cdg"
     }
 
-    fn on_packet_sent(&mut self, _now: Instant, _bytes: u64, _bytes_in_flight: u64) {}
+    fn on_packet_sent(&mut self, _now: Instant, bytes: u64, bytes_in_flight: u64) {
+        self.flight.on_packet_sent(bytes, bytes_in_flight);
+    }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
         let now = ack.now;
@@ -379,7 +384,7 @@ impl CongestionController for Cdg {
         if self.s.in_recovery {
             return;
         }
-        if ack.bytes_in_flight.saturating_mul(2) < self.s.cwnd {
+        if self.flight.at_ack(ack.bytes_in_flight).saturating_mul(2) < self.s.cwnd {
             self.s.shadow = self.s.shadow.min(self.s.cwnd);
             return;
         }

@@ -12,9 +12,10 @@
 //! ```
 //!
 //! with `flightsize` the bytes in flight when the ACK arrived, the packets
-//! it acknowledges still counted (the RFC subtracts them after the cap).
-//! The cap is the RFC's: it also lowers the window of a sender that does not
-//! use it. Loss (§2.4.2): `cwnd = max(cwnd/2, MIN_CWND·MSS)`, at most once
+//! it acknowledges still counted (the RFC subtracts them after the cap), or
+//! the bytes in flight after the latest transmission if more: see
+//! [`crate::flight`] for why a batched event loop needs that. The cap is the
+//! RFC's: it also lowers the window of a sender that does not use it. Loss (§2.4.2): `cwnd = max(cwnd/2, MIN_CWND·MSS)`, at most once
 //! per recovery period (a loss of a packet sent no later than the current
 //! recovery period began does not reduce again, RFC 9002 §7.3.2), and the
 //! window does not increase during recovery. Persistent congestion (the
@@ -55,6 +56,7 @@ use std::time::Instant;
 use crate::delay;
 use crate::delay::DelayConfig;
 use crate::delay::DelayEstimator;
+use crate::flight::FlightSize;
 use crate::params;
 use crate::round;
 use crate::round::Rounds;
@@ -281,6 +283,7 @@ pub struct Ledbat {
     saved: Option<State>,
     delay: DelayEstimator,
     dynamic: Option<DynamicGain>,
+    flight: FlightSize,
 }
 
 impl Ledbat {
@@ -311,6 +314,7 @@ impl Ledbat {
             },
             saved: None,
             delay: DelayEstimator::new(&cfg.delay),
+            flight: FlightSize::default(),
             dynamic,
             cfg,
         }
@@ -418,7 +422,9 @@ impl CongestionController for Ledbat {
         "ledbat"
     }
 
-    fn on_packet_sent(&mut self, _now: Instant, _bytes: u64, _bytes_in_flight: u64) {}
+    fn on_packet_sent(&mut self, _now: Instant, bytes: u64, bytes_in_flight: u64) {
+        self.flight.on_packet_sent(bytes, bytes_in_flight);
+    }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
         let now = ack.now;
@@ -451,7 +457,7 @@ impl CongestionController for Ledbat {
             };
             (cwnd + gain * off_target * bytes * self.mss / cwnd, allowed)
         };
-        let mut next = grown.min(ack.bytes_in_flight as f64 + headroom);
+        let mut next = grown.min(self.flight.at_ack(ack.bytes_in_flight) as f64 + headroom);
         if self.s.in_recovery {
             next = next.min(cwnd);
         }
@@ -571,6 +577,24 @@ mod tests {
         assert_eq!(snap.queuing_delay, Some(ms(1000)));
         assert_eq!(snap.target, Some(ms(100)));
         assert_eq!(snap.gain, Some(1.0));
+    }
+
+    #[test]
+    fn a_batch_of_acks_does_not_ratchet_the_cap_down() {
+        let mut d = driver(&[("current_filter", "1"), ("init_cwnd", "4")]);
+        // The sender fills its 4800-byte window, then three ACKs are read
+        // back to back: each sees 1200 bytes less in flight, but the
+        // flight size is that of the last transmission (4800).
+        d.cc.on_packet_sent(d.now, MSS, 3 * MSS);
+        // cwnd += 1200·1200/cwnd: 4800 → 5100 → 5382.35 → 5649.89.
+        ack(&mut d, 50, 4800);
+        assert_eq!(d.cc.window(), 5100);
+        ack(&mut d, 50, 3600);
+        assert_eq!(d.cc.window(), 5382);
+        ack(&mut d, 50, 2400);
+        assert_eq!(d.cc.window(), 5649);
+        // Were the cap applied to the flight at each ACK, the window would
+        // have fallen to 2400 + 1200 at the third.
     }
 
     #[test]

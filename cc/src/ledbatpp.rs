@@ -62,6 +62,7 @@ use std::time::Instant;
 use crate::delay;
 use crate::delay::DelayConfig;
 use crate::delay::DelayEstimator;
+use crate::flight::FlightSize;
 use crate::params;
 use crate::round;
 use crate::round::Rounds;
@@ -271,6 +272,7 @@ pub struct LedbatPlusPlus {
     round_cwnd: f64,
     rounds: Rounds,
     delay: DelayEstimator,
+    flight: FlightSize,
     /// GAIN, recomputed when the base delay changes.
     gain: f64,
     gain_base: Option<Duration>,
@@ -305,6 +307,7 @@ impl LedbatPlusPlus {
             round_cwnd: cwnd,
             rounds: Rounds::default(),
             delay: DelayEstimator::new(&cfg.delay),
+            flight: FlightSize::default(),
             gain: 1.0 / cfg.gain_divisor_max as f64,
             gain_base: None,
             saved: None,
@@ -425,7 +428,9 @@ impl CongestionController for LedbatPlusPlus {
         "ledbatpp"
     }
 
-    fn on_packet_sent(&mut self, _now: Instant, _bytes: u64, _bytes_in_flight: u64) {}
+    fn on_packet_sent(&mut self, _now: Instant, bytes: u64, bytes_in_flight: u64) {
+        self.flight.on_packet_sent(bytes, bytes_in_flight);
+    }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
         let now = ack.now;
@@ -467,8 +472,8 @@ impl CongestionController for LedbatPlusPlus {
             return;
         }
 
-        let may_grow =
-            !self.s.in_recovery && ack.bytes_in_flight.saturating_mul(2) >= self.s.cwnd as u64;
+        let may_grow = !self.s.in_recovery
+            && self.flight.at_ack(ack.bytes_in_flight).saturating_mul(2) >= self.s.cwnd as u64;
         let q = self.delay.queuing();
         match self.s.phase {
             Phase::Slowdown { .. } => (),

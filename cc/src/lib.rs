@@ -29,6 +29,7 @@ use std::time::Instant;
 pub mod cdg;
 pub mod delay;
 pub mod fixed;
+mod flight;
 pub mod ledbat;
 pub mod ledbatpp;
 pub mod params;
