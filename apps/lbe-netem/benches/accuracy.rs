@@ -3,7 +3,8 @@
 //!
 //!     cd apps/lbe-netem && CARGO_TARGET_DIR=/tmp/target-netem \
 //!         cargo bench --bench accuracy -- [--rates 20mbit,100mbit] [--rtt 50ms] \
-//!         [--seconds 10] [--probes 2000] [--load 2] [--realtime] [--spin 0ms]
+//!         [--seconds 10] [--probes 2000] [--load 2] [--no-realtime] [--spin 0ms]
+//!         [--no-rx-timestamps]
 //!
 //! Everything runs over 127.0.0.1 in this process: the emulator (through its
 //! library API), a "server" thread and a "client" thread on blocking sockets.
@@ -18,9 +19,15 @@
 //! expected value is rtt + the probe's serialisation time on the bottleneck;
 //! the excess over it is reported as percentiles, first on an otherwise idle
 //! machine, then with `--load` threads burning CPU (all cores busy, as when
-//! the two endpoints of a transfer run on the same machine). The direct
-//! loopback round trip (no emulator) is shown for reference: it is part of
-//! the excess.
+//! the two endpoints of a transfer run on the same machine). Under load the
+//! probe client and echo server are themselves delayed by the burners, so
+//! the loaded run is repeated with them under SCHED_FIFO (a "measuring
+//! instrument" that the load cannot delay), which isolates what the
+//! emulator adds. The direct loopback round trip (no emulator) is shown for
+//! reference: it is part of the excess. After each run the emulator's own
+//! figures follow: how late it sent datagrams against their due time, and
+//! how long they waited in its sockets (compensated through kernel
+//! timestamps), plus its CPU use.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,15 +55,19 @@ struct Args {
     /// CPU-burning threads during the loaded delay run.
     #[arg(long, default_value_t = 2)]
     load: usize,
-    /// Run the emulator's thread under SCHED_FIFO.
+    /// Run the emulator's thread at normal priority, not SCHED_FIFO.
     #[arg(long)]
-    realtime: bool,
+    no_realtime: bool,
     /// The emulator's busy-wait before each deadline.
     #[arg(long, value_parser = parse_duration, default_value = "0ms")]
     spin: Duration,
     /// Rate of the link in the delay runs.
     #[arg(long, value_parser = parse_rate, default_value = "20mbit")]
     delay_rate: u64,
+    /// Take arrival times from when datagrams are read, not from the
+    /// kernel's receive timestamps.
+    #[arg(long)]
+    no_rx_timestamps: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -72,8 +83,9 @@ fn localhost() -> SocketAddr {
 
 fn netem(args: &Args, upstream: SocketAddr, rate: u64, buffer: Buffer) -> lbe_netem::NetemHandle {
     let mut c = Config::new(localhost(), upstream, rate, args.rtt, buffer);
-    c.realtime = args.realtime;
+    c.realtime = !args.no_realtime;
     c.spin = args.spin;
+    c.rx_timestamps = !args.no_rx_timestamps;
     Netem::spawn(c).expect("start lbe-netem")
 }
 
@@ -86,7 +98,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Delivered rate on a saturated link: (measured wire bit/s, drops seen).
-fn saturate(args: &Args, rate: u64) -> (f64, u64, f64) {
+fn saturate(args: &Args, rate: u64) -> (f64, u64, f64, lbe_netem::Summary) {
     let server = UdpSocket::bind(localhost()).unwrap();
     let upstream = server.local_addr().unwrap();
     let n = netem(
@@ -160,35 +172,67 @@ fn saturate(args: &Args, rate: u64) -> (f64, u64, f64) {
         bytes as f64 * 8.0 / secs,
         summary.down.drops_buffer,
         percentile(&owd, 0.5),
+        summary,
     )
 }
 
-/// Round trips of `count` probes to `target`, in ms.
-fn probe(target: SocketAddr, count: usize) -> Vec<f64> {
+/// Round trips of `count` probes sent to `target` every `gap`, in ms.
+/// Probes are pipelined (the next leaves before the previous returns); at
+/// 100 bytes every 2 ms they use under 0.5 Mbit/s, so the queue stays empty.
+fn probe(target: SocketAddr, count: usize, gap: Duration, rt: bool) -> Vec<f64> {
+    if rt {
+        realtime(20);
+    }
     let s = UdpSocket::bind(localhost()).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let tx = s.try_clone().unwrap();
+    let epoch = Instant::now();
+    let sender = std::thread::spawn(move || {
+        if rt {
+            realtime(20);
+        }
+        let mut data = [0u8; PROBE_SIZE];
+        for i in 0..count as u32 {
+            let due = epoch + gap * i;
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            let ns = epoch.elapsed().as_nanos() as u64;
+            data[..8].copy_from_slice(&ns.to_le_bytes());
+            tx.send_to(&data, target).unwrap();
+        }
+    });
     let mut buf = [0u8; 2048];
     let mut out = Vec::with_capacity(count);
-    let mut data = [0u8; PROBE_SIZE];
-    for i in 0..count as u64 {
-        data[..8].copy_from_slice(&i.to_le_bytes());
-        let t = Instant::now();
-        s.send_to(&data, target).unwrap();
-        loop {
-            match s.recv(&mut buf) {
-                Ok(_) if buf[..8] == data[..8] => break,
-                Ok(_) => continue,
-                Err(e) => panic!("probe {i} lost: {e}"),
+    while out.len() < count {
+        match s.recv(&mut buf) {
+            Ok(_) => {
+                let sent = u64::from_le_bytes(buf[..8].try_into().unwrap());
+                let rtt_ns = epoch.elapsed().as_nanos() as u64 - sent;
+                out.push(rtt_ns as f64 / 1e6);
             }
+            Err(e) => panic!("probe lost after {} of {count}: {e}", out.len()),
         }
-        out.push(t.elapsed().as_secs_f64() * 1e3);
-        std::thread::sleep(Duration::from_micros(1500));
+    }
+    sender.join().unwrap();
+    if rt {
+        normal_priority();
     }
     out.sort_by(f64::total_cmp);
     out
 }
 
-fn echo_server() -> (SocketAddr, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
+fn realtime(prio: i32) {
+    lbe_netem::timer::set_realtime(prio).expect("SCHED_FIFO for the probes (run as root)");
+}
+
+fn normal_priority() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: 0 is the calling thread; `param` is valid.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+}
+
+fn echo_server(rt: bool) -> (SocketAddr, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
     let s = UdpSocket::bind(localhost()).unwrap();
     s.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();
@@ -196,6 +240,9 @@ fn echo_server() -> (SocketAddr, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();
     let h = std::thread::spawn(move || {
+        if rt {
+            realtime(20);
+        }
         let mut buf = [0u8; 2048];
         while !stop2.load(Ordering::Relaxed) {
             if let Ok((n, from)) = s.recv_from(&mut buf) {
@@ -237,18 +284,36 @@ fn report(label: &str, rtts: &[f64], expected_ms: f64) {
     );
 }
 
+fn print_lateness(label: &str, l: &lbe_netem::Lateness) {
+    println!(
+        "{label:<28} n={:<5} p50 {:>7.1} us  p99 {:>7.1} us  p99.9 {:>7.1} us  max {:>8.1} us",
+        l.count, l.p50, l.p99, l.p999, l.max
+    );
+}
+
+fn print_summary(s: &lbe_netem::Summary) {
+    print_lateness("  netem: send lateness", &s.lateness_us);
+    print_lateness("  netem: socket wait (comp.)", &s.rx_wait_us);
+    println!(
+        "  netem: CPU {:.3} s over {:.1} s ({:.1}% of a core)",
+        s.cpu_s,
+        s.duration_s,
+        100.0 * s.cpu_s / s.duration_s
+    );
+}
+
 fn main() {
     let args = Args::parse();
     println!(
-        "lbe-netem accuracy (realtime: {}, spin: {:?}, rtt {:?})",
-        args.realtime, args.spin, args.rtt
+        "lbe-netem accuracy (realtime: {}, spin: {:?}, rx timestamps: {}, rtt {:?})",
+        !args.no_realtime, args.spin, !args.no_rx_timestamps, args.rtt
     );
 
     println!(
         "\n== delivered rate, saturated (1200-byte datagrams offered at 1.2x, buffer 100ms) =="
     );
     for &rate in &args.rates {
-        let (measured, drops, owd_p50) = saturate(&args, rate);
+        let (measured, drops, owd_p50, summary) = saturate(&args, rate);
         println!(
             "rate {:>8.3} Mbit/s: delivered {:>8.3} Mbit/s  ratio {:.5}  ({} buffer drops, one-way delay p50 {:.1} ms)",
             rate as f64 / 1e6,
@@ -257,37 +322,46 @@ fn main() {
             drops,
             owd_p50,
         );
+        print_summary(&summary);
     }
 
     println!(
         "\n== added delay, empty queue ({PROBE_SIZE}-byte probes, excess over rtt + serialisation) =="
     );
-    let (echo, stop_echo, echo_thread) = echo_server();
-    let direct = probe(echo, args.probes.min(500));
+    let (echo, stop_echo, echo_thread) = echo_server(false);
+    let (echo_rt, stop_echo_rt, echo_rt_thread) = echo_server(true);
+    let gap = Duration::from_millis(2);
+    let direct = probe(echo, args.probes, gap, false);
     report("direct loopback (no netem)", &direct, 0.0);
-    let ser_ms = 2.0 * (PROBE_SIZE as u64 + OVERHEAD) as f64 * 8e3 / args.delay_rate as f64;
+    let ser_ms = (PROBE_SIZE as u64 + OVERHEAD) as f64 * 8e3 / args.delay_rate as f64;
     // Serialisation applies to the bottleneck direction only.
-    let expected = args.rtt.as_secs_f64() * 1e3 + ser_ms / 2.0;
-    let n = netem(
-        &args,
-        echo,
-        args.delay_rate,
-        Buffer::Time(Duration::from_millis(500)),
-    );
-    let idle = probe(n.listen_addr(), args.probes);
+    let expected = args.rtt.as_secs_f64() * 1e3 + ser_ms;
+    let buffer = Buffer::Time(Duration::from_millis(500));
+
+    let n = netem(&args, echo, args.delay_rate, buffer);
+    let idle = probe(n.listen_addr(), args.probes, gap, false);
     report("through netem, idle", &idle, expected);
-    let (stop_burn, burners) = burn(args.load);
-    let loaded = probe(n.listen_addr(), args.probes);
-    stop_burn.store(true, Ordering::Relaxed);
-    for b in burners {
-        b.join().unwrap();
+    print_summary(&n.stop().unwrap());
+
+    for rt in [false, true] {
+        let target = if rt { echo_rt } else { echo };
+        let n = netem(&args, target, args.delay_rate, buffer);
+        let (stop_burn, burners) = burn(args.load);
+        let loaded = probe(n.listen_addr(), args.probes, gap, rt);
+        stop_burn.store(true, Ordering::Relaxed);
+        for b in burners {
+            b.join().unwrap();
+        }
+        let label = format!(
+            "netem, {} busy thr{}",
+            args.load,
+            if rt { ", RT probes" } else { "" }
+        );
+        report(&label, &loaded, expected);
+        print_summary(&n.stop().unwrap());
     }
-    report(
-        &format!("through netem, {} busy thr", args.load),
-        &loaded,
-        expected,
-    );
-    n.stop().unwrap();
+    stop_echo_rt.store(true, Ordering::Relaxed);
+    echo_rt_thread.join().unwrap();
     stop_echo.store(true, Ordering::Relaxed);
     echo_thread.join().unwrap();
 }

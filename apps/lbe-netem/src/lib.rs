@@ -34,11 +34,12 @@
 
 pub mod model;
 pub mod relay;
+pub mod rx;
 pub mod timer;
 pub mod units;
 
-pub use model::{IntervalStats, Link, LinkConfig, Totals, Verdict, IPV4_UDP_OVERHEAD};
-pub use relay::{Config, Netem, NetemHandle, Stopper, Summary};
+pub use model::{Delivery, IntervalStats, Link, LinkConfig, Totals, Verdict, IPV4_UDP_OVERHEAD};
+pub use relay::{Config, Lateness, Netem, NetemHandle, Stopper, Summary};
 pub use units::{
     parse_buffer, parse_duration, parse_loss, parse_path, parse_rate, Buffer, PathSpec,
 };

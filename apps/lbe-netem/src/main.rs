@@ -65,10 +65,16 @@ struct Cli {
     /// (e.g. 50us); 0 sleeps on the timerfd only.
     #[arg(long, value_parser = parse_duration, default_value = "0ms")]
     spin: Duration,
-    /// Run the relay thread under SCHED_FIFO (needs root or CAP_SYS_NICE;
-    /// falls back with a warning).
+    /// Run the relay thread at normal priority. By default it asks for
+    /// SCHED_FIFO (needs root or CAP_SYS_NICE), so that busy endpoints on
+    /// the same cores do not delay its wake-ups; without the permission it
+    /// runs at normal priority anyway.
     #[arg(long)]
-    realtime: bool,
+    no_realtime: bool,
+    /// Take arrival times from when the relay reads datagrams instead of
+    /// from the kernel's receive timestamps.
+    #[arg(long)]
+    no_rx_timestamps: bool,
     /// Forget flows idle this long (default: never).
     #[arg(long, value_parser = parse_duration)]
     idle_timeout: Option<Duration>,
@@ -172,7 +178,8 @@ fn main() -> ExitCode {
     };
     config.stats = cli.stats;
     config.spin = cli.spin;
-    config.realtime = cli.realtime;
+    config.realtime = !cli.no_realtime;
+    config.rx_timestamps = !cli.no_rx_timestamps;
     config.idle_timeout = cli.idle_timeout;
 
     let signals = block_signals();

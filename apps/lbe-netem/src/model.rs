@@ -91,6 +91,17 @@ pub enum Verdict {
     DroppedLoss,
 }
 
+/// A datagram handed back by [`Link::poll`].
+#[derive(Debug)]
+pub struct Delivery<T> {
+    /// What was given to [`Link::enqueue`].
+    pub item: T,
+    /// Its UDP payload size.
+    pub payload: usize,
+    /// When it was due (its delivery time).
+    pub due: Instant,
+}
+
 /// Counters and queue statistics over one interval, as reported per second
 /// in the stats file. Byte counts are wire bytes (payload + overhead) unless
 /// the name says payload.
@@ -367,8 +378,8 @@ impl<T> Link<T> {
         self.delay_line.peek().map(|f| f.delivery)
     }
 
-    /// The next datagram due at or before `now`, with its payload size.
-    pub fn poll(&mut self, now: Instant) -> Option<(T, usize)> {
+    /// The next datagram due at or before `now`.
+    pub fn poll(&mut self, now: Instant) -> Option<Delivery<T>> {
         if self.delay_line.peek()?.delivery > now {
             return None;
         }
@@ -381,7 +392,11 @@ impl<T> Link<T> {
         self.totals.delivered_packets += 1;
         self.totals.delivered_bytes += wire;
         self.totals.delivered_payload_bytes += f.payload as u64;
-        Some((f.item, f.payload))
+        Some(Delivery {
+            item: f.item,
+            payload: f.payload,
+            due: f.delivery,
+        })
     }
 
     /// Datagrams in the buffer or in the delay line.
@@ -461,7 +476,7 @@ mod tests {
 
     /// Drains everything due by `now`.
     fn drain(l: &mut Link<u32>, now: Instant) -> Vec<u32> {
-        std::iter::from_fn(|| l.poll(now).map(|(i, _)| i)).collect()
+        std::iter::from_fn(|| l.poll(now).map(|d| d.item)).collect()
     }
 
     #[test]
@@ -810,7 +825,7 @@ mod tests {
                 proptest::prop_assert!(l.queue_bytes(now) <= cap);
             }
             let delivered: Vec<usize> =
-                std::iter::from_fn(|| l.poll(now + Duration::from_secs(3600)).map(|x| x.0)).collect();
+                std::iter::from_fn(|| l.poll(now + Duration::from_secs(3600)).map(|d| d.item)).collect();
             proptest::prop_assert_eq!(delivered, accepted);
         }
     }

@@ -20,12 +20,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use hdrhistogram::Histogram;
 use mio::net::UdpSocket;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 use serde::Serialize;
 
 use crate::model::{IntervalStats, Link, LinkConfig, Totals, Verdict};
+use crate::rx;
 use crate::timer::{set_min_timer_slack, set_realtime, TimerFd};
 use crate::units::{Buffer, PathSpec};
 
@@ -62,13 +64,18 @@ pub struct Config {
     /// Busy-wait this long before each deadline instead of sleeping (0 by
     /// default: the timerfd alone is accurate enough, see the README).
     pub spin: Duration,
-    /// Run the I/O thread under `SCHED_FIFO` if permitted.
+    /// Run the I/O thread under `SCHED_FIFO` (priority 10) if permitted
+    /// (root or `CAP_SYS_NICE`); on by default. Without the permission the
+    /// thread runs at normal priority and says so at `info` level.
     pub realtime: bool,
     /// Forget a flow (and close its upstream socket) after this long without
     /// traffic in either direction; `None` keeps every flow until the end.
     pub idle_timeout: Option<Duration>,
     /// `SO_RCVBUF`/`SO_SNDBUF` asked for every socket, in bytes.
     pub socket_buffer: usize,
+    /// Take each datagram's arrival time from the kernel's receive
+    /// timestamp (`SO_TIMESTAMPNS`) rather than from when it was read.
+    pub rx_timestamps: bool,
 }
 
 impl Config {
@@ -98,9 +105,10 @@ impl Config {
             stats: None,
             stats_interval: Duration::from_secs(1),
             spin: Duration::ZERO,
-            realtime: false,
+            realtime: true,
             idle_timeout: None,
             socket_buffer: 4 << 20,
+            rx_timestamps: true,
         }
     }
 }
@@ -110,6 +118,8 @@ impl Config {
 pub struct Summary {
     /// How long it ran.
     pub duration_s: f64,
+    /// CPU time its thread used, in seconds.
+    pub cpu_s: f64,
     /// Flows (client addresses) seen.
     pub flows: u64,
     /// The server→client direction.
@@ -120,6 +130,50 @@ pub struct Summary {
     pub send_errors: u64,
     /// Receive errors (e.g. ICMP port unreachable while no server runs).
     pub recv_errors: u64,
+    /// How late datagrams were sent on, against their due time, over the run.
+    pub lateness_us: Lateness,
+    /// How long datagrams waited in the emulator's sockets before it read
+    /// them (from kernel timestamps; compensated in their delivery time).
+    pub rx_wait_us: Lateness,
+}
+
+/// A distribution of the emulator's own timing errors, in microseconds:
+/// how late it sent datagrams on compared with the time the model said they
+/// were due (`lateness_us`), or how long they waited in its sockets before
+/// being read (`rx_wait_us`). Both directions together.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Lateness {
+    /// Datagrams measured.
+    pub count: u64,
+    /// Median, in microseconds.
+    pub p50: f64,
+    /// 99th percentile, in microseconds.
+    pub p99: f64,
+    /// 99.9th percentile, in microseconds.
+    pub p999: f64,
+    /// Largest, in microseconds.
+    pub max: f64,
+}
+
+impl Lateness {
+    fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        let us = |ns: u64| ns as f64 / 1e3;
+        Self {
+            count: h.len(),
+            p50: us(h.value_at_quantile(0.5)),
+            p99: us(h.value_at_quantile(0.99)),
+            p999: us(h.value_at_quantile(0.999)),
+            max: us(h.max()),
+        }
+    }
+}
+
+/// A histogram of nanoseconds from 1 ns to 100 s, 2 significant digits.
+fn lateness_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 100_000_000_000, 2).expect("valid histogram bounds")
 }
 
 /// Stops a running emulator; cheap to clone and to send to another thread.
@@ -163,6 +217,9 @@ impl Netem {
                 io::Error::new(e.kind(), format!("cannot listen on {}: {e}", p.listen))
             })?;
             set_buffers(&std_sock, config.socket_buffer);
+            if config.rx_timestamps {
+                rx::enable_timestamps(std_sock.as_raw_fd())?;
+            }
             std_sock.set_nonblocking(true)?;
             listen_addrs.push(std_sock.local_addr()?);
             let mut sock = UdpSocket::from_std(std_sock);
@@ -203,6 +260,10 @@ impl Netem {
             send_errors: 0,
             recv_errors: 0,
             interval_send_errors: 0,
+            late_interval: lateness_histogram(),
+            late_total: lateness_histogram(),
+            rx_interval: lateness_histogram(),
+            rx_total: lateness_histogram(),
             config,
             stop: flag,
         };
@@ -346,6 +407,10 @@ struct StatsLine {
     flows_active: usize,
     flows: Vec<FlowLine>,
     send_errors: u64,
+    /// How late datagrams were sent on in this interval.
+    lateness_us: Lateness,
+    /// How long datagrams waited in the sockets before being read.
+    rx_wait_us: Lateness,
 }
 
 struct Relay {
@@ -364,6 +429,10 @@ struct Relay {
     send_errors: u64,
     recv_errors: u64,
     interval_send_errors: u64,
+    late_interval: Histogram<u64>,
+    late_total: Histogram<u64>,
+    rx_interval: Histogram<u64>,
+    rx_total: Histogram<u64>,
 }
 
 enum ReadResult {
@@ -379,7 +448,7 @@ impl Relay {
         if self.config.realtime {
             match set_realtime(10) {
                 Ok(()) => log::info!("I/O thread runs under SCHED_FIFO"),
-                Err(e) => log::warn!("cannot use SCHED_FIFO ({e}); running at normal priority"),
+                Err(e) => log::info!("cannot use SCHED_FIFO ({e}); running at normal priority"),
             }
         }
         let start = Instant::now();
@@ -466,17 +535,22 @@ impl Relay {
         write_result?;
         Ok(Summary {
             duration_s: end.duration_since(start).as_secs_f64(),
+            cpu_s: thread_cpu_time().as_secs_f64(),
             flows: self.next_flow,
             down: self.down.totals().clone(),
             up: self.up.totals().clone(),
             send_errors: self.send_errors,
             recv_errors: self.recv_errors,
+            lateness_us: Lateness::of(&self.late_total),
+            rx_wait_us: Lateness::of(&self.rx_total),
         })
     }
 
     /// Sends every datagram due by `now`, both directions.
     fn deliver_due(&mut self, now: Instant) {
-        while let Some((item, payload)) = self.down.poll(now) {
+        while let Some(d) = self.down.poll(now) {
+            self.record_lateness(d.due);
+            let (item, payload) = (d.item, d.payload);
             let listener = &self.listeners[item.path];
             match listener.socket.send_to(&item.data, item.client) {
                 Ok(_) => {}
@@ -491,7 +565,9 @@ impl Relay {
                 f.counters.down_delivered_payload_bytes += payload as u64;
             }
         }
-        while let Some((item, payload)) = self.up.poll(now) {
+        while let Some(d) = self.up.poll(now) {
+            self.record_lateness(d.due);
+            let (item, payload) = (d.item, d.payload);
             let Some(f) = self.flows.get_mut(&item.flow) else {
                 continue;
             };
@@ -503,6 +579,21 @@ impl Relay {
                 self.interval_send_errors += 1;
             }
         }
+    }
+
+    /// The arrival time of `r`, read just now; records its wait.
+    fn arrival(&mut self, r: &rx::Received) -> Instant {
+        if let Some(w) = r.waited {
+            self.rx_interval
+                .saturating_record((w.as_nanos() as u64).max(1));
+        }
+        r.arrival(Instant::now())
+    }
+
+    fn record_lateness(&mut self, due: Instant) {
+        let ns = Instant::now().saturating_duration_since(due).as_nanos();
+        self.late_interval
+            .saturating_record(u64::try_from(ns).unwrap_or(u64::MAX).max(1));
     }
 
     /// Reads up to [`READ_BATCH`] datagrams from the socket of `token`.
@@ -519,7 +610,8 @@ impl Relay {
 
     fn read_listener(&mut self, path: usize) -> ReadResult {
         for _ in 0..READ_BATCH {
-            let (n, client) = match self.listeners[path].socket.recv_from(&mut self.buf) {
+            let fd = self.listeners[path].socket.as_raw_fd();
+            let r = match rx::recv(fd, &mut self.buf) {
                 Ok(r) => r,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadResult::Drained,
                 Err(e) => {
@@ -528,7 +620,11 @@ impl Relay {
                     continue;
                 }
             };
-            let now = Instant::now();
+            let Some(client) = r.from else {
+                continue;
+            };
+            let n = r.len;
+            let now = self.arrival(&r);
             let Some(id) = self.flow_for(path, client, now) else {
                 continue;
             };
@@ -553,8 +649,8 @@ impl Relay {
             let Some(flow) = self.flows.get_mut(&id) else {
                 return ReadResult::Drained;
             };
-            let n = match flow.socket.recv(&mut self.buf) {
-                Ok(n) => n,
+            let r = match rx::recv(flow.socket.as_raw_fd(), &mut self.buf) {
+                Ok(r) => r,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadResult::Drained,
                 Err(e) => {
                     log::debug!("recv from upstream for {} failed: {e}", flow.client);
@@ -562,7 +658,11 @@ impl Relay {
                     continue;
                 }
             };
-            let now = Instant::now();
+            let n = r.len;
+            let now = self.arrival(&r);
+            let Some(flow) = self.flows.get_mut(&id) else {
+                return ReadResult::Drained;
+            };
             flow.last_active = now;
             let item = DownItem {
                 flow: id,
@@ -628,6 +728,9 @@ impl Relay {
         };
         let s = StdUdpSocket::bind(any)?;
         set_buffers(&s, self.config.socket_buffer);
+        if self.config.rx_timestamps {
+            rx::enable_timestamps(s.as_raw_fd())?;
+        }
         s.connect(self.config.upstream)?;
         s.set_nonblocking(true)?;
         let mut s = UdpSocket::from_std(s);
@@ -675,6 +778,12 @@ impl Relay {
             }
         }
         let send_errors = std::mem::take(&mut self.interval_send_errors);
+        let lateness_us = Lateness::of(&self.late_interval);
+        let _ = self.late_total.add(&self.late_interval);
+        self.late_interval.reset();
+        let rx_wait_us = Lateness::of(&self.rx_interval);
+        let _ = self.rx_total.add(&self.rx_interval);
+        self.rx_interval.reset();
         let Some(w) = self.stats.as_mut() else {
             return Ok(());
         };
@@ -689,6 +798,8 @@ impl Relay {
             flows_active: flows.len(),
             flows,
             send_errors,
+            lateness_us,
+            rx_wait_us,
         };
         serde_json::to_writer(&mut *w, &line)?;
         w.write_all(b"\n")?;
@@ -722,4 +833,21 @@ fn set_buffers(s: &StdUdpSocket, bytes: usize) {
             }
         }
     }
+}
+
+/// CPU time used so far by the calling thread.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid clock id and pointer to a live timespec.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if r < 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }

@@ -272,7 +272,7 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
         .map(|l| l["down"]["queue_bytes_max"].as_u64().unwrap())
         .max()
         .unwrap();
-    assert!(max_q <= 20_000 && max_q >= 19_000, "queue max {max_q}");
+    assert!((19_000..=20_000).contains(&max_q), "queue max {max_q}");
     let max_ms = lines
         .iter()
         .map(|l| l["down"]["queue_ms_max"].as_f64().unwrap())
