@@ -42,6 +42,19 @@
 //! sender is application-limited; RFC 9002 §7.8 and Linux's slow-start
 //! cwnd-limited rule); decreases always apply.
 //!
+//! # A ramp-up cut short
+//!
+//! D runs from the start of the slowdown to the end of its ramp-up (§4.4).
+//! When the ramp-up ends before the window is back at ssthresh — the queuing
+//! delay passed 3/4·T or a packet was lost, typically because other flows
+//! keep a queue — D still counts a full ramp-up,
+//! `ceil(log_{1+GAIN}(ssthresh / 2 packets))` rounds as long as a freeze
+//! round. The draft does not say what D is then; taking the time actually
+//! spent would schedule the next slowdown a few RTTs later, and a flow held
+//! small by others' queue would collapse to 2 packets over and over and
+//! never reach its share (seen with two flows 10 s apart: 1.3 vs 16.2
+//! Mbit/s on 20 Mbit/s).
+//!
 //! # The seed's two proposed fixes (its §5.1.3), off by default
 //!
 //! * `restore=jump`: at the end of the freeze the window returns to ssthresh
@@ -251,6 +264,9 @@ struct State {
     initial_countdown: Option<u64>,
     initial_scheduled: bool,
     slowdown_start: Option<Instant>,
+    /// When the current ramp-up began, and the rounds a full one takes.
+    ramp_start: Option<Instant>,
+    ramp_rounds: u32,
     next_slowdown: Option<Instant>,
     /// Delay samples are ignored until a packet sent at or after this is
     /// acknowledged (`skip_rtt_after_restore`).
@@ -301,6 +317,8 @@ impl LedbatPlusPlus {
                 initial_countdown: None,
                 initial_scheduled: false,
                 slowdown_start: None,
+                ramp_start: None,
+                ramp_rounds: 0,
                 next_slowdown: None,
                 skip_until: None,
             },
@@ -358,20 +376,33 @@ impl LedbatPlusPlus {
 
     /// The slowdown is over (window restored, or the ramp-up was cut short):
     /// schedules the next one.
+    /// Rounds of slow start from the minimum window to ssthresh:
+    /// `ceil(log_{1+GAIN}(ssthresh / min_cwnd))`.
+    fn rounds_to_restore(&self) -> u32 {
+        let ratio = self.s.ssthresh / self.min_cwnd;
+        if ratio > 1.0 {
+            (ratio.ln() / self.gain.ln_1p()).ceil().min(1e6) as u32
+        } else {
+            0
+        }
+    }
+
     fn finish_slowdown(&mut self, now: Instant, restored: bool) {
         self.s.phase = Phase::CongestionAvoidance;
         let start = self.s.slowdown_start.take().unwrap_or(now);
+        let freeze_end = self.s.ramp_start.take().unwrap_or(now);
         let mut duration = now.saturating_duration_since(start);
-        if restored && self.cfg.restore == Restore::Jump {
-            // The rounds a ramp-up from the minimum window would have taken.
-            let ratio = self.s.ssthresh / self.min_cwnd;
-            let rounds = if ratio > 1.0 {
-                (ratio.ln() / self.gain.ln_1p()).ceil().min(1e6) as u32
-            } else {
-                0
+        if !(restored && self.cfg.restore == Restore::SlowStart) {
+            // No ramp-up (restore=jump), or one cut short by delay or loss:
+            // D counts the full ramp-up, in rounds as long as a freeze
+            // round (see the module docs).
+            let rounds = match self.cfg.restore {
+                Restore::Jump => self.rounds_to_restore(),
+                Restore::SlowStart => self.s.ramp_rounds,
             };
-            let round = duration / self.cfg.slowdown_rtts.max(1) as u32;
-            duration += round.saturating_mul(rounds);
+            let freeze = freeze_end.saturating_duration_since(start);
+            let round = freeze / self.cfg.slowdown_rtts.max(1) as u32;
+            duration = duration.max(freeze + round.saturating_mul(rounds));
         }
         self.s.next_slowdown = now.checked_add(duration.saturating_mul(self.cfg.slowdown_interval));
         if restored && self.cfg.skip_rtt_after_restore {
@@ -391,7 +422,11 @@ impl LedbatPlusPlus {
             Phase::Slowdown { .. } => {
                 changed = true;
                 match self.cfg.restore {
-                    Restore::SlowStart => self.s.phase = Phase::RampUp,
+                    Restore::SlowStart => {
+                        self.s.phase = Phase::RampUp;
+                        self.s.ramp_start = Some(now);
+                        self.s.ramp_rounds = self.rounds_to_restore();
+                    }
                     Restore::Jump => {
                         self.s.cwnd = self.s.ssthresh.max(self.min_cwnd);
                         self.finish_slowdown(now, true);
@@ -790,6 +825,33 @@ mod tests {
         assert!(d.cc.window() > 49_200);
         d.ack_old(Duration::from_nanos(1), MSS, ms(120));
         assert_eq!(d.now - end, ms(7560));
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+    }
+
+    #[test]
+    fn a_ramp_up_cut_short_counts_as_a_full_one() {
+        let mut d = driver(filter_of_one(), 10);
+        slow_start_then_exit(&mut d);
+        d.round(ms(120), 48_000);
+        d.round(ms(120), 49_200);
+        let slowdown = d.now;
+        d.round(ms(120), 2 * MSS);
+        d.round(ms(120), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 2 * MSS));
+        // Another flow's queue: q = 50 ms > 3/4·T ends the ramp-up at once.
+        d.ack_old(ms(5), MSS, ms(170));
+        assert_eq!(
+            (state(&d), d.cc.window()),
+            ("congestion_avoidance", 2 * MSS)
+        );
+        let end = d.now;
+        assert_eq!(end - slowdown, ms(245));
+        // D = 240 ms of freeze + ceil(log2(49200/2400)) = 5 rounds of 120 ms,
+        // not the 245 ms spent: the next slowdown is 9·840 ms after the end
+        // of this one.
+        d.ack_old(ms(7560) - Duration::from_nanos(1), MSS, ms(120));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(Duration::from_nanos(1), MSS, ms(120));
         assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
     }
 
