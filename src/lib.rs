@@ -11,11 +11,14 @@
 //!   transport defaults, and the ALPN entry by which a client names the
 //!   controller its server should send with ([`tls`]);
 //! - sets up one qlog file per connection ([`qlog`]);
-//! - drives connections over UDP for the apps ([`endpoint`]).
+//! - drives connections over UDP for the apps ([`endpoint`]);
+//! - holds what the apps' command lines share: signals, progress bars,
+//!   one-line usage errors ([`cli`]).
 
 use std::fmt;
 
 pub mod adapter;
+pub mod cli;
 pub mod endpoint;
 pub mod qlog;
 pub mod spec;

@@ -146,6 +146,11 @@ pub fn run(
         return Err(e);
     }
     if let Some(e) = conn.quic.peer_error() {
+        if let Some(alert) = tls_alert(e) {
+            return Err(Error::new(format!(
+                "the server refused the TLS handshake: {alert}"
+            )));
+        }
         if e.error_code != 0 {
             return Err(Error::new(format!(
                 "the server closed the connection: {} (code {:#x})",
@@ -155,6 +160,16 @@ pub fn run(
         }
     }
     if let Some(e) = conn.quic.local_error() {
+        if let Some(alert) = tls_alert(e) {
+            let hint = if (42..=48).contains(&(e.error_code - 0x100)) {
+                " (the server's certificate did not verify)"
+            } else {
+                ""
+            };
+            return Err(Error::new(format!(
+                "the TLS handshake failed: {alert}{hint}"
+            )));
+        }
         if e.error_code != 0 && !e.is_app {
             return Err(Error::new(format!(
                 "the connection failed: {} (QUIC error {:#x})",
@@ -170,4 +185,38 @@ pub fn run(
         )));
     }
     Ok(conn)
+}
+
+/// The TLS alert a transport close carries: QUIC's CRYPTO_ERROR codes
+/// 0x100-0x1ff are 0x100 plus the alert (RFC 9001 §4.8).
+fn tls_alert(e: &quiche::ConnectionError) -> Option<String> {
+    if e.is_app || !(0x100..0x200).contains(&e.error_code) {
+        return None;
+    }
+    let alert = e.error_code - 0x100;
+    // RFC 8446 §6 and RFC 7301 §3.2.
+    let name = match alert {
+        10 => "unexpected_message",
+        20 => "bad_record_mac",
+        40 => "handshake_failure",
+        42 => "bad_certificate",
+        43 => "unsupported_certificate",
+        44 => "certificate_revoked",
+        45 => "certificate_expired",
+        46 => "certificate_unknown",
+        47 => "illegal_parameter",
+        48 => "unknown_ca",
+        50 => "decode_error",
+        51 => "decrypt_error",
+        70 => "protocol_version",
+        71 => "insufficient_security",
+        80 => "internal_error",
+        109 => "missing_extension",
+        110 => "unsupported_extension",
+        112 => "unrecognized_name",
+        116 => "certificate_required",
+        120 => "no_application_protocol",
+        _ => "alert",
+    };
+    Some(format!("TLS alert {alert} ({name})"))
 }

@@ -7,7 +7,6 @@ use std::time::Duration;
 use std::time::Instant;
 
 use indicatif::ProgressBar;
-use indicatif::ProgressStyle;
 use quiche_lbe::endpoint::client;
 use quiche_lbe::endpoint::client::ClientApp;
 use quiche_lbe::endpoint::client::ClientOptions;
@@ -109,22 +108,10 @@ struct BulkClient {
 impl BulkClient {
     fn new(args: ClientArgs) -> Self {
         let progress = args.progress.then(|| {
-            let bar = match args.amount {
-                Amount::Bytes(n) => ProgressBar::new(n).with_style(
-                    ProgressStyle::with_template(
-                        "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-                    )
-                    .expect("valid template"),
-                ),
-                Amount::DurationMs(_) => ProgressBar::new_spinner().with_style(
-                    ProgressStyle::with_template(
-                        "{spinner} {bytes} {binary_bytes_per_sec} {elapsed}",
-                    )
-                    .expect("valid template"),
-                ),
-            };
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            bar
+            quiche_lbe::cli::progress_bar(match args.amount {
+                Amount::Bytes(n) => Some(n),
+                Amount::DurationMs(_) => None,
+            })
         });
         BulkClient {
             receiver: Receiver::new(Some(args.amount)),

@@ -8,15 +8,4 @@ pub mod server;
 pub mod stats;
 pub mod transfer;
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-
-/// A flag set by SIGINT or SIGTERM.
-pub fn stop_on_signals() -> Result<Arc<AtomicBool>, quiche_lbe::Error> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop.clone())
-            .map_err(|e| quiche_lbe::Error::new(format!("cannot handle signal {signal}: {e}")))?;
-    }
-    Ok(stop)
-}
+pub use quiche_lbe::cli::stop_on_signals;

@@ -97,17 +97,6 @@ fn parse_cc(text: &str) -> Result<CcSpec, String> {
         .map_err(|e: quiche_lbe::SpecError| e.to_string())
 }
 
-/// clap's message for a usage error, on one line.
-fn one_line(e: &clap::Error) -> String {
-    let text = e.to_string();
-    let lines: Vec<&str> = text
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .map(str::trim)
-        .collect();
-    lines.join(" ").trim_start_matches("error: ").to_string()
-}
-
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -116,7 +105,10 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("quic-bulk: error: {} (see --help)", one_line(&e));
+            eprintln!(
+                "quic-bulk: error: {} (see --help)",
+                quiche_lbe::cli::one_line(&e)
+            );
             return ExitCode::from(2);
         }
     };

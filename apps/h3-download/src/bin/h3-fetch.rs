@@ -1,0 +1,87 @@
+//! `h3-fetch`: see `h3-fetch --help`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use h3_download::fetch::FetchArgs;
+
+/// Downloads an https:// URL over HTTP/3 to FILE, through FILE.part, and
+/// renames it only once complete and verified.
+#[derive(Parser)]
+#[command(name = "h3-fetch", version)]
+struct Cli {
+    /// https://HOST[:PORT]/PATH
+    url: String,
+    /// Where to write the file.
+    #[arg(long, short)]
+    output: PathBuf,
+    /// Ask for background delivery (`priority: u=7`): an h3-serve server
+    /// then sends with a less-than-best-effort controller.
+    #[arg(long)]
+    background: bool,
+    /// Continue FILE.part from an earlier run, if the server's file has not
+    /// changed since.
+    #[arg(long)]
+    resume: bool,
+    /// Write the client's .sqlog here.
+    #[arg(long)]
+    qlog_dir: Option<PathBuf>,
+    /// Print one JSON object instead of a progress bar and a summary.
+    #[arg(long)]
+    json: bool,
+    /// Verify the server's certificate against the system's roots (off by
+    /// default: test servers use self-signed certificates).
+    #[arg(long)]
+    verify: bool,
+    /// Give up if the handshake does not complete in this time.
+    #[arg(long, default_value = "5s", value_parser = lbe_units::parse_duration)]
+    timeout: Duration,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!(
+                "h3-fetch: error: {} (see --help)",
+                quiche_lbe::cli::one_line(&e)
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let args = FetchArgs {
+        url: cli.url,
+        output: cli.output,
+        background: cli.background,
+        resume: cli.resume,
+        qlog_dir: cli.qlog_dir,
+        verify: cli.verify,
+        timeout: cli.timeout,
+        progress: !cli.json,
+    };
+    let result =
+        quiche_lbe::cli::stop_on_signals().and_then(|stop| h3_download::fetch::run(&args, &stop));
+    match result {
+        Ok(summary) => {
+            if cli.json {
+                println!(
+                    "{}",
+                    serde_json::to_string(&summary).expect("summary serializes")
+                );
+            } else {
+                println!("{}", summary.human());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("h3-fetch: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

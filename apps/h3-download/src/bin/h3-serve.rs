@@ -1,0 +1,93 @@
+//! `h3-serve`: see `h3-serve --help`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use h3_download::server::ServeArgs;
+use quiche_lbe::tls::Certificate;
+use quiche_lbe::CcSpec;
+
+/// Serves the files under --root over HTTP/3. A request with
+/// `priority: u=7` makes its connection a background one, sent with
+/// --background-cc; other connections use CUBIC.
+#[derive(Parser)]
+#[command(name = "h3-serve", version)]
+struct Cli {
+    /// Address to listen on (UDP).
+    #[arg(long, default_value = "127.0.0.1:4433")]
+    listen: SocketAddr,
+    /// The directory to serve.
+    #[arg(long)]
+    root: PathBuf,
+    /// Controller for background connections: NAME[:key=value,...], NAME
+    /// one of ledbatpp, ledbat, cdg, fixed (or cubic: no switch).
+    #[arg(long, default_value = "ledbatpp", value_parser = parse_cc)]
+    background_cc: CcSpec,
+    /// Write one .sqlog per connection here.
+    #[arg(long)]
+    qlog_dir: Option<PathBuf>,
+    /// PEM certificate chain (default: a self-signed one made at start).
+    #[arg(long, requires = "key")]
+    cert: Option<PathBuf>,
+    /// PEM private key for --cert.
+    #[arg(long, requires = "cert")]
+    key: Option<PathBuf>,
+    /// Skip address validation with Retry.
+    #[arg(long)]
+    no_retry: bool,
+    /// Print nothing per request and connection.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn parse_cc(text: &str) -> Result<CcSpec, String> {
+    text.parse()
+        .map_err(|e: quiche_lbe::SpecError| e.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!(
+                "h3-serve: error: {} (see --help)",
+                quiche_lbe::cli::one_line(&e)
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let result = quiche_lbe::cli::stop_on_signals().and_then(|stop| {
+        let mut args = ServeArgs::new(cli.listen, cli.root);
+        args.background_cc = cli.background_cc;
+        args.qlog_dir = cli.qlog_dir;
+        args.certificate = match (cli.cert, cli.key) {
+            (Some(chain), Some(key)) => Certificate::Files { chain, key },
+            _ => Certificate::SelfSigned,
+        };
+        args.retry = !cli.no_retry;
+        args.verbose = !cli.quiet;
+        let server = h3_download::server::bind(&args)?;
+        if !cli.quiet {
+            eprintln!(
+                "h3-serve: serving {} on https://{} (background connections: {})",
+                server.root().display(),
+                server.local_addr(),
+                args.background_cc
+            );
+        }
+        server.run(&stop)
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("h3-serve: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,654 @@
+//! `h3-serve`: static files over HTTP/3, with background connections sent
+//! by a less-than-best-effort controller.
+//!
+//! Each request's answer is queued on its connection as an [`Outgoing`]
+//! response and pumped into quiche as stream capacity allows, so a slow
+//! or blocked stream never holds up the others. A request for a file
+//! waits (at most [`ServeArgs::digest_wait`]) for the file's SHA-256, which
+//! a thread computes once per file version, so that its response can carry
+//! `Repr-Digest`.
+//!
+//! A request whose Priority field has urgency 7 (RFC 9218's lowest) marks
+//! its connection as background: before anything of the response is
+//! written, the connection's controller is switched in place to
+//! `--background-cc` (quiche keeps the connection's RTT and loss state).
+//! The switch is for the life of the connection; other connections keep
+//! quiche's CUBIC.
+
+use std::fs::File;
+use std::io::Read;
+use std::io::Seek;
+use std::io::SeekFrom;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use std::time::Instant;
+
+use quiche::h3;
+use quiche_lbe::endpoint::server::Server;
+use quiche_lbe::endpoint::server::ServerApp;
+use quiche_lbe::endpoint::server::ServerOptions;
+use quiche_lbe::endpoint::Conn;
+use quiche_lbe::tls;
+use quiche_lbe::CcSpec;
+use quiche_lbe::Error;
+
+use crate::client::code;
+use crate::digest::DigestCache;
+use crate::digest::Lookup;
+use crate::fields;
+use crate::fields::Range;
+use crate::files::OpenFile;
+use crate::files::Root;
+use crate::ALPN;
+
+/// Names the server's qlog files: `h3-server-<controller>-<id>.sqlog`.
+pub const QLOG_LABEL: &str = "h3";
+
+/// Bytes read from a file per step.
+const CHUNK: usize = 64 * 1024;
+
+/// Server settings.
+#[derive(Clone, Debug)]
+pub struct ServeArgs {
+    pub listen: SocketAddr,
+    /// The directory served.
+    pub root: PathBuf,
+    /// The controller of background connections.
+    pub background_cc: CcSpec,
+    pub qlog_dir: Option<PathBuf>,
+    pub certificate: tls::Certificate,
+    /// Validate client addresses with Retry.
+    pub retry: bool,
+    /// How long a request waits for its file's digest before it is
+    /// answered without one.
+    pub digest_wait: Duration,
+    /// A line per request and per connection on stderr.
+    pub verbose: bool,
+}
+
+impl ServeArgs {
+    /// Defaults for everything but where to listen and what to serve.
+    pub fn new(listen: SocketAddr, root: PathBuf) -> Self {
+        ServeArgs {
+            listen,
+            root,
+            background_cc: "ledbatpp".parse().expect("ledbatpp is a valid spec"),
+            qlog_dir: None,
+            certificate: tls::Certificate::SelfSigned,
+            retry: true,
+            digest_wait: Duration::from_secs(10),
+            verbose: false,
+        }
+    }
+}
+
+/// Refuses a background controller a live connection cannot be switched
+/// to. `cubic` is accepted: it is what connections already run.
+pub fn check_background_cc(spec: &CcSpec) -> Result<(), Error> {
+    if spec.plugin().is_some() || spec.name() == "cubic" {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "--background-cc '{spec}': quiche cannot switch a live connection to its own '{}'; use one of the plug-ins (ledbatpp, ledbat, cdg, fixed) or cubic",
+        spec.name()
+    )))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Method {
+    Get,
+    Head,
+}
+
+/// A file request waiting for its file's digest.
+struct Waiting {
+    stream: u64,
+    method: Method,
+    target: String,
+    range: Option<String>,
+    if_range: Option<String>,
+    priority: h3::Priority,
+    file: OpenFile,
+    since: Instant,
+}
+
+enum Body {
+    None,
+    Bytes {
+        data: Vec<u8>,
+        pos: usize,
+    },
+    File {
+        file: File,
+        /// Bytes still to read from the file.
+        unread: u64,
+        buf: Vec<u8>,
+        pos: usize,
+    },
+}
+
+/// A response being written.
+struct Outgoing {
+    stream: u64,
+    headers: Vec<h3::Header>,
+    priority: h3::Priority,
+    headers_sent: bool,
+    body: Body,
+}
+
+enum Pumped {
+    /// Everything, fin included, is with quiche.
+    Done,
+    /// Waiting for stream capacity.
+    Blocked,
+    /// The stream is gone (the client stopped or reset it).
+    Gone,
+}
+
+impl Outgoing {
+    /// Writes as much as quiche takes.
+    fn pump(&mut self, h3: &mut h3::Connection, conn: &mut quiche::Connection) -> Pumped {
+        if !self.headers_sent {
+            let fin = matches!(self.body, Body::None);
+            match h3.send_response_with_priority(
+                conn,
+                self.stream,
+                &self.headers,
+                &self.priority,
+                fin,
+            ) {
+                Ok(()) => self.headers_sent = true,
+                Err(h3::Error::StreamBlocked | h3::Error::Done) => return Pumped::Blocked,
+                Err(e) => {
+                    log::debug!("stream {}: cannot send headers: {e}", self.stream);
+                    return Pumped::Gone;
+                }
+            }
+            if fin {
+                return Pumped::Done;
+            }
+        }
+        loop {
+            let (chunk, fin) = match &mut self.body {
+                Body::None => return Pumped::Done,
+                Body::Bytes { data, pos } => (&data[*pos..], true),
+                Body::File {
+                    file,
+                    unread,
+                    buf,
+                    pos,
+                } => {
+                    if *pos == buf.len() && *unread > 0 {
+                        buf.resize((*unread).min(CHUNK as u64) as usize, 0);
+                        if let Err(e) = file.read_exact(buf) {
+                            // Shrunk under us: the promised length cannot
+                            // be kept, so the response is abandoned.
+                            log::warn!("stream {}: reading the file failed: {e}", self.stream);
+                            conn.stream_shutdown(
+                                self.stream,
+                                quiche::Shutdown::Write,
+                                code::INTERNAL_ERROR,
+                            )
+                            .ok();
+                            return Pumped::Gone;
+                        }
+                        *unread -= buf.len() as u64;
+                        *pos = 0;
+                    }
+                    (&buf[*pos..], *unread == 0)
+                }
+            };
+            let len = chunk.len();
+            match h3.send_body(conn, self.stream, chunk, fin) {
+                Ok(n) => {
+                    match &mut self.body {
+                        Body::Bytes { pos, .. } | Body::File { pos, .. } => *pos += n,
+                        Body::None => {}
+                    }
+                    if n == len && fin {
+                        return Pumped::Done;
+                    }
+                    if n < len {
+                        return Pumped::Blocked;
+                    }
+                }
+                Err(h3::Error::Done | h3::Error::StreamBlocked) => return Pumped::Blocked,
+                Err(e) => {
+                    log::debug!("stream {}: cannot send the body: {e}", self.stream);
+                    return Pumped::Gone;
+                }
+            }
+        }
+    }
+}
+
+/// One connection.
+pub struct Session {
+    h3: Option<h3::Connection>,
+    background: bool,
+    waiting: Vec<Waiting>,
+    outgoing: Vec<Outgoing>,
+    requests: u64,
+    body_bytes: u64,
+    accepted_at: Instant,
+}
+
+/// Serves the files under one root.
+struct FileServer {
+    root: Root,
+    digests: DigestCache,
+    background_cc: CcSpec,
+    h3_config: h3::Config,
+    digest_wait: Duration,
+    verbose: bool,
+    buf: Vec<u8>,
+}
+
+fn header(name: &str, value: impl AsRef<[u8]>) -> h3::Header {
+    h3::Header::new(name.as_bytes(), value.as_ref())
+}
+
+fn status_text(status: u16) -> String {
+    let reason = http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    format!("{status} {reason}\n").to_lowercase()
+}
+
+impl FileServer {
+    fn log(&self, conn: &Conn, line: std::fmt::Arguments<'_>) {
+        if self.verbose {
+            eprintln!("h3-serve: {} {line}", conn.id_hex());
+        }
+    }
+
+    /// Switches the connection to the background controller, once.
+    fn make_background(&self, s: &mut Session, conn: &mut Conn) {
+        if s.background {
+            return;
+        }
+        s.background = true;
+        if self.background_cc.plugin().is_some() {
+            if let Err(e) = self.background_cc.switch(&mut conn.quic) {
+                log::warn!(
+                    "{}: cannot switch to '{}': {e:?}; the connection stays on cubic",
+                    conn.id_hex(),
+                    self.background_cc
+                );
+                return;
+            }
+        }
+        if let Err(e) = conn.name_qlog(QLOG_LABEL, &self.background_cc.file_tag()) {
+            log::warn!("{e}");
+        }
+        self.log(
+            conn,
+            format_args!("background: sending with {}", self.background_cc),
+        );
+    }
+
+    /// A response with a short text body (or none, for HEAD).
+    fn plain(stream: u64, method: Method, status: u16, extra: Vec<h3::Header>) -> Outgoing {
+        let text = status_text(status).into_bytes();
+        let mut headers = vec![
+            header(":status", status.to_string()),
+            header("content-type", "text/plain; charset=utf-8"),
+            header("content-length", text.len().to_string()),
+        ];
+        headers.extend(extra);
+        Outgoing {
+            stream,
+            headers,
+            priority: h3::Priority::default(),
+            headers_sent: false,
+            body: match method {
+                Method::Head => Body::None,
+                Method::Get => Body::Bytes { data: text, pos: 0 },
+            },
+        }
+    }
+
+    fn on_request(
+        &mut self,
+        s: &mut Session,
+        conn: &mut Conn,
+        stream: u64,
+        list: &[h3::Header],
+    ) -> Option<Outgoing> {
+        s.requests += 1;
+        let priority = fields::field_list(list, "priority");
+        let urgency = fields::urgency(priority.as_deref());
+        if urgency == fields::BACKGROUND_URGENCY {
+            self.make_background(s, conn);
+        }
+        let method_text = fields::field(list, ":method").unwrap_or("");
+        let target = fields::field(list, ":path").unwrap_or("").to_string();
+        let method = match method_text {
+            "GET" => Method::Get,
+            "HEAD" => Method::Head,
+            other => {
+                self.log(conn, format_args!("{other} {target} -> 405"));
+                return Some(Self::plain(
+                    stream,
+                    Method::Get,
+                    405,
+                    vec![header("allow", "GET, HEAD")],
+                ));
+            }
+        };
+        match self.root.open(&target) {
+            Ok(file) => {
+                s.waiting.push(Waiting {
+                    stream,
+                    method,
+                    target,
+                    range: fields::field(list, "range").map(str::to_string),
+                    if_range: fields::field(list, "if-range").map(str::to_string),
+                    priority: h3::Priority::new(urgency, fields::incremental(priority.as_deref())),
+                    file,
+                    since: Instant::now(),
+                });
+                None
+            }
+            Err(refusal) => {
+                let status = refusal.status();
+                self.log(conn, format_args!("{method_text} {target} -> {status}"));
+                Some(Self::plain(stream, method, status, Vec::new()))
+            }
+        }
+    }
+
+    /// The response to a file request, once its digest is known (or given
+    /// up on).
+    fn file_response(
+        &self,
+        s: &mut Session,
+        conn: &Conn,
+        w: Waiting,
+        digest: Option<[u8; 32]>,
+    ) -> Outgoing {
+        let size = w.file.size;
+        // A Range is honoured only if If-Range (when present) names this
+        // very version (a strong entity tag; a date never matches).
+        let range = match (&w.range, &w.if_range) {
+            (None, _) => Range::Full,
+            (Some(_), Some(v)) if !fields::etags_match_strongly(v, &w.file.etag) => Range::Full,
+            (Some(r), _) => fields::parse_range(r, size),
+        };
+        let mut headers = vec![header(":status", "200")];
+        let fields_after = vec![
+            header("accept-ranges", "bytes"),
+            header("last-modified", w.file.last_modified()),
+            header("etag", &w.file.etag),
+        ];
+        let (status, start, len) = match range {
+            Range::Full => (200, 0, size),
+            Range::Part { start, end } => {
+                headers.push(header(
+                    "content-range",
+                    format!("bytes {start}-{end}/{size}"),
+                ));
+                (206, start, end - start + 1)
+            }
+            Range::Unsatisfiable => {
+                headers.push(header("content-range", format!("bytes */{size}")));
+                (416, 0, 0)
+            }
+        };
+        headers[0] = header(":status", status.to_string());
+        headers.push(header("content-length", len.to_string()));
+        if status != 416 {
+            headers.push(header("content-type", "application/octet-stream"));
+        }
+        headers.extend(fields_after);
+        if let Some(d) = &digest {
+            headers.push(header("repr-digest", fields::repr_digest(d)));
+        }
+
+        let mut file = w.file.file;
+        let body = if w.method == Method::Head || len == 0 {
+            Body::None
+        } else if start > 0 && file.seek(SeekFrom::Start(start)).is_err() {
+            // Cannot happen for a regular file; answer 500 rather than
+            // send the wrong bytes.
+            return Self::plain(w.stream, w.method, 500, Vec::new());
+        } else {
+            Body::File {
+                file,
+                unread: len,
+                buf: Vec::new(),
+                pos: 0,
+            }
+        };
+        if w.method == Method::Get {
+            s.body_bytes += len;
+        }
+        self.log(
+            conn,
+            format_args!(
+                "{} {} -> {status} {len} bytes{}{}",
+                if w.method == Method::Get {
+                    "GET"
+                } else {
+                    "HEAD"
+                },
+                w.target,
+                if digest.is_some() { "" } else { " (no digest)" },
+                if s.background { " [background]" } else { "" },
+            ),
+        );
+        Outgoing {
+            stream: w.stream,
+            headers,
+            priority: w.priority,
+            headers_sent: false,
+            body,
+        }
+    }
+}
+
+impl ServerApp for FileServer {
+    type Session = Session;
+
+    fn accept(&mut self, _conn: &mut Conn) -> Session {
+        Session {
+            h3: None,
+            background: false,
+            waiting: Vec::new(),
+            outgoing: Vec::new(),
+            requests: 0,
+            body_bytes: 0,
+            accepted_at: Instant::now(),
+        }
+    }
+
+    fn serve(&mut self, s: &mut Session, conn: &mut Conn) {
+        if conn.quic.is_closed() || !(conn.quic.is_established() || conn.quic.is_in_early_data()) {
+            return;
+        }
+        if s.h3.is_none() {
+            match h3::Connection::with_transport(&mut conn.quic, &self.h3_config) {
+                Ok(h3) => s.h3 = Some(h3),
+                Err(e) => {
+                    log::warn!("{}: cannot start HTTP/3: {e}", conn.id_hex());
+                    conn.quic
+                        .close(true, code::INTERNAL_ERROR, b"cannot start HTTP/3")
+                        .ok();
+                    return;
+                }
+            }
+            if let Err(e) = conn.name_qlog(QLOG_LABEL, "cubic") {
+                log::warn!("{e}");
+            }
+        }
+
+        // New requests.
+        loop {
+            let Some(h3) = s.h3.as_mut() else { return };
+            let (stream, event) = match h3.poll(&mut conn.quic) {
+                Ok(v) => v,
+                Err(h3::Error::Done) => break,
+                Err(e) => {
+                    // quiche has closed the connection on a protocol error.
+                    log::debug!("{}: HTTP/3 error: {e}", conn.id_hex());
+                    return;
+                }
+            };
+            match event {
+                h3::Event::Headers { list, .. } => {
+                    if s.outgoing.iter().any(|o| o.stream == stream)
+                        || s.waiting.iter().any(|w| w.stream == stream)
+                    {
+                        continue; // trailers
+                    }
+                    if let Some(out) = self.on_request(s, conn, stream, &list) {
+                        s.outgoing.push(out);
+                    }
+                }
+                h3::Event::Data => {
+                    // Request bodies are not used: read and drop.
+                    while h3.recv_body(&mut conn.quic, stream, &mut self.buf).is_ok() {}
+                }
+                h3::Event::Reset(_) => {
+                    s.waiting.retain(|w| w.stream != stream);
+                    s.outgoing.retain(|o| o.stream != stream);
+                }
+                h3::Event::Finished | h3::Event::PriorityUpdate | h3::Event::GoAway => {}
+            }
+        }
+
+        // Requests whose digest is ready, or that waited long enough.
+        let mut i = 0;
+        while i < s.waiting.len() {
+            let digest = match self.digests.lookup(&s.waiting[i].file) {
+                Lookup::Ready(d) => Some(Some(d)),
+                Lookup::Unavailable => Some(None),
+                Lookup::Pending if s.waiting[i].since.elapsed() >= self.digest_wait => Some(None),
+                Lookup::Pending => None,
+            };
+            match digest {
+                Some(digest) => {
+                    let w = s.waiting.remove(i);
+                    let out = self.file_response(s, conn, w, digest);
+                    s.outgoing.push(out);
+                }
+                None => i += 1,
+            }
+        }
+
+        // Write what quiche takes.
+        let Some(h3) = s.h3.as_mut() else { return };
+        s.outgoing
+            .retain_mut(|o| matches!(o.pump(h3, &mut conn.quic), Pumped::Blocked));
+    }
+
+    fn closed(&mut self, s: Session, conn: &mut Conn) {
+        let qlog = conn
+            .qlog_path()
+            .map(|p| format!(" qlog={}", p.display()))
+            .unwrap_or_default();
+        self.log(
+            conn,
+            format_args!(
+                "closed after {:.2}s: {} requests, {} body bytes, {}, {} packets lost{qlog}",
+                s.accepted_at.elapsed().as_secs_f64(),
+                s.requests,
+                s.body_bytes,
+                if s.background {
+                    format!("background ({})", self.background_cc)
+                } else {
+                    "cubic".to_string()
+                },
+                conn.quic.stats().lost
+            ),
+        );
+    }
+}
+
+/// Binds the server. [`BoundServer::run`] serves until `stop` is set.
+pub fn bind(args: &ServeArgs) -> Result<BoundServer, Error> {
+    check_background_cc(&args.background_cc)?;
+    let root = Root::new(&args.root)?;
+    let server = Server::bind(ServerOptions {
+        listen: args.listen,
+        qlog_dir: args.qlog_dir.clone(),
+        retry: args.retry,
+    })?;
+    let cubic: CcSpec = "cubic".parse().expect("cubic is a valid spec");
+    let config = tls::server_config(
+        &[ALPN],
+        &args.certificate,
+        &cubic,
+        &tls::Transport::default(),
+    )?;
+    let h3_config =
+        h3::Config::new().map_err(|e| Error::new(format!("cannot configure HTTP/3: {e}")))?;
+    Ok(BoundServer {
+        server,
+        config,
+        app: FileServer {
+            root,
+            digests: DigestCache::new(),
+            background_cc: args.background_cc.clone(),
+            h3_config,
+            digest_wait: args.digest_wait,
+            verbose: args.verbose,
+            buf: vec![0u8; 16 * 1024],
+        },
+    })
+}
+
+/// A bound, not yet running, server.
+pub struct BoundServer {
+    server: Server,
+    config: quiche::Config,
+    app: FileServer,
+}
+
+impl BoundServer {
+    /// Where it listens.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.server.local_addr()
+    }
+
+    /// The directory served, with symlinks resolved.
+    pub fn root(&self) -> &std::path::Path {
+        self.app.root.path()
+    }
+
+    /// Serves until `stop` is set, then closes open connections.
+    pub fn run(mut self, stop: &AtomicBool) -> Result<(), Error> {
+        self.server.run(&mut self.config, &mut self.app, stop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn background_controllers() {
+        for ok in [
+            "ledbatpp",
+            "ledbat:target=25ms",
+            "cdg",
+            "fixed:packets=4",
+            "cubic",
+        ] {
+            check_background_cc(&ok.parse().unwrap()).unwrap();
+        }
+        for bad in ["reno", "bbr2"] {
+            let e = check_background_cc(&bad.parse().unwrap()).unwrap_err();
+            assert!(e.to_string().contains("cannot switch"), "{e}");
+        }
+    }
+
+    #[test]
+    fn status_lines() {
+        assert_eq!(status_text(404), "404 not found\n");
+        assert_eq!(status_text(405), "405 method not allowed\n");
+    }
+}

@@ -1,0 +1,52 @@
+//! Pieces every command-line app here shares: stopping on signals, the
+//! progress bar, and one-line usage errors.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use indicatif::ProgressBar;
+use indicatif::ProgressDrawTarget;
+use indicatif::ProgressStyle;
+
+use crate::Error;
+
+/// A flag set by SIGINT or SIGTERM.
+pub fn stop_on_signals() -> Result<Arc<AtomicBool>, Error> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone())
+            .map_err(|e| Error::new(format!("cannot handle signal {signal}: {e}")))?;
+    }
+    Ok(stop)
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal): bytes
+/// out of `total`, or a spinner counting bytes when the total is unknown.
+pub fn progress_bar(total: Option<u64>) -> ProgressBar {
+    let bar = match total {
+        Some(n) => ProgressBar::new(n).with_style(
+            ProgressStyle::with_template(
+                "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+            )
+            .expect("valid template"),
+        ),
+        None => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("{spinner} {bytes} {binary_bytes_per_sec} {elapsed}")
+                .expect("valid template"),
+        ),
+    };
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    bar
+}
+
+/// clap's message for a usage error, on one line and without its
+/// `error: ` prefix.
+pub fn one_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let lines: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    lines.join(" ").trim_start_matches("error: ").to_string()
+}
