@@ -2,7 +2,7 @@
 //! rate on a saturated link, and added delay on an empty queue.
 //!
 //!     cd apps/lbe-netem && CARGO_TARGET_DIR=/tmp/target-netem \
-//!         cargo bench --bench accuracy -- [--rates 20mbit,100mbit] [--rtt 50ms] \
+//!         cargo bench --bench accuracy -- [--rates 20mbit,100mbit,300mbit] [--rtt 50ms] \
 //!         [--seconds 10] [--probes 2000] [--load 2] [--no-realtime] [--spin 0ms]
 //!         [--no-rx-timestamps]
 //!
@@ -41,7 +41,7 @@ use lbe_netem::{Buffer, Config, Netem};
 #[derive(Parser, Debug)]
 struct Args {
     /// Rates to saturate, comma-separated.
-    #[arg(long, value_delimiter = ',', value_parser = parse_rate, default_value = "20mbit,100mbit")]
+    #[arg(long, value_delimiter = ',', value_parser = parse_rate, default_value = "20mbit,100mbit,300mbit")]
     rates: Vec<u64>,
     /// Base RTT of the emulated path.
     #[arg(long, value_parser = parse_duration, default_value = "50ms")]
@@ -133,6 +133,7 @@ fn saturate(args: &Args, rate: u64) -> (f64, u64, f64, lbe_netem::Summary) {
     });
 
     let client = UdpSocket::bind(localhost()).unwrap();
+    big_rcvbuf(&client);
     client
         .set_read_timeout(Some(Duration::from_millis(500)))
         .unwrap();
@@ -220,6 +221,22 @@ fn probe(target: SocketAddr, count: usize, gap: Duration, rt: bool) -> Vec<f64> 
     }
     out.sort_by(f64::total_cmp);
     out
+}
+
+/// 4 MiB of receive buffer, so the measuring client does not drop.
+fn big_rcvbuf(s: &UdpSocket) {
+    use std::os::fd::AsRawFd;
+    let v: libc::c_int = 4 << 20;
+    // SAFETY: valid fd and a pointer to a live c_int of the size given.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
 
 fn realtime(prio: i32) {
@@ -321,6 +338,10 @@ fn main() {
             measured / rate as f64,
             drops,
             owd_p50,
+        );
+        println!(
+            "  netem: delivered {:.3} Mbit/s on average over its whole run",
+            summary.down.delivered_bytes as f64 * 8.0 / summary.duration_s / 1e6
         );
         print_summary(&summary);
     }

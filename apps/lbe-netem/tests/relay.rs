@@ -487,3 +487,31 @@ fn cli_runs_until_sigterm_and_flushes_stats() {
     assert_eq!(delivered, 5);
     server.finish();
 }
+
+#[test]
+fn idle_flows_are_forgotten_after_the_timeout() {
+    let server = EchoServer::start();
+    let mut config = Config::new(
+        localhost(),
+        server.addr,
+        10_000_000,
+        ms(2),
+        Buffer::Time(ms(100)),
+    );
+    config.idle_timeout = Some(ms(200));
+    config.stats_interval = ms(100);
+    let netem = Netem::spawn(config).unwrap();
+    let c = client();
+    let peer = |reply: Vec<u8>| -> String {
+        let text = String::from_utf8(reply).unwrap();
+        text.split_once('|').unwrap().0.to_string()
+    };
+    let first = peer(round_trip(&c, netem.listen_addr(), b"a").1);
+    assert_eq!(first, peer(round_trip(&c, netem.listen_addr(), b"b").1));
+    std::thread::sleep(ms(600));
+    let later = peer(round_trip(&c, netem.listen_addr(), b"c").1);
+    assert_ne!(first, later, "an idle flow gets a new upstream socket");
+    let summary = netem.stop().unwrap();
+    assert_eq!(summary.flows, 2);
+    server.finish();
+}
