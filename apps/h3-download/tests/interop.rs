@@ -1,0 +1,259 @@
+//! Interop with an independent HTTP/3 implementation, aioquic (from
+//! PyPI): its client downloads from h3-serve, and h3-fetch downloads from
+//! a server built on it (the scripts are in `tests/aioquic/`).
+//!
+//! The tests make their own virtualenv under cargo's target tmp dir and
+//! pip-install aioquic there, once. They are skipped, with a message
+//! saying so, only when PyPI cannot be reached.
+
+mod common;
+
+use std::io::BufRead;
+use std::io::BufReader;
+use std::net::TcpStream;
+use std::net::ToSocketAddrs;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command;
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::*;
+
+const AIOQUIC: &str = "aioquic==1.7.2";
+
+fn scripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/aioquic")
+}
+
+fn pypi_reachable() -> bool {
+    ("pypi.org", 443)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .is_some_and(|addr| TcpStream::connect_timeout(&addr, Duration::from_secs(10)).is_ok())
+}
+
+/// The virtualenv's python, with aioquic installed; `None` if PyPI is out
+/// of reach.
+fn python() -> Option<PathBuf> {
+    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("aioquic-venv");
+            let python = venv.join("bin/python");
+            let ready = || {
+                Command::new(&python)
+                    .args(["-c", "import aioquic, cryptography"])
+                    .status()
+                    .is_ok_and(|s| s.success())
+            };
+            if ready() {
+                return Some(python);
+            }
+            let made = Command::new("python3")
+                .args(["-m", "venv", "--clear"])
+                .arg(&venv)
+                .output()
+                .expect("python3 is needed for the interop tests");
+            assert!(
+                made.status.success(),
+                "python3 -m venv failed: {}",
+                String::from_utf8_lossy(&made.stderr)
+            );
+            let pip = Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "--disable-pip-version-check", AIOQUIC])
+                .output()
+                .unwrap();
+            if !pip.status.success() {
+                if !pypi_reachable() {
+                    eprintln!(
+                        "SKIPPED: aioquic interop tests: PyPI (pypi.org:443) is unreachable, cannot install {AIOQUIC}"
+                    );
+                    return None;
+                }
+                panic!(
+                    "pip install {AIOQUIC} failed although PyPI is reachable: {}",
+                    String::from_utf8_lossy(&pip.stderr)
+                );
+            }
+            assert!(ready(), "aioquic does not import after installing it");
+            Some(python)
+        })
+        .clone()
+}
+
+/// Runs the aioquic client; its JSON summary.
+fn aioquic_get(python: &Path, url: &str, out: &Path, headers: &[&str]) -> serde_json::Value {
+    let mut cmd = Command::new(python);
+    cmd.arg(scripts().join("client.py")).arg(url).arg(out);
+    for h in headers {
+        cmd.args(["--header", h]);
+    }
+    let run: Run = cmd.output().unwrap().into();
+    run.json()
+}
+
+/// The aioquic server, on a free port, killed on drop.
+struct AioquicServer {
+    _child: ChildGuard,
+    port: u16,
+}
+
+impl AioquicServer {
+    fn start(python: &Path, root: &Path, extra: &[&str]) -> Self {
+        let mut child = ChildGuard(
+            Command::new(python)
+                .arg(scripts().join("server.py"))
+                .arg("--root")
+                .arg(root)
+                .args(extra)
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let mut line = String::new();
+        BufReader::new(child.0.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("listening on ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("server.py did not start: {line:?}"));
+        AioquicServer {
+            _child: child,
+            port,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("https://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+#[test]
+fn aioquic_client_downloads_from_h3_serve() {
+    let Some(python) = python() else { return };
+    let s = Scratch::new("interop-client");
+    let (root, qlogs, out) = (s.dir("root"), s.dir("qlog"), s.dir("out"));
+    let data = content(8 * MB, 21);
+    std::fs::write(root.join("f.bin"), &data).unwrap();
+    let sha = sha256_hex(&data);
+    let mut server = TestServer::start(&root, |a| a.qlog_dir = Some(qlogs.clone()));
+
+    let j = aioquic_get(&python, &server.url("/f.bin"), &out.join("a"), &[]);
+    assert_eq!(j["status"], 200);
+    assert_eq!(j["bytes"], 8 * MB);
+    assert_eq!(j["sha256"], sha.as_str());
+    assert!(std::fs::read(out.join("a")).unwrap() == data);
+    // The digest h3-serve offers is the one aioquic's bytes have.
+    let offered =
+        h3_download::fields::parse_repr_digest(j["headers"]["repr-digest"].as_str().unwrap())
+            .unwrap();
+    assert_eq!(h3_download::digest::hex(&offered), sha);
+
+    // Another client's `priority: u=7` makes its connection background too.
+    let j = aioquic_get(
+        &python,
+        &server.url("/f.bin"),
+        &out.join("b"),
+        &["priority: u=7"],
+    );
+    assert_eq!(j["sha256"], sha.as_str());
+
+    // And its range requests get the right bytes.
+    let j = aioquic_get(
+        &python,
+        &server.url("/f.bin"),
+        &out.join("c"),
+        &["range: bytes=1000-1999"],
+    );
+    assert_eq!(j["status"], 206);
+    assert_eq!(
+        j["headers"]["content-range"],
+        format!("bytes 1000-1999/{}", 8 * MB)
+    );
+    assert!(std::fs::read(out.join("c")).unwrap() == data[1000..2000]);
+
+    server.stop();
+    assert_eq!(qlogs_named(&qlogs, "h3-server-ledbatpp").len(), 1);
+    assert_eq!(qlogs_named(&qlogs, "h3-server-cubic").len(), 2);
+}
+
+#[test]
+fn h3_fetch_downloads_and_resumes_from_aioquic() {
+    let Some(python) = python() else { return };
+    let s = Scratch::new("interop-server");
+    let (root, out) = (s.dir("root"), s.dir("out"));
+    let data = content(8 * MB, 22);
+    std::fs::write(root.join("f.bin"), &data).unwrap();
+    let server = AioquicServer::start(&python, &root, &[]);
+    let url = server.url("/f.bin");
+    let target = out.join("f.bin");
+    let t = target.to_str().unwrap();
+
+    let j = fetch(&[&url, "-o", t, "--json", "--background"]).json();
+    assert_eq!(j["status"], 200);
+    assert_eq!(j["size"], 8 * MB);
+    assert_eq!(j["digest_verified"], true);
+    assert_eq!(j["sha256"], sha256_hex(&data).as_str());
+    assert!(std::fs::read(&target).unwrap() == data);
+    let etag = j["etag"].as_str().unwrap().to_string();
+
+    // Resume from aioquic: a part file as an interrupted run leaves it.
+    std::fs::remove_file(&target).unwrap();
+    let kept = 3 * MB;
+    std::fs::write(out.join("f.bin.part"), &data[..kept as usize]).unwrap();
+    std::fs::write(
+        out.join("f.bin.part.meta"),
+        serde_json::json!({"url": url, "etag": etag, "size": 8 * MB, "repr_digest": null})
+            .to_string(),
+    )
+    .unwrap();
+    let j = fetch(&[&url, "-o", t, "--resume", "--json"]).json();
+    assert_eq!(j["status"], 206);
+    assert_eq!(j["resumed_from"], kept);
+    assert_eq!(j["bytes_transferred"], 8 * MB - kept);
+    assert_eq!(j["digest_verified"], true);
+    assert!(std::fs::read(&target).unwrap() == data);
+
+    let r = fetch(&[&server.url("/nope"), "-o", out.join("x").to_str().unwrap()]);
+    assert!(r.error_line("h3-fetch").contains("404 Not Found"));
+}
+
+#[test]
+fn h3_fetch_refuses_bad_data_from_aioquic() {
+    let Some(python) = python() else { return };
+    let s = Scratch::new("interop-bad");
+    let (root, out) = (s.dir("root"), s.dir("out"));
+    std::fs::write(root.join("f.bin"), content(2 * MB, 23)).unwrap();
+    let target = out.join("f.bin");
+    let t = target.to_str().unwrap();
+
+    // A digest that does not match: nothing is kept.
+    let server = AioquicServer::start(&python, &root, &["--bad-digest"]);
+    let r = fetch(&[&server.url("/f.bin"), "-o", t]);
+    let line = r.error_line("h3-fetch");
+    assert!(
+        line.contains("does not match the server's SHA-256"),
+        "{line}"
+    );
+    assert!(std::fs::read_dir(&out).unwrap().next().is_none());
+    drop(server);
+
+    // A body shorter than its content-length: not renamed, but resumable.
+    let server = AioquicServer::start(&python, &root, &["--truncate", "1000000"]);
+    let r = fetch(&[&server.url("/f.bin"), "-o", t]);
+    let line = r.error_line("h3-fetch");
+    assert!(
+        line.contains("ended after 1000000 of 2000000 bytes") && line.contains("--resume"),
+        "{line}"
+    );
+    assert!(!target.exists());
+    assert_eq!(
+        std::fs::metadata(out.join("f.bin.part")).unwrap().len(),
+        1_000_000
+    );
+}
