@@ -250,7 +250,7 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
     let span = arrivals.last().unwrap().0 - arrivals[0].0;
     let ideal = ms(received - 1);
     assert!(
-        span >= ideal.mul_f64(0.8),
+        span >= ideal.mul_f64(0.5),
         "{received} datagrams over {span:?}, ideal {ideal:?}"
     );
 
