@@ -355,7 +355,7 @@ fn stop_is_prompt_and_dropping_the_handle_stops_too() {
     ))
     .unwrap();
     let c = client();
-    // A datagram still in the 5 s delay line must not hold up the stop.
+    // A datagram still in the 5 s one-way delay must not hold up the stop.
     c.send_to(b"slow", netem.listen_addr()).unwrap();
     std::thread::sleep(ms(20));
     let t = Instant::now();
