@@ -16,12 +16,20 @@ fn split_number(text: &str) -> Option<(f64, &str)> {
     number.is_finite().then_some((number, unit.trim()))
 }
 
+fn unit_error(kind: &str, text: &str, unit: &str, forms: &str) -> String {
+    if unit.is_empty() {
+        format!("bad {kind} '{text}': missing unit; expected {forms}")
+    } else {
+        format!("bad {kind} '{text}': unknown unit '{unit}'; expected {forms}")
+    }
+}
+
 /// A size in bytes: a number with an optional unit, `B`, `kB`/`KB`, `MB`,
 /// `GB`, `TB` (powers of 1000) or `KiB`, `MiB`, `GiB`, `TiB` (powers of 1024).
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let err = || {
-        format!("bad size '{text}': expected a number with an optional unit B, kB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 50MB)")
-    };
+    const FORMS: &str =
+        "a number with an optional unit B, kB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 50MB)";
+    let err = || format!("bad size '{text}': expected {FORMS}");
     let (number, unit) = split_number(text).ok_or_else(err)?;
     let scale: f64 = match unit {
         "" | "B" | "b" => 1.0,
@@ -33,7 +41,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "Mi" | "MiB" => 1024.0 * 1024.0,
         "Gi" | "GiB" => 1024.0 * 1024.0 * 1024.0,
         "Ti" | "TiB" => 1024.0_f64.powi(4),
-        _ => return Err(err()),
+        _ => return Err(unit_error("size", text, unit, FORMS)),
     };
     let bytes = (number * scale).round();
     if bytes < 0.0 || bytes > u64::MAX as f64 {
@@ -43,18 +51,19 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 /// A rate in bits per second: a number with a unit `bit`, `kbit`, `mbit`,
-/// `gbit` (or `bps`, `kbps`, `mbps`, `gbps`; any case).
+/// `gbit`, `tbit` (or `bps`, `kbps`, `mbps`, `gbps`: bits, not `tc`'s bytes,
+/// per second; any case).
 pub fn parse_rate(text: &str) -> Result<u64, String> {
-    let err = || {
-        format!("bad rate '{text}': expected a number with a unit bit, kbit, mbit or gbit (e.g. 20mbit)")
-    };
-    let (number, unit) = split_number(text).ok_or_else(err)?;
+    const FORMS: &str = "a number with a unit bit, kbit, mbit, gbit or tbit (e.g. 20mbit)";
+    let (number, unit) =
+        split_number(text).ok_or_else(|| format!("bad rate '{text}': expected {FORMS}"))?;
     let scale = match unit.to_ascii_lowercase().as_str() {
         "bit" | "bps" | "b/s" => 1.0,
         "kbit" | "kbps" | "kb/s" => 1e3,
         "mbit" | "mbps" | "mb/s" => 1e6,
         "gbit" | "gbps" | "gb/s" => 1e9,
-        _ => return Err(err()),
+        "tbit" | "tbps" | "tb/s" => 1e12,
+        _ => return Err(unit_error("rate", text, unit, FORMS)),
     };
     let bps = (number * scale).round();
     if bps <= 0.0 || bps > u64::MAX as f64 {
@@ -65,11 +74,8 @@ pub fn parse_rate(text: &str) -> Result<u64, String> {
 
 /// A duration: a number with a unit `ns`, `us`, `ms`, `s`, `m` or `h`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let err = || {
-        format!(
-            "bad duration '{text}': expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
-        )
-    };
+    const FORMS: &str = "a number with a unit ns, us, ms, s, m or h (e.g. 30s)";
+    let err = || format!("bad duration '{text}': expected {FORMS}");
     let (number, unit) = split_number(text).ok_or_else(err)?;
     let seconds = match unit {
         "ns" => number / 1e9,
@@ -78,7 +84,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => number,
         "m" | "min" => number * 60.0,
         "h" => number * 3600.0,
-        _ => return Err(err()),
+        _ => return Err(unit_error("duration", text, unit, FORMS)),
     };
     if seconds < 0.0 {
         return Err(err());
@@ -92,7 +98,7 @@ pub fn fmt_bytes(bytes: u64) -> String {
     match bytes {
         0..=999 => format!("{bytes} B"),
         1_000..=999_999 => format!("{:.1} kB", b / 1e3),
-        1_000_000..=999_999_999 => format!("{:.1} MB", b / 1e6),
+        1_000_000..=999_999_999 => format!("{:.2} MB", b / 1e6),
         _ => format!("{:.2} GB", b / 1e9),
     }
 }
@@ -102,7 +108,7 @@ pub fn fmt_rate(bps: f64) -> String {
     if bps >= 1e9 {
         format!("{:.2} Gbit/s", bps / 1e9)
     } else if bps >= 1e6 {
-        format!("{:.1} Mbit/s", bps / 1e6)
+        format!("{:.2} Mbit/s", bps / 1e6)
     } else if bps >= 1e3 {
         format!("{:.1} kbit/s", bps / 1e3)
     } else {
@@ -134,9 +140,14 @@ mod tests {
         assert_eq!(parse_rate("2.5Mbit"), Ok(2_500_000));
         assert_eq!(parse_rate("1gbit"), Ok(1_000_000_000));
         assert_eq!(parse_rate("500kbps"), Ok(500_000));
+        assert_eq!(parse_rate("1tbit"), Ok(1_000_000_000_000));
         assert_eq!(
             parse_rate("20"),
-            Err("bad rate '20': expected a number with a unit bit, kbit, mbit or gbit (e.g. 20mbit)".into())
+            Err("bad rate '20': missing unit; expected a number with a unit bit, kbit, mbit, gbit or tbit (e.g. 20mbit)".into())
+        );
+        assert_eq!(
+            parse_rate("20mb"),
+            Err("bad rate '20mb': unknown unit 'mb'; expected a number with a unit bit, kbit, mbit, gbit or tbit (e.g. 20mbit)".into())
         );
         assert_eq!(
             parse_rate("0mbit"),
@@ -153,8 +164,12 @@ mod tests {
         assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
         assert_eq!(
             parse_duration("30"),
+            Err("bad duration '30': missing unit; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)".into())
+        );
+        assert_eq!(
+            parse_duration("ms"),
             Err(
-                "bad duration '30': expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
+                "bad duration 'ms': expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
                     .into()
             )
         );
@@ -165,8 +180,9 @@ mod tests {
     #[test]
     fn formatting() {
         assert_eq!(fmt_bytes(512), "512 B");
-        assert_eq!(fmt_bytes(50_000_000), "50.0 MB");
-        assert_eq!(fmt_rate(19_200_000.0), "19.2 Mbit/s");
+        assert_eq!(fmt_bytes(50_000_000), "50.00 MB");
+        assert_eq!(fmt_bytes(12_300_000), "12.30 MB");
+        assert_eq!(fmt_rate(19_870_000.0), "19.87 Mbit/s");
         assert_eq!(fmt_rate(1.5e9), "1.50 Gbit/s");
     }
 }

@@ -43,13 +43,10 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            let text = e.to_string();
-            let first: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.trim().is_empty())
-                .map(str::trim)
-                .collect();
-            eprintln!("lbe-lab: {} (see --help)", first.join(" "));
+            eprintln!(
+                "lbe-lab: error: {} (see --help)",
+                quiche_lbe::cli::one_line(&e)
+            );
             return ExitCode::from(2);
         }
     };
@@ -64,7 +61,7 @@ fn main() -> ExitCode {
             out,
             no_report,
             quiet,
-        } => quic_bulk::stop_on_signals()
+        } => quiche_lbe::cli::stop_on_signals()
             .map_err(|e| e.to_string())
             .and_then(|stop| {
                 let start = std::time::Instant::now();

@@ -411,7 +411,7 @@ name = "fg"
         );
         assert_eq!(
             err(&GOOD.replace("\"50ms\"", "\"50\"")),
-            "s.toml:4: link rtt: bad duration '50': expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
+            "s.toml:4: link rtt: bad duration '50': missing unit; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
         );
         assert!(err("[[flow]]\ncc = \"cubic\"\nstop = \"1s\"\n").contains("missing field `link`"));
         assert_eq!(

@@ -18,93 +18,33 @@ pub const MAX_DURATION: Duration = Duration::from_secs(3600);
 /// Largest byte buffer accepted (16 GiB).
 pub const MAX_BUFFER_BYTES: u64 = 16 << 30;
 
-const RATE_FORMS: &str = "a number with a unit: bit, kbit, mbit, gbit, tbit or bps, kbps, mbps, gbps \
-     (case-insensitive, decimal SI prefixes, all in bits per second), e.g. 20mbit, 2.5Mbit, 500kbit, 1gbit";
-const DURATION_FORMS: &str = "a number with a unit: ns, us, ms or s, e.g. 50ms, 1s, 250us, 1.5s";
 const BUFFER_FORMS: &str =
     "a time at line rate (e.g. 500ms, 1s) or a size in bytes with a unit: B, kB, \
      MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024), e.g. 375kB, 1MiB, 1500B";
 
-/// Splits `s` into its leading decimal number and the unit that follows.
-fn split_number(s: &str) -> Option<(f64, &str)> {
-    let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
-        .map_or(s.len(), |(i, _)| i);
-    let (num, unit) = s.split_at(end);
-    if num.is_empty() || num.starts_with('.') && num.len() == 1 {
-        return None;
-    }
-    let v: f64 = num.parse().ok()?;
-    if !v.is_finite() {
-        return None;
-    }
-    Some((v, unit.trim()))
-}
-
 /// Parses a rate such as `20mbit`, `2.5Mbit`, `1gbit`, `500kbit` or `20Mbps`
-/// into bits per second.
+/// into bits per second (`lbe-units`' syntax), at most [`MAX_RATE_BPS`].
 ///
 /// Note: unlike `tc`, where `bps` means *bytes* per second, `bps` here means
 /// bits per second, as in everyday networking usage ("a 20 Mbps link").
 pub fn parse_rate(s: &str) -> Result<u64, String> {
-    let (v, unit) =
-        split_number(s).ok_or_else(|| format!("bad rate '{s}': expected {RATE_FORMS}"))?;
-    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
-        "bit" | "bps" => 1.0,
-        "kbit" | "kbps" => 1e3,
-        "mbit" | "mbps" => 1e6,
-        "gbit" | "gbps" => 1e9,
-        "tbit" | "tbps" => 1e12,
-        "" => {
-            return Err(format!(
-                "bad rate '{s}': missing unit; expected {RATE_FORMS}"
-            ))
-        }
-        _ => {
-            return Err(format!(
-                "bad rate '{s}': unknown unit '{unit}'; expected {RATE_FORMS}"
-            ))
-        }
-    };
-    let bps = (v * mult).round();
-    if bps < 1.0 {
-        return Err(format!("bad rate '{s}': must be at least 1 bit per second"));
-    }
-    if bps > MAX_RATE_BPS as f64 {
+    let bps = lbe_units::parse_rate(s)?;
+    if bps > MAX_RATE_BPS {
         return Err(format!("bad rate '{s}': at most 100gbit is supported"));
     }
-    Ok(bps as u64)
+    Ok(bps)
 }
 
-/// Parses a duration such as `50ms`, `1s`, `250us` or `1.5s`.
+/// Parses a duration such as `50ms`, `1s`, `250us` or `1.5s`
+/// (`lbe-units`' syntax), at most [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let (v, unit) =
-        split_number(s).ok_or_else(|| format!("bad duration '{s}': expected {DURATION_FORMS}"))?;
-    let ns_per_unit: f64 = match unit {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "" => {
-            return Err(format!(
-                "bad duration '{s}': missing unit; expected {DURATION_FORMS}"
-            ))
-        }
-        _ => {
-            return Err(format!(
-                "bad duration '{s}': unknown unit '{unit}'; expected {DURATION_FORMS}"
-            ))
-        }
-    };
-    let ns = (v * ns_per_unit).round();
-    if ns > MAX_DURATION.as_nanos() as f64 {
+    let d = lbe_units::parse_duration(s)?;
+    if d > MAX_DURATION {
         return Err(format!(
             "bad duration '{s}': at most 1 hour (3600s) is supported"
         ));
     }
-    Ok(Duration::from_nanos(ns as u64))
+    Ok(d)
 }
 
 /// The bottleneck's buffer: either a time at line rate or a size in bytes.
@@ -141,38 +81,21 @@ impl fmt::Display for Buffer {
 /// `1500B` (bytes). Byte units take a capital `B`, so that `kb` (kilobits?
 /// kilobytes?) is never guessed at.
 pub fn parse_buffer(s: &str) -> Result<Buffer, String> {
-    let (v, unit) =
-        split_number(s).ok_or_else(|| format!("bad buffer '{s}': expected {BUFFER_FORMS}"))?;
-    let bytes_mult: Option<f64> = match unit {
-        "B" => Some(1.0),
-        "kB" | "KB" => Some(1e3),
-        "MB" => Some(1e6),
-        "GB" => Some(1e9),
-        "KiB" => Some(1024.0),
-        "MiB" => Some(1024.0 * 1024.0),
-        "GiB" => Some(1024.0 * 1024.0 * 1024.0),
-        _ => None,
-    };
-    let buffer = if let Some(m) = bytes_mult {
-        let b = (v * m).round();
-        if b > MAX_BUFFER_BYTES as f64 {
+    let t = s.trim();
+    let buffer = if t.ends_with('B') {
+        let b = lbe_units::parse_size(t)
+            .map_err(|_| format!("bad buffer '{s}': expected {BUFFER_FORMS}"))?;
+        if b > MAX_BUFFER_BYTES {
             return Err(format!("bad buffer '{s}': at most 16GiB is supported"));
         }
-        Buffer::Bytes(b as u64)
+        Buffer::Bytes(b)
     } else {
-        match parse_duration(s) {
-            Ok(d) => Buffer::Time(d),
-            Err(_) if unit.is_empty() => {
-                return Err(format!(
-                    "bad buffer '{s}': missing unit; expected {BUFFER_FORMS}"
-                ))
-            }
-            Err(_) => {
-                return Err(format!(
-                    "bad buffer '{s}': unknown unit '{unit}'; expected {BUFFER_FORMS}"
-                ))
-            }
-        }
+        let d = parse_duration(t).map_err(|e| {
+            let why = e.split_once(": ").map_or(e.as_str(), |(_, why)| why);
+            let why = why.split_once("; expected").map_or(why, |(why, _)| why);
+            format!("bad buffer '{s}': {why}; expected {BUFFER_FORMS}")
+        })?;
+        Buffer::Time(d)
     };
     match buffer {
         Buffer::Bytes(0) => Err(format!("bad buffer '{s}': must be greater than zero")),
@@ -274,7 +197,7 @@ mod tests {
         assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
         assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
         assert_eq!(parse_duration("0ms"), Ok(Duration::ZERO));
-        for bad in ["", "50", "50m", "ms", "5h", "99999s", "-1s"] {
+        for bad in ["", "50", "61m", "ms", "5h", "99999s", "-1s"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }
