@@ -151,7 +151,7 @@ fn two_ledbatpp_flows_split_the_link_even_when_one_starts_late() {
         "pair",
         r#"
 [link]
-rate = "5mbit"
+rate = "2mbit"
 rtt = "50ms"
 buffer = "500ms"
 [analysis]
@@ -172,12 +172,12 @@ name = "second"
     assert!(jain >= JAIN_LATE, "Jain's index {jain}");
 }
 
-/// Two LEDBAT++ flows 5 s apart, last 15 s of a 40 s run on 5 Mbit/s:
-/// measured 0.91 (a 35/65 split); 0.85 is a 29/71 split. Plain LEDBAT in the
-/// same situation gives about 0.6 (see the late-comer test). The seed's
-/// 0.94 comes from runs minutes long; convergence by additive increase of
-/// GAIN MSS per RTT takes that long.
-const JAIN_LATE: f64 = 0.85;
+/// Two LEDBAT++ flows 5 s apart, last 15 s of a 40 s run: measured 0.965
+/// on 2 Mbit/s; 0.9 is a 33/67 split. Plain LEDBAT gives about 0.55 (see the
+/// late-comer test). A small link, because the flows converge by additive
+/// increase of GAIN MSS per RTT: the seed's Jain ≥ 0.94 at 20 Mbit/s comes
+/// from runs minutes long (scenarios/ledbatpp-pair-10s-apart.toml).
+const JAIN_LATE: f64 = 0.9;
 
 #[test]
 fn plain_ledbat_shows_the_late_comer_advantage() {
