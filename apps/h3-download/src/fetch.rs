@@ -57,6 +57,8 @@ pub struct FetchArgs {
     pub qlog_dir: Option<PathBuf>,
     /// Verify the server's certificate.
     pub verify: bool,
+    /// Trust the certificates in this PEM file too (implies `verify`).
+    pub ca: Option<PathBuf>,
     /// Give up if the handshake has not completed by then.
     pub timeout: Duration,
     /// Show a progress bar on stderr.
@@ -180,11 +182,19 @@ pub fn parse_url(url: &str) -> Result<Target, Error> {
     })
 }
 
+/// The host's address: its first IPv4 one if it has any (servers here
+/// listen on 127.0.0.1 by default, and `localhost` often resolves to ::1
+/// first), else its first.
 fn resolve(target: &Target) -> Result<SocketAddr, Error> {
-    (target.host.as_str(), target.port)
+    let addrs: Vec<SocketAddr> = (target.host.as_str(), target.port)
         .to_socket_addrs()
         .map_err(|e| Error::new(format!("cannot resolve {}: {e}", target.host)))?
-        .next()
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
         .ok_or_else(|| Error::new(format!("{} has no address", target.host)))
 }
 
@@ -655,8 +665,20 @@ pub fn run(args: &FetchArgs, stop: &AtomicBool) -> Result<Summary, Error> {
         qlog_cc: "cubic".into(),
         handshake_timeout: args.timeout,
     };
-    let result = crate::client::config(args.verify)
-        .and_then(|mut config| client::run(&options, &mut config, &mut app, stop));
+    let result = crate::client::config(args.verify || args.ca.is_some()).and_then(|mut config| {
+        if let Some(ca) = &args.ca {
+            let path = ca
+                .to_str()
+                .ok_or_else(|| Error::new(format!("--ca {}: not a UTF-8 path", ca.display())))?;
+            config.load_verify_locations_from_file(path).map_err(|e| {
+                Error::new(format!(
+                    "cannot load certificates from {}: {e}",
+                    ca.display()
+                ))
+            })?;
+        }
+        client::run(&options, &mut config, &mut app, stop)
+    });
     let d = &mut app.download;
     if let Some(bar) = d.progress.take() {
         bar.finish_and_clear();

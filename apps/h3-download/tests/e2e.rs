@@ -222,6 +222,44 @@ fn resumes_after_a_kill_and_transfers_only_the_rest() {
     assert!(!part.exists() && !meta.exists());
 }
 
+#[test]
+fn an_interrupted_fetch_keeps_a_resumable_part_file() {
+    let s = Scratch::new("interrupt");
+    let (root, out) = (s.dir("root"), s.dir("out"));
+    let data = content(5 * MB, 13);
+    std::fs::write(root.join("f"), &data).unwrap();
+    let server = TestServer::start(&root, |_| {});
+    let relay = CutRelay::start(server.addr, 2 * MB);
+    let target = out.join("f");
+    let part = out.join("f.part");
+    let url = format!("https://{}/f", relay.addr);
+    let mut child = ChildGuard(
+        h3_fetch()
+            .args([&url, "-o", target.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("1 MB in the part file", Duration::from_secs(120), || {
+        std::fs::metadata(&part).is_ok_and(|m| m.len() >= MB)
+    });
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    let r = child.finish();
+    let line = r.error_line("h3-fetch");
+    assert!(
+        line.contains("interrupted") && line.contains("--resume"),
+        "{line}"
+    );
+    assert!(!target.exists());
+    let kept = std::fs::metadata(&part).unwrap().len();
+    relay.open();
+    let j = fetch(&[&url, "-o", target.to_str().unwrap(), "--resume", "--json"]).json();
+    assert_eq!(j["resumed_from"], kept);
+    assert!(std::fs::read(&target).unwrap() == data);
+}
+
 /// Writes a part file and its sidecar as an interrupted run would have.
 fn fake_interrupted(out: &std::path::Path, url: &str, etag: &str, prefix: &[u8]) {
     std::fs::write(out.join("f.part"), prefix).unwrap();

@@ -59,7 +59,7 @@ fn python() -> Option<PathBuf> {
                 .expect("python3 is needed for the interop tests");
             assert!(
                 made.status.success(),
-                "python3 -m venv failed: {}",
+                "python3 -m venv failed (Debian/Ubuntu: apt-get install python3-venv): {}",
                 String::from_utf8_lossy(&made.stderr)
             );
             let pip = Command::new(venv.join("bin/pip"))
@@ -221,6 +221,28 @@ fn h3_fetch_downloads_and_resumes_from_aioquic() {
 
     let r = fetch(&[&server.url("/nope"), "-o", out.join("x").to_str().unwrap()]);
     assert!(r.error_line("h3-fetch").contains("404 Not Found"));
+}
+
+#[test]
+fn h3_fetch_verifies_a_trusted_certificate() {
+    let Some(python) = python() else { return };
+    let s = Scratch::new("interop-verify");
+    let (root, out) = (s.dir("root"), s.dir("out"));
+    std::fs::write(root.join("f"), b"trusted").unwrap();
+    let cert = s.join("cert.pem");
+    let server = AioquicServer::start(&python, &root, &["--cert-out", cert.to_str().unwrap()]);
+    // The certificate names localhost.
+    let url = format!("https://localhost:{}/f", server.port);
+    let target = out.join("f");
+    let t = target.to_str().unwrap();
+    let j = fetch(&[&url, "-o", t, "--ca", cert.to_str().unwrap(), "--json"]).json();
+    assert_eq!(j["size"], 7);
+    // Not trusted without it.
+    std::fs::remove_file(&target).unwrap();
+    let r = fetch(&[&url, "-o", t, "--verify"]);
+    let line = r.error_line("h3-fetch");
+    assert!(line.contains("the TLS handshake failed"), "{line}");
+    assert!(!target.exists());
 }
 
 #[test]

@@ -35,6 +35,10 @@ struct Cli {
     /// default: test servers use self-signed certificates).
     #[arg(long)]
     verify: bool,
+    /// Trust the certificates in this PEM file (a private CA, or a server's
+    /// own self-signed certificate); implies --verify.
+    #[arg(long, value_name = "PEM")]
+    ca: Option<PathBuf>,
     /// Give up if the handshake does not complete in this time.
     #[arg(long, default_value = "5s", value_parser = lbe_units::parse_duration)]
     timeout: Duration,
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
         resume: cli.resume,
         qlog_dir: cli.qlog_dir,
         verify: cli.verify,
+        ca: cli.ca,
         timeout: cli.timeout,
         progress: !cli.json,
     };

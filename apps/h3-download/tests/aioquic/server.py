@@ -1,13 +1,14 @@
 """A static file server on aioquic's HTTP/3, for interop tests.
 
-    server.py --root DIR [--port 0] [--bad-digest] [--truncate N]
+    server.py --root DIR [--port 0] [--bad-digest] [--truncate N] [--cert-out PEM]
 
 Prints "listening on PORT" once ready, then serves until killed. GET and
 HEAD of the files directly under --root; content-length, a strong etag,
 repr-digest (sha-256), and single `bytes=N-` / `bytes=N-M` ranges honoured
 when if-range (if sent) matches. --bad-digest sends a wrong digest;
 --truncate N ends every body after N bytes although content-length
-promises more. A self-signed certificate is made at start.
+promises more. A self-signed certificate for `localhost` is made at start
+(--cert-out writes a copy, for a client to trust).
 """
 
 import argparse
@@ -127,13 +128,18 @@ async def main():
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--bad-digest", action="store_true")
     p.add_argument("--truncate", type=int)
+    p.add_argument("--cert-out")
     OPTIONS = p.parse_args()
 
     config = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN)
     config.max_data = 64 << 20
     config.max_stream_data = 32 << 20
     with tempfile.TemporaryDirectory() as d:
-        config.load_cert_chain(*self_signed(d))
+        cert, key = self_signed(d)
+        config.load_cert_chain(cert, key)
+        if OPTIONS.cert_out:
+            with open(cert, "rb") as src, open(OPTIONS.cert_out, "wb") as dst:
+                dst.write(src.read())
     server = await serve("127.0.0.1", OPTIONS.port, configuration=config,
                          create_protocol=FileServer)
     port = server._transport.get_extra_info("sockname")[1]

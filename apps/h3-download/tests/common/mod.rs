@@ -171,6 +171,27 @@ pub fn fetch(args: &[&str]) -> Run {
 /// A child process killed (SIGKILL) and reaped on drop.
 pub struct ChildGuard(pub Child);
 
+impl ChildGuard {
+    /// Waits for the child to exit on its own; what it printed.
+    pub fn finish(&mut self) -> Run {
+        use std::io::Read;
+        let (mut stdout, mut stderr) = (String::new(), String::new());
+        if let Some(mut o) = self.0.stdout.take() {
+            o.read_to_string(&mut stdout).unwrap();
+        }
+        if let Some(mut e) = self.0.stderr.take() {
+            e.read_to_string(&mut stderr).unwrap();
+        }
+        let status = self.0.wait().unwrap();
+        Run {
+            ok: status.success(),
+            code: status.code(),
+            stdout,
+            stderr,
+        }
+    }
+}
+
 impl Drop for ChildGuard {
     fn drop(&mut self) {
         let _ = self.0.kill();
