@@ -48,6 +48,7 @@ use std::time::Instant;
 use crate::params;
 use crate::ParamError;
 use crate::RttInfo;
+use crate::Snapshot;
 
 /// CURRENT_FILTER: samples in the current-delay minimum filter
 /// (RFC 6817 §2.4.2 and §3.4.2; the LEDBAT++ draft -01 asks for a minimum
@@ -231,6 +232,24 @@ impl DelayEstimator {
         match (self.current_min, self.base_min) {
             (Some(c), Some(b)) => c.saturating_sub(b),
             _ => Duration::ZERO,
+        }
+    }
+
+    /// The delay fields of a LEDBAT-family [`Snapshot`] (base, current and
+    /// queuing delay) filled in for the controller's window, ssthresh
+    /// (`f64::INFINITY` while there is none), target and gain.
+    pub fn snapshot(&self, cwnd: u64, ssthresh: f64, target: Duration, gain: f64) -> Snapshot {
+        let current = self.current();
+        let base = self.base();
+        Snapshot {
+            cwnd,
+            ssthresh: ssthresh.is_finite().then_some(ssthresh as u64),
+            base_delay: base,
+            current_delay: current,
+            queuing_delay: current.and(base).map(|_| self.queuing()),
+            target: Some(target),
+            gain: Some(gain),
+            ..Snapshot::default()
         }
     }
 }

@@ -513,22 +513,9 @@ impl CongestionController for Ledbat {
     }
 
     fn snapshot(&self) -> Snapshot {
-        let current = self.delay.current();
-        let base = self.delay.base();
-        Snapshot {
-            cwnd: self.window(),
-            ssthresh: self
-                .s
-                .ssthresh
-                .is_finite()
-                .then_some(self.s.ssthresh as u64),
-            base_delay: base,
-            current_delay: current,
-            queuing_delay: current.and(base).map(|_| self.delay.queuing()),
-            target: Some(self.cfg.target),
-            gain: Some(self.dynamic.as_ref().map_or(self.cfg.gain, |d| d.gain)),
-            ..Snapshot::default()
-        }
+        let gain = self.dynamic.as_ref().map_or(self.cfg.gain, |d| d.gain);
+        self.delay
+            .snapshot(self.window(), self.s.ssthresh, self.cfg.target, gain)
     }
 }
 

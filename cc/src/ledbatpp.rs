@@ -630,22 +630,9 @@ impl CongestionController for LedbatPlusPlus {
     }
 
     fn snapshot(&self) -> Snapshot {
-        let current = self.delay.current();
-        let base = self.delay.base();
-        Snapshot {
-            cwnd: self.window(),
-            ssthresh: self
-                .s
-                .ssthresh
-                .is_finite()
-                .then_some(self.s.ssthresh as u64),
-            base_delay: base,
-            current_delay: current,
-            queuing_delay: current.and(base).map(|_| self.delay.queuing()),
-            target: Some(self.cfg.target),
-            gain: Some(self.gain),
-            ..Snapshot::default()
-        }
+        let gain = self.gain;
+        self.delay
+            .snapshot(self.window(), self.s.ssthresh, self.cfg.target, gain)
     }
 }
 

@@ -77,25 +77,10 @@ fn bad(key: &str, value: &str, allowed: String) -> ParamError {
     }
 }
 
-/// Parses a duration with a unit: `60ms`, `1.5s`, `250us`, `2m`.
+/// Parses a duration with a unit: `60ms`, `1.5s`, `250us`, `2m` (the
+/// syntax every quiche-lbe tool uses, from `lbe-units`).
 pub fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text.find(|c: char| c.is_ascii_alphabetic() || c == 'µ')?;
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.trim().parse().ok()?;
-    if !number.is_finite() || number < 0.0 {
-        return None;
-    }
-    let seconds = match unit.trim() {
-        "ns" => number / 1e9,
-        "us" | "µs" => number / 1e6,
-        "ms" => number / 1e3,
-        "s" => number,
-        "m" | "min" => number * 60.0,
-        "h" => number * 3600.0,
-        _ => return None,
-    };
-    Duration::try_from_secs_f64(seconds).ok()
+    lbe_units::parse_duration(text).ok()
 }
 
 /// A duration within `[min, max]`.
