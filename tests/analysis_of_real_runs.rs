@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
 use qlog_analysis::FlowInput;
@@ -28,11 +26,9 @@ fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
         retry: true,
         verbose: false,
     })
-    .unwrap();
+    .unwrap()
+    .spawn();
     let addr = server.local_addr();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let thread = std::thread::spawn(move || server.run(&flag).unwrap());
 
     for (cc, direction) in [
         ("ledbatpp", Direction::Download),
@@ -89,6 +85,5 @@ fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
         );
     }
 
-    stop.store(true, Ordering::Relaxed);
-    thread.join().unwrap();
+    server.stop().unwrap();
 }

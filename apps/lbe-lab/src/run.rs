@@ -100,16 +100,8 @@ pub fn run(
         verbose: false,
     })
     .map_err(|e| format!("quic-bulk server: {e}"))?;
+    let server = server.spawn();
     let server_addr = server.local_addr();
-    let server_stop = Arc::new(AtomicBool::new(false));
-    let server_thread = {
-        let stop = server_stop.clone();
-        thread::spawn(move || server.run(&stop))
-    };
-    let stop_server = || -> Result<(), String> {
-        server_stop.store(true, Ordering::Relaxed);
-        Ok(())
-    };
 
     // The bottleneck: one listening address per base RTT.
     let rtts = distinct_rtts(&scenario.link, &scenario.flows);
@@ -137,14 +129,8 @@ pub fn run(
             rtt: *rtt,
         })
         .collect();
-    let netem = match lbe_netem::Netem::spawn(config) {
-        Ok(n) => n,
-        Err(e) => {
-            stop_server()?;
-            let _ = server_thread.join();
-            return Err(format!("lbe-netem: {e}"));
-        }
-    };
+    // On an error, dropping `server` stops it.
+    let netem = lbe_netem::Netem::spawn(config).map_err(|e| format!("lbe-netem: {e}"))?;
     let listen = netem.listen_addrs().to_vec();
     log(&format!(
         "link {} rtt {:?} buffer {:.0} ms through lbe-netem {:?} to server {server_addr}",
@@ -191,10 +177,7 @@ pub fn run(
     }
 
     let netem_summary = netem.stop().map_err(|e| format!("lbe-netem: {e}"));
-    stop_server()?;
-    let server_result = server_thread
-        .join()
-        .unwrap_or_else(|_| Err(quiche_lbe::Error::new("panicked")));
+    let server_result = server.stop();
     if stop.load(Ordering::Relaxed) {
         return Err("interrupted".to_string());
     }

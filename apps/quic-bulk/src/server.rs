@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread;
 use std::time::Instant;
 
 use quiche_lbe::endpoint::server::Server;
@@ -243,5 +246,58 @@ impl BoundServer {
             buf: vec![0u8; 65536],
         };
         self.server.run(&mut self.config, &mut app, stop)
+    }
+}
+
+/// A server serving on a thread of its own, for tools and tests that run
+/// one beside other work. Dropping it stops it, like [`RunningServer::stop`].
+pub struct RunningServer {
+    addr: std::net::SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<thread::JoinHandle<Result<(), Error>>>,
+}
+
+impl BoundServer {
+    /// Starts serving on a new thread.
+    pub fn spawn(self) -> RunningServer {
+        let addr = self.local_addr();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = thread::spawn(move || self.run(&flag));
+        RunningServer {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl RunningServer {
+    /// Where it listens.
+    pub fn local_addr(&self) -> std::net::SocketAddr {
+        self.addr
+    }
+
+    /// Closes open connections, flushes their qlogs and waits for the
+    /// thread; returns how serving ended.
+    pub fn stop(mut self) -> Result<(), Error> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        self.stop.store(true, Ordering::Relaxed);
+        match self.thread.take().map(thread::JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(Error::new("the quic-bulk server thread panicked")),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish() {
+            log::warn!("quic-bulk server: {e}");
+        }
     }
 }

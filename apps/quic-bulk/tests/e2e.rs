@@ -6,8 +6,6 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::process::Stdio;
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -15,46 +13,22 @@ use quic_bulk::client::ClientArgs;
 use quic_bulk::client::Summary;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
+use quic_bulk::server::RunningServer;
 use quic_bulk::server::ServerArgs;
 use quiche_lbe::tls::Certificate;
 
 const CONTROLLERS: &[&str] = &["cubic", "reno", "bbr2", "ledbat", "ledbatpp", "cdg"];
 
-struct TestServer {
-    addr: std::net::SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<thread::JoinHandle<()>>,
-}
-
-impl TestServer {
-    fn start(qlog_dir: &Path) -> Self {
-        let server = quic_bulk::server::bind(&ServerArgs {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            qlog_dir: Some(qlog_dir.to_path_buf()),
-            certificate: Certificate::SelfSigned,
-            retry: true,
-            verbose: false,
-        })
-        .unwrap();
-        let addr = server.local_addr();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = thread::spawn(move || server.run(&flag).unwrap());
-        TestServer {
-            addr,
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            t.join().unwrap();
-        }
-    }
+fn start_server(qlog_dir: &Path) -> RunningServer {
+    quic_bulk::server::bind(&ServerArgs {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        qlog_dir: Some(qlog_dir.to_path_buf()),
+        certificate: Certificate::SelfSigned,
+        retry: true,
+        verbose: false,
+    })
+    .unwrap()
+    .spawn()
 }
 
 fn tempdir(name: &str) -> PathBuf {
@@ -111,12 +85,12 @@ fn read_qlog(path: &Path) -> (usize, Vec<String>) {
 #[test]
 fn every_controller_both_directions() {
     let dir = tempdir("all");
-    let server = TestServer::start(&dir);
+    let server = start_server(&dir);
     const BYTES: u64 = 4_000_000;
     for cc in CONTROLLERS {
         for direction in [Direction::Download, Direction::Upload] {
             let label = format!("{cc}_{}", direction.as_str());
-            let s = transfer(server.addr, cc, direction, BYTES, &dir, &label);
+            let s = transfer(server.local_addr(), cc, direction, BYTES, &dir, &label);
             assert_eq!(s.bytes, BYTES);
             assert_eq!(s.cc, *cc);
             assert_eq!(s.direction, direction.as_str());
@@ -169,7 +143,7 @@ fn every_controller_both_directions() {
     // A plug-in the client names is installed on the server's connection
     // during the handshake: its own state name reaches the server's qlog.
     let s = transfer(
-        server.addr,
+        server.local_addr(),
         "fixed:packets=8",
         Direction::Download,
         BYTES,
@@ -187,8 +161,8 @@ fn every_controller_both_directions() {
 #[test]
 fn twenty_clients_at_once() {
     let dir = tempdir("many");
-    let server = TestServer::start(&dir);
-    let addr = server.addr;
+    let server = start_server(&dir);
+    let addr = server.local_addr();
     let handles: Vec<_> = (0..20)
         .map(|i| {
             let dir = dir.clone();
@@ -211,10 +185,10 @@ fn twenty_clients_at_once() {
 #[test]
 fn duration_mode_sends_for_the_given_time() {
     let dir = tempdir("duration");
-    let server = TestServer::start(&dir);
+    let server = start_server(&dir);
     let s = quic_bulk::client::run(
         ClientArgs {
-            connect: server.addr,
+            connect: server.local_addr(),
             bind: None,
             cc: "ledbatpp".parse().unwrap(),
             amount: Amount::DurationMs(500),
