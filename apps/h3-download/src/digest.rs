@@ -4,7 +4,9 @@
 //! and the event loop only asks [`DigestCache::lookup`] whether the digest
 //! is ready. A file version is its entity tag (size, modification time,
 //! inode): a changed file is hashed again, and a digest whose file changed
-//! while it was being computed is thrown away.
+//! while it was being computed is thrown away. At most
+//! [`MAX_HASHING`] files are hashed at once; a request for another one
+//! finds it pending and asks again later.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -17,6 +19,9 @@ use std::sync::Mutex;
 
 use crate::files;
 use crate::files::OpenFile;
+
+/// Files hashed at the same time, at most.
+pub const MAX_HASHING: usize = 4;
 
 /// A digest's state, as seen by a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +63,13 @@ impl DigestCache {
                     State::Failed => Lookup::Unavailable,
                 };
             }
+        }
+        let hashing = slots
+            .values()
+            .filter(|(_, s)| matches!(s, State::Hashing))
+            .count();
+        if hashing >= MAX_HASHING {
+            return Lookup::Pending;
         }
         slots.insert(file.path.clone(), (file.etag.clone(), State::Hashing));
         drop(slots);
@@ -161,6 +173,44 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::files::Root;
+
+    #[test]
+    fn digests_are_computed_once_per_version() {
+        let dir = std::env::temp_dir().join(format!("h3-digest-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f"), b"abc").unwrap();
+        let root = Root::new(&dir).unwrap();
+        let cache = DigestCache::new();
+        let wait = |file: &OpenFile| loop {
+            match cache.lookup(file) {
+                Lookup::Pending => std::thread::sleep(std::time::Duration::from_millis(1)),
+                other => return other,
+            }
+        };
+        let first = root.open("/f").unwrap();
+        let d = sha256_reader(&mut &b"abc"[..]).unwrap();
+        assert_eq!(wait(&first), Lookup::Ready(d));
+        // Cached: answered at once.
+        assert_eq!(cache.lookup(&root.open("/f").unwrap()), Lookup::Ready(d));
+        // A new version is hashed again.
+        std::fs::write(dir.join("f"), b"abcd").unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(1);
+        File::options()
+            .write(true)
+            .open(dir.join("f"))
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        let second = root.open("/f").unwrap();
+        assert_ne!(first.etag, second.etag);
+        assert_eq!(
+            wait(&second),
+            Lookup::Ready(sha256_reader(&mut &b"abcd"[..]).unwrap())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn sha256_of_known_input() {

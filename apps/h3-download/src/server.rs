@@ -378,32 +378,31 @@ impl FileServer {
             (Some(_), Some(v)) if !fields::etags_match_strongly(v, &w.file.etag) => Range::Full,
             (Some(r), _) => fields::parse_range(r, size),
         };
-        let mut headers = vec![header(":status", "200")];
-        let fields_after = vec![
-            header("accept-ranges", "bytes"),
-            header("last-modified", w.file.last_modified()),
-            header("etag", &w.file.etag),
-        ];
-        let (status, start, len) = match range {
-            Range::Full => (200, 0, size),
-            Range::Part { start, end } => {
-                headers.push(header(
-                    "content-range",
-                    format!("bytes {start}-{end}/{size}"),
-                ));
-                (206, start, end - start + 1)
-            }
-            Range::Unsatisfiable => {
-                headers.push(header("content-range", format!("bytes */{size}")));
-                (416, 0, 0)
-            }
+        let (status, start, len, content_range) = match range {
+            Range::Full => (200, 0, size, None),
+            Range::Part { start, end } => (
+                206,
+                start,
+                end - start + 1,
+                Some(format!("bytes {start}-{end}/{size}")),
+            ),
+            Range::Unsatisfiable => (416, 0, 0, Some(format!("bytes */{size}"))),
         };
-        headers[0] = header(":status", status.to_string());
-        headers.push(header("content-length", len.to_string()));
+        let mut headers = vec![
+            header(":status", status.to_string()),
+            header("content-length", len.to_string()),
+        ];
+        if let Some(range) = content_range {
+            headers.push(header("content-range", range));
+        }
         if status != 416 {
             headers.push(header("content-type", "application/octet-stream"));
         }
-        headers.extend(fields_after);
+        headers.extend([
+            header("accept-ranges", "bytes"),
+            header("last-modified", w.file.last_modified()),
+            header("etag", &w.file.etag),
+        ]);
         if let Some(d) = &digest {
             headers.push(header("repr-digest", fields::repr_digest(d)));
         }
