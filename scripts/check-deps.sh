@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Checks for what quiche's BoringSSL build (boring-sys) needs: a C/C++
-# compiler, cmake, and libclang for bindgen. On Debian/Ubuntu, as root, it
-# installs what is missing; elsewhere it says what to install.
+# Checks for what quiche's BoringSSL build (boring-sys) needs — a C/C++
+# compiler, cmake, and libclang for bindgen — and for what the tests need
+# (python3 with venv, for the aioquic interop tests). On Debian/Ubuntu, as
+# root or with sudo, it installs what is missing; elsewhere it says what to
+# install.
 set -euo pipefail
 
 say() { printf 'check-deps: %s\n' "$*" >&2; }
@@ -22,6 +24,12 @@ command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v clang >/dev/null 2>&1 || missing+=(clang)
 have_libclang || missing+=(libclang-dev)
 command -v patch >/dev/null 2>&1 || missing+=(patch)
+# The HTTP/3 interop tests run aioquic in a virtualenv of their own.
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+else
+    missing+=(python3 python3-venv)
+fi
 
 if ! command -v cargo >/dev/null 2>&1; then
     say "error: cargo not found; install Rust (https://rustup.rs), then run make again"

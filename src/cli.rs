@@ -50,3 +50,25 @@ pub fn one_line(e: &clap::Error) -> String {
         .collect();
     lines.join(" ").trim_start_matches("error: ").to_string()
 }
+
+/// Parses the command line, or exits: help and version go to stdout with
+/// status 0; a usage error is one line on stderr, `TOOL: error: ...`, with
+/// status 2.
+pub fn parse_or_exit<T: clap::Parser>(tool: &str) -> T {
+    match T::try_parse() {
+        Ok(parsed) => parsed,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            std::process::exit(0);
+        }
+        Err(e) => {
+            eprintln!("{tool}: error: {} (see --help)", one_line(&e));
+            std::process::exit(2);
+        }
+    }
+}
+
+/// A `--cc` value parser for clap: the spec, or the spec's one-line error.
+pub fn parse_cc(text: &str) -> Result<crate::CcSpec, String> {
+    text.parse().map_err(|e: crate::SpecError| e.to_string())
+}

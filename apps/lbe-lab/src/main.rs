@@ -36,20 +36,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!(
-                "lbe-lab: error: {} (see --help)",
-                quiche_lbe::cli::one_line(&e)
-            );
-            return ExitCode::from(2);
-        }
-    };
+    let cli: Cli = quiche_lbe::cli::parse_or_exit("lbe-lab");
     let result = match cli.command {
         Command::Check { scenario } => scenario.iter().try_for_each(|p| {
             let s = lbe_lab::scenario::load(p)?;

@@ -64,7 +64,7 @@ struct ClientCli {
     connect: SocketAddr,
     /// The sender's congestion controller: NAME[:key=value,...], NAME one of
     /// cubic, reno, bbr2, ledbat, ledbatpp, cdg.
-    #[arg(long, value_parser = parse_cc)]
+    #[arg(long, value_parser = quiche_lbe::cli::parse_cc)]
     cc: CcSpec,
     /// Payload size, e.g. 50MB, 1GiB.
     #[arg(long, value_parser = lbe_units::parse_size)]
@@ -92,26 +92,8 @@ struct ClientCli {
     timeout: Duration,
 }
 
-fn parse_cc(text: &str) -> Result<CcSpec, String> {
-    text.parse()
-        .map_err(|e: quiche_lbe::SpecError| e.to_string())
-}
-
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!(
-                "quic-bulk: error: {} (see --help)",
-                quiche_lbe::cli::one_line(&e)
-            );
-            return ExitCode::from(2);
-        }
-    };
+    let cli: Cli = quiche_lbe::cli::parse_or_exit("quic-bulk");
     let result = quic_bulk::stop_on_signals().and_then(|stop| match cli.command {
         Command::Server(s) => {
             let certificate = match (s.cert, s.key) {

@@ -45,20 +45,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!(
-                "h3-fetch: error: {} (see --help)",
-                quiche_lbe::cli::one_line(&e)
-            );
-            return ExitCode::from(2);
-        }
-    };
+    let cli: Cli = quiche_lbe::cli::parse_or_exit("h3-fetch");
     let args = FetchArgs {
         url: cli.url,
         output: cli.output,

@@ -23,7 +23,7 @@ struct Cli {
     root: PathBuf,
     /// Controller for background connections: NAME[:key=value,...], NAME
     /// one of ledbatpp, ledbat, cdg, fixed (or cubic: no switch).
-    #[arg(long, default_value = "ledbatpp", value_parser = parse_cc)]
+    #[arg(long, default_value = "ledbatpp", value_parser = quiche_lbe::cli::parse_cc)]
     background_cc: CcSpec,
     /// Write one .sqlog per connection here.
     #[arg(long)]
@@ -42,26 +42,8 @@ struct Cli {
     quiet: bool,
 }
 
-fn parse_cc(text: &str) -> Result<CcSpec, String> {
-    text.parse()
-        .map_err(|e: quiche_lbe::SpecError| e.to_string())
-}
-
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!(
-                "h3-serve: error: {} (see --help)",
-                quiche_lbe::cli::one_line(&e)
-            );
-            return ExitCode::from(2);
-        }
-    };
+    let cli: Cli = quiche_lbe::cli::parse_or_exit("h3-serve");
     let result = quiche_lbe::cli::stop_on_signals().and_then(|stop| {
         let mut args = ServeArgs::new(cli.listen, cli.root);
         args.background_cc = cli.background_cc;
