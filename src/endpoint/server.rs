@@ -37,6 +37,10 @@ pub trait ServerApp {
     fn closed(&mut self, session: Self::Session, conn: &mut Conn);
 }
 
+/// An accepted Initial's source connection ID (ours) and, after a Retry,
+/// the client's original destination connection ID.
+type Admitted = (Vec<u8>, Option<Vec<u8>>);
+
 /// Server settings.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
@@ -80,6 +84,48 @@ impl Server {
     /// The address actually bound.
     pub fn local_addr(&self) -> SocketAddr {
         self.local
+    }
+
+    /// Decides what to do with an Initial packet that starts no known
+    /// connection: answer with Version Negotiation or Retry (then `None`),
+    /// drop it (`None`), or accept it with these source and original
+    /// destination connection IDs.
+    fn admit(
+        &self,
+        hdr: &quiche::Header,
+        from: SocketAddr,
+        tokens: &RetryTokens,
+        rng: &SystemRandom,
+        out: &mut [u8],
+    ) -> Result<Option<Admitted>, Error> {
+        if !quiche::version_is_supported(hdr.version) {
+            if let Ok(n) = quiche::negotiate_version(&hdr.scid, &hdr.dcid, out) {
+                let _ = self.sock.send_to(&out[..n], from);
+            }
+            return Ok(None);
+        }
+        if !self.options.retry {
+            return Ok(Some((new_conn_id(rng)?.to_vec(), None)));
+        }
+        let token = hdr.token.as_deref().unwrap_or(&[]);
+        if token.is_empty() {
+            let new_scid = new_conn_id(rng)?;
+            let new_scid = quiche::ConnectionId::from_ref(&new_scid);
+            let token = tokens.mint(&from, &hdr.dcid);
+            if let Ok(n) = quiche::retry(&hdr.scid, &hdr.dcid, &new_scid, &token, hdr.version, out)
+            {
+                let _ = self.sock.send_to(&out[..n], from);
+            }
+            return Ok(None);
+        }
+        let Some(odcid) = tokens.validate(token, &from) else {
+            log::debug!("invalid retry token from {from}");
+            return Ok(None);
+        };
+        if hdr.dcid.len() != super::CONN_ID_LEN {
+            return Ok(None);
+        }
+        Ok(Some((hdr.dcid.to_vec(), Some(odcid.to_vec()))))
     }
 
     /// Serves until `stop` is set; then closes every open connection
@@ -155,40 +201,9 @@ impl Server {
                     if hdr.ty != quiche::Type::Initial || stopping_since.is_some() {
                         continue;
                     }
-                    if !quiche::version_is_supported(hdr.version) {
-                        if let Ok(n) = quiche::negotiate_version(&hdr.scid, &hdr.dcid, &mut out) {
-                            let _ = self.sock.send_to(&out[..n], from);
-                        }
+                    let Some((scid, odcid)) = self.admit(&hdr, from, &tokens, &rng, &mut out)?
+                    else {
                         continue;
-                    }
-                    let token = hdr.token.as_deref().unwrap_or(&[]);
-                    let (scid, odcid) = if self.options.retry {
-                        if token.is_empty() {
-                            let new_scid = new_conn_id(&rng)?;
-                            let new_scid = quiche::ConnectionId::from_ref(&new_scid);
-                            let token = tokens.mint(&from, &hdr.dcid);
-                            if let Ok(n) = quiche::retry(
-                                &hdr.scid,
-                                &hdr.dcid,
-                                &new_scid,
-                                &token,
-                                hdr.version,
-                                &mut out,
-                            ) {
-                                let _ = self.sock.send_to(&out[..n], from);
-                            }
-                            continue;
-                        }
-                        let Some(odcid) = tokens.validate(token, &from) else {
-                            log::debug!("invalid retry token from {from}");
-                            continue;
-                        };
-                        if hdr.dcid.len() != super::CONN_ID_LEN {
-                            continue;
-                        }
-                        (hdr.dcid.to_vec(), Some(odcid.to_vec()))
-                    } else {
-                        (new_conn_id(&rng)?.to_vec(), None)
                     };
                     let scid_ref = quiche::ConnectionId::from_ref(&scid);
                     let odcid_ref = odcid.as_deref().map(quiche::ConnectionId::from_ref);
