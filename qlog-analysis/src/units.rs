@@ -10,7 +10,9 @@ pub use lbe_units::fmt_rate as format_rate;
 
 /// A rate such as `20mbit` or `1.5gbit`, in bits per second.
 pub fn parse_rate(s: &str) -> Result<f64, Error> {
-    lbe_units::parse_rate(s).map(|bps| bps as f64).map_err(Error::Invalid)
+    lbe_units::parse_rate(s)
+        .map(|bps| bps as f64)
+        .map_err(Error::Invalid)
 }
 
 /// A duration such as `10s` or `500ms`, in seconds.
