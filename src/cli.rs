@@ -72,3 +72,36 @@ pub fn parse_or_exit<T: clap::Parser>(tool: &str) -> T {
 pub fn parse_cc(text: &str) -> Result<crate::CcSpec, String> {
     text.parse().map_err(|e: crate::SpecError| e.to_string())
 }
+
+/// Command-line options every server here takes (`#[command(flatten)]`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct ServerFlags {
+    /// Write one .sqlog per connection here.
+    #[arg(long)]
+    pub qlog_dir: Option<std::path::PathBuf>,
+    /// PEM certificate chain (default: a self-signed one made at start).
+    #[arg(long, requires = "key")]
+    pub cert: Option<std::path::PathBuf>,
+    /// PEM private key for --cert.
+    #[arg(long, requires = "cert")]
+    pub key: Option<std::path::PathBuf>,
+    /// Skip address validation with Retry.
+    #[arg(long)]
+    pub no_retry: bool,
+    /// Print nothing per request and connection.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl ServerFlags {
+    /// The certificate the flags name.
+    pub fn certificate(&self) -> crate::tls::Certificate {
+        match (&self.cert, &self.key) {
+            (Some(chain), Some(key)) => crate::tls::Certificate::Files {
+                chain: chain.clone(),
+                key: key.clone(),
+            },
+            _ => crate::tls::Certificate::SelfSigned,
+        }
+    }
+}

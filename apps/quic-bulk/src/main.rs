@@ -12,7 +12,7 @@ use quic_bulk::client::ClientArgs;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::tls::Certificate;
+use quiche_lbe::cli::ServerFlags;
 use quiche_lbe::CcSpec;
 
 #[derive(Parser)]
@@ -39,21 +39,8 @@ struct ServerCli {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:4433")]
     listen: SocketAddr,
-    /// Write one .sqlog per connection here.
-    #[arg(long)]
-    qlog_dir: Option<PathBuf>,
-    /// PEM certificate chain (default: a self-signed one made at start).
-    #[arg(long, requires = "key")]
-    cert: Option<PathBuf>,
-    /// PEM private key for --cert.
-    #[arg(long, requires = "cert")]
-    key: Option<PathBuf>,
-    /// Skip address validation with Retry.
-    #[arg(long)]
-    no_retry: bool,
-    /// Print nothing per connection.
-    #[arg(long, short)]
-    quiet: bool,
+    #[command(flatten)]
+    server: ServerFlags,
 }
 
 #[derive(Args)]
@@ -96,18 +83,15 @@ fn main() -> ExitCode {
     let cli: Cli = quiche_lbe::cli::parse_or_exit("quic-bulk");
     let result = quic_bulk::stop_on_signals().and_then(|stop| match cli.command {
         Command::Server(s) => {
-            let certificate = match (s.cert, s.key) {
-                (Some(chain), Some(key)) => Certificate::Files { chain, key },
-                _ => Certificate::SelfSigned,
-            };
+            let flags = &s.server;
             let server = quic_bulk::server::bind(&ServerArgs {
                 listen: s.listen,
-                qlog_dir: s.qlog_dir,
-                certificate,
-                retry: !s.no_retry,
-                verbose: !s.quiet,
+                qlog_dir: flags.qlog_dir.clone(),
+                certificate: flags.certificate(),
+                retry: !flags.no_retry,
+                verbose: !flags.quiet,
             })?;
-            if !s.quiet {
+            if !flags.quiet {
                 eprintln!("quic-bulk server: listening on {}", server.local_addr());
             }
             server.run(&stop)

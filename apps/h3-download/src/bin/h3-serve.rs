@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use h3_download::server::ServeArgs;
-use quiche_lbe::tls::Certificate;
+use quiche_lbe::cli::ServerFlags;
 use quiche_lbe::CcSpec;
 
 /// Serves the files under --root over HTTP/3. A request with
@@ -25,21 +25,8 @@ struct Cli {
     /// one of ledbatpp, ledbat, cdg, fixed (or cubic: no switch).
     #[arg(long, default_value = "ledbatpp", value_parser = quiche_lbe::cli::parse_cc)]
     background_cc: CcSpec,
-    /// Write one .sqlog per connection here.
-    #[arg(long)]
-    qlog_dir: Option<PathBuf>,
-    /// PEM certificate chain (default: a self-signed one made at start).
-    #[arg(long, requires = "key")]
-    cert: Option<PathBuf>,
-    /// PEM private key for --cert.
-    #[arg(long, requires = "cert")]
-    key: Option<PathBuf>,
-    /// Skip address validation with Retry.
-    #[arg(long)]
-    no_retry: bool,
-    /// Print nothing per request and connection.
-    #[arg(long, short)]
-    quiet: bool,
+    #[command(flatten)]
+    server: ServerFlags,
 }
 
 fn main() -> ExitCode {
@@ -47,15 +34,12 @@ fn main() -> ExitCode {
     let result = quiche_lbe::cli::stop_on_signals().and_then(|stop| {
         let mut args = ServeArgs::new(cli.listen, cli.root);
         args.background_cc = cli.background_cc;
-        args.qlog_dir = cli.qlog_dir;
-        args.certificate = match (cli.cert, cli.key) {
-            (Some(chain), Some(key)) => Certificate::Files { chain, key },
-            _ => Certificate::SelfSigned,
-        };
-        args.retry = !cli.no_retry;
-        args.verbose = !cli.quiet;
+        args.qlog_dir = cli.server.qlog_dir.clone();
+        args.certificate = cli.server.certificate();
+        args.retry = !cli.server.no_retry;
+        args.verbose = !cli.server.quiet;
         let server = h3_download::server::bind(&args)?;
-        if !cli.quiet {
+        if !cli.server.quiet {
             eprintln!(
                 "h3-serve: serving {} on https://{} (background connections: {})",
                 server.root().display(),
