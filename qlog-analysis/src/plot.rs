@@ -425,19 +425,32 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
         title,
     });
 
-    // Congestion window and bytes in flight.
-    for (name, title, caption, pick) in [
+    // Congestion window, bytes in flight (kB) and RTT (ms): one line per
+    // flow, nothing else drawn.
+    for (name, title, caption, y_desc, divisor, pick) in [
         (
             "cwnd",
             "Congestion window",
             "Congestion window reported in recovery_metrics_updated, per flow.",
+            "kB",
+            1e3,
             (|f: &FlowAnalysis| &f.series.cwnd_bytes) as fn(&FlowAnalysis) -> &Points,
         ),
         (
             "bytes_in_flight",
             "Bytes in flight",
             "Bytes in flight reported in recovery_metrics_updated, per flow.",
+            "kB",
+            1e3,
             |f: &FlowAnalysis| &f.series.bytes_in_flight,
+        ),
+        (
+            "rtt",
+            "Round-trip time (latest sample)",
+            "latest_rtt of every RTT sample, per flow.",
+            "RTT (ms)",
+            1.0,
+            |f: &FlowAnalysis| &f.series.latest_rtt_ms,
         ),
     ] {
         let lines = flows
@@ -448,7 +461,7 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
                     f,
                     thin(pick(f), span, buckets)
                         .into_iter()
-                        .map(|(t, v)| (t, v / 1e3))
+                        .map(|(t, v)| (t, v / divisor))
                         .collect(),
                 )
             })
@@ -461,7 +474,7 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
                 &Chart {
                     name,
                     title,
-                    y_desc: "kB",
+                    y_desc,
                     x_range: (x0, x1),
                     window,
                     lines,
@@ -471,32 +484,6 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
             )?,
         });
     }
-
-    // RTT.
-    let lines = flows
-        .iter()
-        .map(|f| Line {
-            label: &f.label,
-            ..colored(f, thin(&f.series.latest_rtt_ms, span, buckets))
-        })
-        .collect();
-    out.push(Figure {
-        name: "rtt".into(),
-        title: "Round-trip time (latest sample)".into(),
-        caption: "latest_rtt of every RTT sample, per flow.".into(),
-        svg: draw_lines(
-            &Chart {
-                name: "rtt",
-                title: "Round-trip time (latest sample)",
-                y_desc: "RTT (ms)",
-                x_range: (x0, x1),
-                window,
-                lines,
-                hlines: Vec::new(),
-            },
-            opts,
-        )?,
-    });
 
     // Queuing delay, with the controllers' targets.
     let lines = flows
