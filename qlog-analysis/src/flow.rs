@@ -173,6 +173,29 @@ struct Chunk {
     len: u64,
 }
 
+impl Chunk {
+    /// The stream bytes a frame carries, if it is a STREAM frame.
+    fn of(frame: &QuicFrame) -> Option<Chunk> {
+        let QuicFrame::Stream {
+            stream_id,
+            offset,
+            raw,
+            ..
+        } = frame
+        else {
+            return None;
+        };
+        Some(Chunk {
+            stream: *stream_id,
+            offset: offset.unwrap_or(0),
+            len: raw
+                .as_ref()
+                .and_then(|r| r.payload_length.or(r.length))
+                .unwrap_or(0),
+        })
+    }
+}
+
 /// Streams one trace's events into figures. Times are converted to the
 /// analysis clock with `offset_s`; the window is `[from_s, to_s)` on that
 /// clock (infinite ends for an open window).
@@ -303,25 +326,7 @@ impl FlowAnalyzer {
                     .frames
                     .iter()
                     .flatten()
-                    .filter_map(|f| match f {
-                        QuicFrame::Stream {
-                            stream_id,
-                            offset,
-                            raw,
-                            ..
-                        } => {
-                            let len = raw
-                                .as_ref()
-                                .and_then(|r| r.payload_length.or(r.length))
-                                .unwrap_or(0);
-                            Some(Chunk {
-                                stream: *stream_id,
-                                offset: offset.unwrap_or(0),
-                                len,
-                            })
-                        }
-                        _ => None,
-                    })
+                    .filter_map(Chunk::of)
                     .filter(|c| c.len > 0)
                     .collect();
                 for c in &chunks {
@@ -378,25 +383,17 @@ impl FlowAnalyzer {
                                 }
                             }
                         }
-                        QuicFrame::Stream {
-                            stream_id,
-                            offset,
-                            raw,
-                            ..
-                        } => {
-                            let len = raw
-                                .as_ref()
-                                .and_then(|r| r.payload_length.or(r.length))
-                                .unwrap_or(0);
-                            let off = offset.unwrap_or(0);
-                            let end = off
-                                .checked_add(len)
+                        QuicFrame::Stream { .. } => {
+                            let Some(c) = Chunk::of(f) else { continue };
+                            let end = c
+                                .offset
+                                .checked_add(c.len)
                                 .ok_or("stream frame offset + length overflows")?;
                             let new = self
                                 .received
-                                .entry(*stream_id)
+                                .entry(c.stream)
                                 .or_default()
-                                .insert(off, end);
+                                .insert(c.offset, end);
                             if new > 0 {
                                 self.received_total += new;
                                 if self.in_window(t) {
