@@ -2,6 +2,11 @@
 # Fetches the pinned quiche release through cargo, verifies it, unpacks it under
 # target/ and applies patches/*.patch. The workspace's [patch.crates-io] points at
 # the result. Idempotent: a second run with unchanged inputs does nothing.
+#
+#   scripts/quiche-src.sh [--out DIR]
+#
+# --out DIR unpacks somewhere else than target/quiche-patched (.ci/run uses it,
+# with an empty CARGO_HOME, to prove the set-up works on a fresh machine).
 set -euo pipefail
 
 QUICHE_VERSION=0.30.0
@@ -9,6 +14,12 @@ QUICHE_SHA256=52b35a721a2a56797347929745fa783fc99e680d9484b80324ce40106b75493a
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/target/quiche-patched"
+case "${1:-}" in
+    "") ;;
+    --out) [ -n "${2:-}" ] || { echo "quiche-src: error: --out needs a directory" >&2; exit 2; }
+           mkdir -p "$2" && out=$(cd "$2" && pwd) ;;
+    *) echo "quiche-src: error: unknown argument '$1' (usage: quiche-src.sh [--out DIR])" >&2; exit 2 ;;
+esac
 src="$out/quiche-$QUICHE_VERSION"
 stamp="$out/.stamp"
 
@@ -25,10 +36,18 @@ fi
 command -v cargo >/dev/null || fail "cargo not found on PATH (install Rust with rustup)"
 
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
-crate=$(ls "$cargo_home"/registry/cache/*/quiche-$QUICHE_VERSION.crate 2>/dev/null | head -n1 || true)
+# The .crate cargo keeps in its registry cache, or nothing. A glob, not `ls`:
+# with nullglob an unmatched pattern vanishes, and a bare `ls` would list the
+# working directory (that is how a fresh CARGO_HOME once "found" Cargo.lock).
+cached_crate() {
+    local found=("$cargo_home"/registry/cache/*/"quiche-$QUICHE_VERSION.crate")
+    [ ${#found[@]} -gt 0 ] && [ -f "${found[0]}" ] && printf '%s\n' "${found[0]}"
+    return 0
+}
+crate=$(cached_crate)
 if [ -z "$crate" ]; then
     step "fetching quiche $QUICHE_VERSION from crates.io through cargo"
-    fetch_dir="$root/target/quiche-fetch"
+    fetch_dir="$out.fetch"
     mkdir -p "$fetch_dir/src"
     cat >"$fetch_dir/Cargo.toml" <<TOML
 [package]
@@ -43,7 +62,7 @@ TOML
     : >"$fetch_dir/src/lib.rs"
     cargo fetch --manifest-path "$fetch_dir/Cargo.toml" >&2 \
         || fail "step 'fetch': cargo could not download quiche $QUICHE_VERSION (is crates.io reachable?)"
-    crate=$(ls "$cargo_home"/registry/cache/*/quiche-$QUICHE_VERSION.crate 2>/dev/null | head -n1 || true)
+    crate=$(cached_crate)
     [ -n "$crate" ] || fail "step 'fetch': cargo reported success but quiche-$QUICHE_VERSION.crate is not in $cargo_home/registry/cache"
 fi
 
@@ -53,7 +72,7 @@ got=$(sha256sum "$crate" | cut -d' ' -f1)
     || fail "step 'verify': sha256 of $crate is $got, expected $QUICHE_SHA256"
 
 step "unpacking into $out"
-rm -rf "$out"
+rm -rf "$src" "$stamp"
 mkdir -p "$out"
 tar -xzf "$crate" -C "$out" || fail "step 'unpack': tar could not read $crate"
 
