@@ -20,7 +20,7 @@ build: quiche
 	$(CARGO) build --release --workspace --bins
 
 test: quiche
-	$(CARGO) test --release --workspace
+	@CARGO=$(CARGO) ./scripts/test.sh
 
 demo: build
 	@./scripts/demo.sh

@@ -338,6 +338,10 @@ fn plugin_sees_the_ack_delay_the_peer_reports() {
         .iter()
         .filter(|r| r.ack_delay > Duration::ZERO)
         .count();
+    eprintln!(
+        "flake-figure: ack_delay: delayed_share = {}",
+        delayed as f64 / samples.len() as f64
+    );
     assert!(
         delayed * 10 >= samples.len() * 9,
         "{delayed} of {} samples carry an ACK delay",
@@ -352,6 +356,10 @@ fn plugin_sees_the_ack_delay_the_peer_reports() {
         );
     }
     let longest = samples.iter().map(|r| r.ack_delay).max().unwrap();
+    eprintln!(
+        "flake-figure: ack_delay: longest_ms = {}",
+        longest.as_secs_f64() * 1e3
+    );
     assert!(
         longest >= Duration::from_millis(10),
         "longest ACK delay {longest:?} with a 20 ms hold"

@@ -46,6 +46,13 @@ fn run(name: &str, toml: &str) -> Summary {
     summary
 }
 
+/// Prints the figure an assertion checks, in the form
+/// `scripts/flake-check.sh` collects over repeated runs.
+fn figure(test: &str, key: &str, value: f64) -> f64 {
+    eprintln!("flake-figure: {test}: {key} = {value}");
+    value
+}
+
 fn goodput(s: &Summary, name: &str) -> f64 {
     s.flows
         .iter()
@@ -73,14 +80,15 @@ stop = "20s"
 name = "cubic"
 "#,
     );
-    let utilization = s.utilization.unwrap();
+    let test = "cubic_through_the_emulator_fills_the_link_at_its_base_rtt";
+    let utilization = figure(test, "utilization", s.utilization.unwrap());
     assert!(
         (0.85..=1.0).contains(&utilization),
         "utilization {utilization}"
     );
     // Over the whole connection (inside the window CUBIC keeps the buffer
     // full): the sender's minimum RTT is the emulated base RTT.
-    let min_rtt = s.flows[0].transfer.rtt_ms.min;
+    let min_rtt = figure(test, "min_rtt_ms", s.flows[0].transfer.rtt_ms.min);
     assert!(
         (37.0..=43.0).contains(&min_rtt),
         "min RTT {min_rtt} ms on a 40 ms link"
@@ -105,11 +113,16 @@ stop = "35s"
 name = "lbe"
 "#,
     );
+    let test = "ledbatpp_alone_uses_most_of_the_link_and_keeps_the_queue_near_target";
     // Seed: ~0.9 of capacity (the periodic slowdowns cost ~10 %).
-    let utilization = s.utilization.unwrap();
+    let utilization = figure(test, "utilization", s.utilization.unwrap());
     assert!(utilization >= 0.75, "utilization {utilization}");
     // A 500 ms buffer, yet the queue stays near the 60 ms target.
-    let queue = s.flows[0].figures.queuing_delay_ms.mean.unwrap();
+    let queue = figure(
+        test,
+        "mean_queuing_delay_ms",
+        s.flows[0].figures.queuing_delay_ms.mean.unwrap(),
+    );
     assert!(queue <= 75.0, "mean queuing delay {queue} ms, target 60 ms");
 }
 
@@ -137,12 +150,12 @@ name = "cubic"
 "#,
     );
     // Seed §6.1: CUBIC takes most of the link.
+    let test = "ledbatpp_yields_to_cubic_with_a_large_buffer";
     let (lbe, cubic) = (goodput(&s, "lbe"), goodput(&s, "cubic"));
-    assert!(
-        lbe / (lbe + cubic) <= 0.2,
-        "LEDBAT++ {lbe} vs CUBIC {cubic}"
-    );
-    assert!(s.utilization.unwrap() >= 0.8);
+    let share = figure(test, "ledbatpp_share", lbe / (lbe + cubic));
+    assert!(share <= 0.2, "LEDBAT++ {lbe} vs CUBIC {cubic}");
+    let utilization = figure(test, "utilization", s.utilization.unwrap());
+    assert!(utilization >= 0.8, "utilization {utilization}");
 }
 
 #[test]
@@ -168,7 +181,8 @@ stop = "40s"
 name = "second"
 "#,
     );
-    let jain = s.jain_index.unwrap();
+    let test = "two_ledbatpp_flows_split_the_link_even_when_one_starts_late";
+    let jain = figure(test, "jain", s.jain_index.unwrap());
     assert!(jain >= JAIN_LATE, "Jain's index {jain}");
 }
 
@@ -204,6 +218,8 @@ name = "second"
     );
     // The second flow takes the first one's queue for base delay and
     // pushes it out (the problem LEDBAT++'s slowdowns fix).
+    let test = "plain_ledbat_shows_the_late_comer_advantage";
     let (first, second) = (goodput(&s, "first"), goodput(&s, "second"));
-    assert!(second > 2.0 * first, "first {first}, second {second}");
+    let ratio = figure(test, "second_over_first", second / first);
+    assert!(ratio > 2.0, "first {first}, second {second}");
 }

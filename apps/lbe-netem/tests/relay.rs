@@ -180,7 +180,12 @@ fn added_delay_on_an_empty_queue_is_at_least_the_rtt() {
     );
     // Loose sanity only: even a loaded machine should not add 100 ms to
     // the median.
-    assert!(excess_us[excess_us.len() / 2] < 100_000);
+    let median_us = excess_us[excess_us.len() / 2];
+    eprintln!(
+        "flake-figure: added_delay: median_excess_ms = {}",
+        median_us as f64 / 1e3
+    );
+    assert!(median_us < 100_000);
     let summary = netem.stop().unwrap();
     assert_eq!(summary.flows, 2);
     server.finish();
@@ -249,6 +254,11 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
     // only shorten the span).
     let span = arrivals.last().unwrap().0 - arrivals[0].0;
     let ideal = ms(received - 1);
+    eprintln!("flake-figure: bottleneck: received = {received}");
+    eprintln!(
+        "flake-figure: bottleneck: span_over_ideal = {}",
+        span.as_secs_f64() / ideal.as_secs_f64()
+    );
     assert!(
         span >= ideal.mul_f64(0.5),
         "{received} datagrams over {span:?}, ideal {ideal:?}"
@@ -337,7 +347,12 @@ fn reverse_rate_limits_the_client_to_server_direction() {
     for _ in 0..5 {
         c.recv(&mut buf).expect("echo");
     }
-    assert!(t.elapsed() >= ms(50), "{:?}", t.elapsed());
+    let elapsed = t.elapsed();
+    eprintln!(
+        "flake-figure: reverse_rate: elapsed_ms = {}",
+        elapsed.as_secs_f64() * 1e3
+    );
+    assert!(elapsed >= ms(50), "{elapsed:?}");
     let summary = netem.stop().unwrap();
     assert_eq!(summary.up.delivered_packets, 5);
     server.finish();
