@@ -40,7 +40,8 @@ fn initial_windows_states_and_snapshots() {
         initial_window_packets: 10,
     };
     let cases = [
-        ("ledbatpp", 13_500, "slow_start"),
+        ("ledbatpp", 2700, "slow_start"),
+        ("ledbatpp:init_cwnd=10", 13_500, "slow_start"),
         ("ledbat", 2700, "congestion_avoidance"),
         ("ledbat:slow_start=true", 2700, "slow_start"),
         ("cdg", 13_500, "slow_start"),
@@ -76,6 +77,9 @@ fn spec_strings_of_the_design_notes_are_accepted() {
         "ledbatpp:target=25ms",
         "ledbatpp:restore=jump",
         "ledbatpp:skip_rtt_after_restore=true",
+        "ledbatpp:profile=draft",
+        "ledbatpp:profile=seed",
+        "ledbatpp:profile=seed,restore=slow_start",
         "ledbat:target=5ms,decrease_gain=10",
         "ledbat:slow_start=true",
         "ledbat:dynamic_gain=true",

@@ -20,7 +20,8 @@ use proptest::prelude::*;
 /// its code paths most.
 const SPECS: &[&str] = &[
     "ledbatpp",
-    "ledbatpp:restore=jump,skip_rtt_after_restore=true",
+    "ledbatpp:profile=seed",
+    "ledbatpp:init_cwnd=1000,min_cwnd=64,gain_divisor_max=1",
     "ledbatpp:current_filter=1,base_bucket=1s,base_history=1,target=1ms",
     "ledbatpp:slowdown_interval=1,initial_slowdown_rtts=1,slowdown_rtts=1",
     "ledbat",
@@ -233,6 +234,8 @@ fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
         let state = cc.state(now);
         assert!(STATES.contains(&state), "{spec}: state {state}");
         windows.push(w);
+        // The pacing rate is part of the trajectory compared for determinism.
+        windows.push(cc.pacing_rate().unwrap_or(0));
     }
     windows
 }
