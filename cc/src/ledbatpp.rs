@@ -5,7 +5,11 @@
 //! measured (its §3 and appendix summarise it); with `profile=draft` (the
 //! default) this controller is -01 and nothing else. No change from later
 //! revisions is adopted. The draft's sentences are quoted beside the code
-//! that implements them. Per ACK, in this order:
+//! that implements them: those that the issue tracker and the seed quote
+//! from it (the -01 text itself was not at hand when this was written);
+//! where only the seed's summary (its §3) was available, it is quoted as
+//! the seed's.
+//! Per ACK, in this order:
 //!
 //! 1. the delay sample ([`crate::delay`]) updates current and base delay,
 //!    and GAIN = 1 / min(16, CEIL(2·T / base)) (§4.2), CEIL(X) being "the
@@ -29,7 +33,8 @@
 //! An ACK whose processing changes the phase (slow start exit, slowdown
 //! start, end of a freeze) does not also grow the window.
 //!
-//! Loss (the draft keeps RFC 5681's response): halve, at most once per
+//! Loss ("LEDBAT++ reacts by reducing the CW to half of its value when a
+//! loss is detected", seed §3): halve, at most once per
 //! recovery period — a loss of a packet sent no later than the start of the
 //! current recovery period does not reduce again (RFC 9002 §7.3.2); the
 //! window never increases during recovery. Minimum window 2 packets.
@@ -49,8 +54,19 @@
 //!   ends. The freeze ends at the first ACK at or after `start + 2·RTT`
 //!   (this crate has no timers), so it lasts at most one ACK gap longer.
 //! * **D, the slowdown's duration.** §4.4 schedules the next slowdown 9
-//!   times "the duration of the slowdown" later, counted from the start of
-//!   the slowdown to the end of the ramp-up. D is that time as measured.
+//!   slowdown durations later, so that at most a tenth of the time is spent
+//!   slowed down; D runs from the start of the slowdown to the end of the
+//!   ramp-up, and is that time as measured. (The seed's summary says
+//!   "after a period equal to 9·T_ss", T_ss being "the time that it takes
+//!   for the slow-start to ramp back up"; counting the freeze too, as here,
+//!   puts each slowdown 9 freezes, about 18 RTTs, later than T_ss alone.)
+//! * **CEIL.** The draft defines CEIL(X) as "the smallest integer larger
+//!   than X" and this controller follows it: when 2T/base is a whole number
+//!   GAIN is one step smaller than with the usual ceiling (base 60 ms: 1/3
+//!   instead of 1/2; 120 ms: 1/2 instead of 1; 30 ms: 1/5; 20 ms: 1/7;
+//!   40 ms: 1/4). Any other base gets the same GAIN either way. The seed's
+//!   prose ("equal to 0.5 for base RTTs of 60 ms") reads as the usual
+//!   ceiling, its footnote as the draft's.
 //! * **An application-limited ramp-up.** A sender that does not fill its
 //!   window never reaches ssthresh, and a ramp-up that never ends never
 //!   schedules the next slowdown and never reacts to delay (the ramp-up
@@ -64,9 +80,9 @@
 //!   slowdown is how LEDBAT++ re-measures the base delay, and the history
 //!   forgets a minimum after that long. Should `now + wait` still not be
 //!   representable, the slowdown is due at once rather than never.
-//! * **The initial slowdown** (§4.4: "2 RTTs after exiting the initial
-//!   slow start") counts rounds of congestion avoidance, i.e. RTTs at the
-//!   queue the flow holds then.
+//! * **The initial slowdown** (seed §3: "An initial slow-down is performed
+//!   2 RTTs after exiting the initial slow-start") counts rounds of
+//!   congestion avoidance, i.e. RTTs at the queue the flow holds then.
 //!
 //! # Profiles
 //!
@@ -414,9 +430,9 @@ impl LedbatPlusPlus {
     fn gain_for(&self, base: Option<Duration>) -> f64 {
         let max = self.cfg.gain_divisor_max;
         let divisor = match base {
-            // §4.2 "GAIN = 1 / (min (16, CEIL (2*TARGET/base_delay)))" and
+            // §4.2, seed Eq. (2): GAIN = 1 / min(16, CEIL(2·T / RTT_b)), and
             // "CEIL(X) is defined as the smallest integer larger than X":
-            // floor(X) + 1, so 2T/base = 2 gives 3 (not ceil's 2).
+            // floor(X) + 1, so 2T/base = 2 gives 3 (not ceil's 2; module docs).
             Some(b) if !b.is_zero() => {
                 ((2 * self.cfg.target.as_nanos()) / b.as_nanos() + 1).min(max as u128) as u64
             }
@@ -429,8 +445,8 @@ impl LedbatPlusPlus {
         self.s.cwnd = (self.s.cwnd / 2.0).max(self.min_cwnd);
     }
 
-    /// Leaves the initial slow start: §4.4 "an initial slowdown [...] 2 RTTs
-    /// after exiting the initial slow start".
+    /// Leaves the initial slow start: "An initial slow-down is performed 2
+    /// RTTs after exiting the initial slow-start" (seed §3, of §4.4).
     fn leave_initial_slow_start(&mut self, now: Instant) {
         self.s.ssthresh = self.s.cwnd;
         self.s.phase = Phase::CongestionAvoidance;
@@ -454,8 +470,8 @@ impl LedbatPlusPlus {
     }
 
     fn start_slowdown(&mut self, now: Instant) {
-        // §4.4: "set ssthresh to the current CWND, then reduce CWND to 2
-        // packets and keep CWND frozen at 2 packets for 2 RTT".
+        // §4.4: ssthresh keeps the window to return to, then "Keep CWND
+        // frozen at 2 packets for 2 RTT" (RTT: module docs).
         let rtt = self.srtt.unwrap_or(Duration::ZERO);
         let freeze = rtt.saturating_mul(self.cfg.slowdown_rtts);
         self.s.ssthresh = self.s.cwnd;
@@ -470,8 +486,9 @@ impl LedbatPlusPlus {
         self.round_cwnd = self.s.cwnd;
     }
 
-    /// The freeze is over: ramp up (§4.4 "ramp up using slow start until
-    /// CWND reaches ssthresh"), or jump back (`restore=jump`).
+    /// The freeze is over: ramp up (§4.4; seed §3: "then performs a
+    /// slow-start increase back to the CW value that it was using before the
+    /// periodic decrease"), or jump back (`restore=jump`).
     fn end_freeze(&mut self, now: Instant, start: Instant, rtt: Duration) {
         match self.cfg.restore {
             Restore::SlowStart => {
@@ -632,12 +649,12 @@ impl CongestionController for LedbatPlusPlus {
         match self.s.phase {
             Phase::Slowdown { .. } => (),
             // §4.1: "Exit slow start on excessive delay SHOULD be applied
-            // only during the initial slow start", the exit being "queuing
-            // delay > 3/4 * TARGET".
+            // only during the initial slow start", the exit being at a
+            // queuing delay above 3/4 of TARGET.
             Phase::InitialSlowStart if q > self.exit_delay => self.leave_initial_slow_start(now),
             Phase::InitialSlowStart | Phase::SlowStart | Phase::RampUp { .. } => {
                 if may_grow {
-                    // §4.1: "CWND += GAIN * bytes_acked" (slow start at GAIN).
+                    // §4.1: slow start adds GAIN per acknowledged byte.
                     self.s.cwnd = (self.s.cwnd + self.gain * bytes).min(MAX_WINDOW_BYTES as f64);
                     if self.s.cwnd >= self.s.ssthresh {
                         // ssthresh may predate an MTU increase.
@@ -656,8 +673,9 @@ impl CongestionController for LedbatPlusPlus {
                 if skipping {
                     return;
                 }
-                // §4.3: "W += max( (GAIN - Constant * W * (delay/target - 1)),
-                // -W/2) )" per RTT, spread over the round's ACKs.
+                // §4.3, seed Eqs. (3) and (4): per RTT, CW += GAIN if q < T,
+                // CW += max(−CW/2, GAIN − C·CW·(q/T − 1)) if q > T (in MSS),
+                // spread over the round's ACKs.
                 let w = self.round_cwnd.max(self.min_cwnd);
                 let mut change = self.gain * self.mss * bytes / w;
                 let t = self.target_ns;
@@ -694,7 +712,7 @@ impl CongestionController for LedbatPlusPlus {
                 self.leave_initial_slow_start(loss.now);
             }
             Phase::RampUp { slowdown_start, .. } => {
-                // §4.4 ramps up "until CWND reaches ssthresh" or a loss ends it.
+                // A loss ends the ramp-up (RFC 5681's halving applies).
                 self.halve();
                 self.s.ssthresh = self.s.cwnd;
                 let duration = loss.now.saturating_duration_since(slowdown_start);
