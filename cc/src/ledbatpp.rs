@@ -74,7 +74,8 @@
 //!   `2·R + 1` rounds, R = `ceil(log_{1+GAIN}(ssthresh / 2 packets))` being
 //!   the rounds a window-limited ramp-up takes; the window stays where it
 //!   is (restoring an unused window would allow a burst) and D is the time
-//!   spent.
+//!   spent. The slow start after persistent congestion (not left on delay
+//!   either) has the same bound.
 //! * **A schedule that would overflow.** The wait `9·D` is capped at the
 //!   base-delay history (`base_history · base_bucket`, 10 minutes): a
 //!   slowdown is how LEDBAT++ re-measures the base delay, and the history
@@ -314,7 +315,10 @@ enum Phase {
     InitialSlowStart,
     /// Slow start back to ssthresh after persistent congestion; not left on
     /// delay (§4.1: only the initial slow start is).
-    SlowStart,
+    SlowStart {
+        /// Round ends left before it is deemed application-limited.
+        rounds_left: u64,
+    },
     CongestionAvoidance,
     /// The freeze at the minimum window (§4.4), from `start` until the first
     /// ACK at or after `until` = `start + slowdown_rtts · rtt`.
@@ -558,7 +562,18 @@ impl LedbatPlusPlus {
                     };
                 }
             }
-            Phase::InitialSlowStart | Phase::SlowStart | Phase::Slowdown { .. } => (),
+            Phase::SlowStart { rounds_left } => {
+                if rounds_left <= 1 {
+                    // Application-limited: the window stays (module docs).
+                    self.s.phase = Phase::CongestionAvoidance;
+                    changed = true;
+                } else {
+                    self.s.phase = Phase::SlowStart {
+                        rounds_left: rounds_left - 1,
+                    };
+                }
+            }
+            Phase::InitialSlowStart | Phase::Slowdown { .. } => (),
         }
         self.round_cwnd = self.s.cwnd;
         changed
@@ -567,7 +582,7 @@ impl LedbatPlusPlus {
     fn in_slow_start(&self) -> bool {
         matches!(
             self.s.phase,
-            Phase::InitialSlowStart | Phase::SlowStart | Phase::RampUp { .. }
+            Phase::InitialSlowStart | Phase::SlowStart { .. } | Phase::RampUp { .. }
         )
     }
 
@@ -576,7 +591,7 @@ impl LedbatPlusPlus {
             Phase::Slowdown { .. } => "slowdown",
             Phase::RampUp { .. } => "ramp_up",
             _ if self.s.in_recovery => "recovery",
-            Phase::InitialSlowStart | Phase::SlowStart => "slow_start",
+            Phase::InitialSlowStart | Phase::SlowStart { .. } => "slow_start",
             Phase::CongestionAvoidance => "congestion_avoidance",
         }
     }
@@ -652,7 +667,7 @@ impl CongestionController for LedbatPlusPlus {
             // only during the initial slow start", the exit being at a
             // queuing delay above 3/4 of TARGET.
             Phase::InitialSlowStart if q > self.exit_delay => self.leave_initial_slow_start(now),
-            Phase::InitialSlowStart | Phase::SlowStart | Phase::RampUp { .. } => {
+            Phase::InitialSlowStart | Phase::SlowStart { .. } | Phase::RampUp { .. } => {
                 if may_grow {
                     // §4.1: slow start adds GAIN per acknowledged byte.
                     self.s.cwnd = (self.s.cwnd + self.gain * bytes).min(MAX_WINDOW_BYTES as f64);
@@ -718,7 +733,7 @@ impl CongestionController for LedbatPlusPlus {
                 let duration = loss.now.saturating_duration_since(slowdown_start);
                 self.finish_slowdown(loss.now, duration, false);
             }
-            Phase::SlowStart | Phase::CongestionAvoidance => {
+            Phase::SlowStart { .. } | Phase::CongestionAvoidance => {
                 self.halve();
                 self.s.ssthresh = self.s.cwnd;
                 self.s.phase = Phase::CongestionAvoidance;
@@ -730,7 +745,10 @@ impl CongestionController for LedbatPlusPlus {
         self.s.cwnd = self.min_cwnd;
         if self.s.phase == Phase::CongestionAvoidance && self.s.ssthresh > self.min_cwnd {
             // Slow start back towards ssthresh, not left on delay (§4.1).
-            self.s.phase = Phase::SlowStart;
+            let full = self.rounds_to_restore();
+            self.s.phase = Phase::SlowStart {
+                rounds_left: full.saturating_mul(2).saturating_add(1),
+            };
         }
     }
 
@@ -1225,6 +1243,23 @@ mod tests {
         assert_eq!((state(&d), d.cc.window()), ("slow_start", 2 * MSS));
         d.ack_old(ms(1), MSS, ms(125));
         assert_eq!((state(&d), d.cc.window()), ("slow_start", 2 * MSS + 300));
+        // Application-limited, it does not stay there: R =
+        // ceil(log_{5/4}(48000 / 2400)) = 14 rounds, so round 2·R + 1 = 29
+        // ends it at the window it has.
+        let limited = |d: &mut Driver<LedbatPlusPlus>| {
+            let sent = d.last_ack;
+            d.advance(ms(35));
+            d.ack_full(sent, 100, ms(35), Duration::ZERO, true, Some(100));
+        };
+        for _ in 0..28 {
+            limited(&mut d);
+            assert_eq!((state(&d), d.cc.window()), ("slow_start", 2 * MSS + 300));
+        }
+        limited(&mut d);
+        assert_eq!(
+            (state(&d), d.cc.window()),
+            ("congestion_avoidance", 2 * MSS + 300)
+        );
     }
 
     #[test]
