@@ -15,13 +15,32 @@
 //! While fewer than `window` gradients exist, the average is over those
 //! present (Linux scales the partial sum by window/filled, the same thing).
 //! A backoff sets `cwnd = max(β·cwnd, 2 packets)` and ssthresh to it (so it
-//! also ends slow start, as Linux's `tcp_enter_cwr` does); no backoff is
-//! considered at the end of the round right after one (§II-A: "at most every
-//! second RTT"), nor during loss recovery. Otherwise the window grows like
-//! Reno (Eq. 5): slow start `cwnd += bytes_acked` below ssthresh, then
-//! +1 MSS per window of acknowledged bytes; no growth during recovery or
-//! while less than half the window is in flight (application-limited).
-//! Loss: Reno halving, once per recovery period (RFC 9002 §7.3.2).
+//! also ends slow start) and starts a window reduction, as Linux's
+//! `tcp_enter_cwr` does. Otherwise the window grows like Reno (Eq. 5): slow
+//! start `cwnd += bytes_acked` below ssthresh, then +1 MSS per window of
+//! acknowledged bytes; no growth while less than half the window is in
+//! flight (application-limited). Loss: Reno halving, once per recovery
+//! period (RFC 9002 §7.3.2), which also starts a window reduction.
+//!
+//! # Window reductions (Linux CWR and Recovery)
+//!
+//! Linux calls `tcp_cdg_cong_avoid`, where rounds close, gradients are
+//! computed and the window grows, only outside the CWR and Recovery states
+//! ("Not called in CWR or Recovery state"), while `tcp_cdg_acked` records
+//! RTT samples in every state; when the reduction completes
+//! (`CA_EVENT_COMPLETE_CWR`) it starts a new round with `rtt_prev` = the
+//! samples taken during the reduction ("We keep sums to ignore gradients
+//! during cwnd reductions"). Here likewise: a reduction lasts from a backoff
+//! (CWR) or a loss (Recovery) until an ACK for a packet sent after it
+//! began (at or after, for a backoff, which happens while an ACK is
+//! processed; strictly after, for a loss, RFC 9002 §7.3.2); during it the
+//! round's samples accumulate but no round closes, no gradient enters the
+//! moving average, no backoff is drawn and the window does not grow. The
+//! ACK that completes it makes its samples the previous round, starts a new
+//! round and grows the window as usual. So the gradient straddling a
+//! backoff (typically negative, as the backoff drains the queue) is never
+//! averaged, and backoffs are at least two rounds apart (§II-A: "CDG only
+//! backs-off at most every second RTT").
 //!
 //! RTT samples are the per-ACK delay of [`crate::delay::adjusted_rtt`]
 //! (RTT minus the peer's ACK delay), so that delayed ACKs do not read as
@@ -49,12 +68,42 @@
 //! the seed is [`DEFAULT_SEED`] mixed with the first RTT sample, so flows on
 //! the same bottleneck do not back off in lock-step while a given event
 //! sequence still always gives the same result; `seed=N` fixes it.
+//!
+//! Pacing ([`crate::pacing`]): 2 × cwnd/srtt while cwnd < ssthresh/2, else
+//! 1.2 × cwnd/srtt, as Linux paces a Reno-like TCP.
+//!
+//! # Deviations from Linux `tcp_cdg.c` (net/ipv4/tcp_cdg.c)
+//!
+//! * β = 0.7 by default, seed 002's value ("a factor β (0.7 by default)",
+//!   §II-A); Linux's `backoff_beta` is 0.7071·1024 = 724 ("sqrt 0.5").
+//!   `beta=0.7071` gives Linux's.
+//! * The backoff sets cwnd to β·cwnd at once; Linux's CWR state lowers it
+//!   to that ssthresh gradually over the reduction round (PRR).
+//! * No HyStart in slow start (Linux: `hystart_detect` 3); slow start ends
+//!   on a backoff or a loss.
+//! * Delayed ACKs: the peer's reported ACK delay is subtracted
+//!   ([`crate::delay::adjusted_rtt`]) instead of Linux's heuristic that
+//!   feeds single-packet ACKs after stretch ACKs only to the minimum.
+//! * `shadow_window` and `ineffective_backoff` (Linux's `use_shadow` and
+//!   `use_ineff`, on in Linux) are off by default: seed 002's LBE mode.
+//!   Linux's `use_tolerance` (off there) is not implemented.
+//! * A loss during a backoff's reduction halves the window; Linux's
+//!   ssthresh hook would apply β again, its CDG state being still BACKOFF.
+//! * Rounds are delimited by send times ([`crate::round`]) rather than
+//!   sequence numbers; RTTs are in nanoseconds rather than microseconds; the
+//!   backoff draw uses [`SplitMix64`] and `exp` rather than `prandom_u32`
+//!   and `nexp_u32`.
+//! * Application-limited: no growth while less than half the window is in
+//!   flight ([`crate::flight`]) instead of `tcp_is_cwnd_limited`.
+//! * Persistent congestion (RFC 9002 §7.6) collapses to 2 packets; Linux's
+//!   RTO goes to 1 packet, its Loss state then calling `cong_avoid`.
 
 use std::time::Duration;
 use std::time::Instant;
 
 use crate::delay;
 use crate::flight::FlightSize;
+use crate::pacing;
 use crate::params;
 use crate::rng::SplitMix64;
 use crate::round;
@@ -69,7 +118,9 @@ use crate::MAX_WINDOW_BYTES;
 
 /// Backoff scale G, milliseconds (seed §II-A: 3; Linux `backoff_factor` 42).
 pub const G: f64 = 3.0;
-/// Multiplicative backoff β (seed §II-A: 0.7; Linux `backoff_beta` 717/1024).
+/// Multiplicative backoff β, dimensionless: 0.7, seed 002's default (§II-A
+/// "0.7 by default"). Linux's `backoff_beta` is 0.7071·1024 = 724/1024,
+/// "sqrt 0.5" (see the deviations in the module docs).
 pub const BETA: f64 = 0.7;
 /// Gradient moving-average window, rounds (seed §II-A; Linux `window` 8).
 pub const WINDOW: usize = 8;
@@ -77,9 +128,6 @@ pub const WINDOW: usize = 8;
 pub const MAX_WINDOW: usize = 64;
 /// Minimum window, packets (Linux: 2).
 pub const MIN_CWND: u64 = 2;
-/// A backoff at the end of round n forbids one at the end of round n + 1
-/// (seed §II-A: at most every second RTT), rounds.
-pub const BACKOFF_SPACING: u64 = 2;
 /// Ineffective-backoff detection: backoffs in a row tolerated (Linux
 /// `use_ineff` 5).
 pub const INEFFECTIVE_BACKOFFS: u32 = 5;
@@ -91,29 +139,31 @@ pub const DEFAULT_SEED: u64 = 0x6364_675f_6c62_6521;
 /// Gradients are clamped to ±1000 s so that sums cannot overflow, ns.
 const GRADIENT_CLAMP_NS: i64 = 1_000_000_000_000;
 
-/// Parameters of [`Cdg`]. Defaults are Linux's, coexistence heuristics off.
+/// Parameters of [`Cdg`]. Defaults are seed 002's (Linux's but β = 0.7),
+/// coexistence heuristics off; fields are set only through
+/// [`CdgConfig::set`], which range-checks every value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CdgConfig {
     /// Backoff scale G, milliseconds. Default 3 ([`G`]). Spec key `g`,
     /// 0.001 to 100000.
-    pub g: f64,
+    g: f64,
     /// Backoff factor β. Default 0.7 ([`BETA`]). Spec key `beta`, 0.1 to 0.99.
-    pub beta: f64,
+    beta: f64,
     /// Moving-average window, rounds. Default 8 ([`WINDOW`]).
     /// Spec key `window`, 1 to 64.
-    pub window: usize,
+    window: usize,
     /// Minimum window, packets. Default 2 ([`MIN_CWND`]). Spec key `min_cwnd`,
     /// 1 to 64.
-    pub min_cwnd: u64,
+    min_cwnd: u64,
     /// Linux's shadow window. Default false. Spec key `shadow_window`.
-    pub shadow_window: bool,
+    shadow_window: bool,
     /// Linux's ineffective-backoff detection. Default false.
     /// Spec key `ineffective_backoff`.
-    pub ineffective_backoff: bool,
+    ineffective_backoff: bool,
     /// Generator seed; `None` (spec value `auto`, the default) mixes
     /// [`DEFAULT_SEED`] with the first RTT sample. Spec key `seed`, `auto` or
     /// 0 to 18446744073709551615.
-    pub seed: Option<u64>,
+    seed: Option<u64>,
 }
 
 impl Default for CdgConfig {
@@ -167,6 +217,35 @@ impl CdgConfig {
         }
         Ok(())
     }
+
+    /// Backoff scale G, milliseconds.
+    pub fn g(&self) -> f64 {
+        self.g
+    }
+
+    /// The generator seed; `None` for `auto`.
+    pub fn seed(&self) -> Option<u64> {
+        self.seed
+    }
+}
+
+/// A window reduction under way (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reduction {
+    /// Linux's CWR after a delay backoff at `start`.
+    Backoff { start: Instant },
+    /// Loss recovery that began at `start`.
+    Recovery { start: Instant },
+}
+
+impl Reduction {
+    /// Whether an ACK whose newest packet was sent at `sent` completes it.
+    fn completed_by(self, sent: Instant) -> bool {
+        match self {
+            Reduction::Backoff { start } => sent >= start,
+            Reduction::Recovery { start } => sent > start,
+        }
+    }
 }
 
 /// Everything a spurious loss may have to restore.
@@ -177,8 +256,10 @@ struct State {
     ssthresh: u64,
     /// Bytes acknowledged towards the next +1 MSS in congestion avoidance.
     acked: u64,
+    /// Start of the latest recovery period: a loss of a packet sent no
+    /// later than this does not reduce again.
     recovery_start: Option<Instant>,
-    in_recovery: bool,
+    reduction: Option<Reduction>,
     shadow: u64,
 }
 
@@ -205,12 +286,11 @@ pub struct Cdg {
     filled: usize,
     sum_min: i64,
     sum_max: i64,
-    /// Index of the current round.
-    round: u64,
-    last_backoff: Option<u64>,
     last_gradient_ns: Option<f64>,
     backoffs_in_a_row: u32,
     rng: Option<SplitMix64>,
+    /// Smoothed RTT of the latest ACK that carried a sample.
+    srtt: Option<Duration>,
     /// Backoff draws made and backoffs taken, for tests and logs.
     draws: u64,
     backoffs: u64,
@@ -234,7 +314,7 @@ impl Cdg {
                 ssthresh: u64::MAX,
                 acked: 0,
                 recovery_start: None,
-                in_recovery: false,
+                reduction: None,
                 shadow: 0,
             },
             saved: None,
@@ -248,24 +328,31 @@ impl Cdg {
             filled: 0,
             sum_min: 0,
             sum_max: 0,
-            round: 0,
-            last_backoff: None,
             last_gradient_ns: None,
             backoffs_in_a_row: 0,
             rng: cfg.seed.map(SplitMix64::new),
+            srtt: None,
             draws: 0,
             backoffs: 0,
             cfg,
         }
     }
 
-    /// Closes the current round: gradients, and perhaps a backoff (returned).
-    fn end_round(&mut self) -> bool {
+    /// The samples of the current round, which starts afresh: `None` when
+    /// it had none.
+    fn take_round(&mut self) -> Option<(Duration, Duration)> {
         let current = (self.round_min, self.round_max);
         self.round_min = Duration::MAX;
         self.round_max = Duration::ZERO;
-        let round = self.round;
-        self.round += 1;
+        (current.0 != Duration::MAX).then_some(current)
+    }
+
+    /// Closes the current round (outside reductions only): gradients, and
+    /// perhaps a backoff (returned).
+    fn end_round(&mut self, now: Instant) -> bool {
+        let Some(current) = self.take_round() else {
+            return false;
+        };
         let Some(prev) = self.prev.replace(current) else {
             return false;
         };
@@ -295,12 +382,7 @@ impl Cdg {
         {
             self.backoffs_in_a_row = 0;
         }
-        if g <= 0.0
-            || self.s.in_recovery
-            || self
-                .last_backoff
-                .is_some_and(|b| round < b + BACKOFF_SPACING)
-        {
+        if g <= 0.0 {
             return false;
         }
         self.draws += 1;
@@ -324,15 +406,16 @@ impl Cdg {
         self.s.cwnd = ((self.s.cwnd as f64 * self.cfg.beta) as u64).max(self.min_cwnd);
         self.s.ssthresh = self.s.cwnd;
         self.s.acked = 0;
-        self.last_backoff = Some(round);
+        // Linux: tcp_enter_cwr.
+        self.s.reduction = Some(Reduction::Backoff { start: now });
         self.backoffs += 1;
         true
     }
 
     fn state_name(&self) -> &'static str {
-        if self.s.in_recovery {
+        if let Some(Reduction::Recovery { .. }) = self.s.reduction {
             "recovery"
-        } else if self.last_backoff.is_some_and(|b| self.round == b + 1) {
+        } else if let Some(Reduction::Backoff { .. }) = self.s.reduction {
             "backoff"
         } else if self.s.cwnd < self.s.ssthresh {
             "slow_start"
@@ -362,12 +445,9 @@ impl CongestionController for Cdg {
         let bytes = ack.bytes_acked();
         let largest = round::largest_sent(ack.acked);
 
-        if self.s.in_recovery
-            && largest.is_some_and(|sent| self.s.recovery_start.is_none_or(|r| sent > r))
-        {
-            self.s.in_recovery = false;
-        }
         if ack.rtt.new_sample {
+            self.srtt = Some(ack.rtt.smoothed_rtt);
+            // Linux's tcp_cdg_acked: samples count in every state.
             let sample = delay::adjusted_rtt(&ack.rtt);
             if self.rng.is_none() {
                 let ns = sample.as_nanos() as u64;
@@ -376,14 +456,22 @@ impl CongestionController for Cdg {
             self.round_min = self.round_min.min(sample);
             self.round_max = self.round_max.max(sample);
         }
+        if let Some(reduction) = self.s.reduction {
+            if !largest.is_some_and(|sent| reduction.completed_by(sent)) {
+                // "Not called in CWR or Recovery state": no round end, no
+                // gradient, no growth.
+                return;
+            }
+            // CA_EVENT_COMPLETE_CWR: rtt_prev = rtt, a new round starts.
+            self.s.reduction = None;
+            self.prev = self.take_round();
+            self.rounds.restart(now);
+        }
         let has_sample = self.round_min != Duration::MAX;
-        if has_sample && self.rounds.on_ack(now, largest) && self.end_round() {
+        if has_sample && self.rounds.on_ack(now, largest) && self.end_round(now) {
             return;
         }
 
-        if self.s.in_recovery {
-            return;
-        }
         if self.flight.at_ack(ack.bytes_in_flight).saturating_mul(2) < self.s.cwnd {
             self.s.shadow = self.s.shadow.min(self.s.cwnd);
             return;
@@ -412,7 +500,7 @@ impl CongestionController for Cdg {
             return;
         }
         self.s.recovery_start = Some(loss.now);
-        self.s.in_recovery = true;
+        self.s.reduction = Some(Reduction::Recovery { start: loss.now });
         let half = self.s.cwnd / 2;
         let cwnd = if self.cfg.shadow_window {
             self.s.shadow = (self.s.shadow / 2).min(self.s.cwnd);
@@ -458,6 +546,11 @@ impl CongestionController for Cdg {
 
     fn window(&self) -> u64 {
         self.s.cwnd
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        let slow_start = pacing::in_slow_start(self.s.cwnd as f64, self.s.ssthresh as f64);
+        pacing::rate(self.s.cwnd, self.srtt, slow_start)
     }
 
     fn state(&self, _now: Instant) -> &'static str {
@@ -779,11 +872,102 @@ mod tests {
         assert_ne!(auto(50), auto(51));
     }
 
+    /// Each round: samples at its min and max (ACKs that end no round),
+    /// then the round-ending ACK with a sample at the min.
+    fn min_max_round(d: &mut Driver<Cdg>, min: u64, max: u64) {
+        d.ack_old(ms(1), MSS, ms(min));
+        d.ack_old(ms(1), MSS, ms(max));
+        let sent = d.last_ack;
+        d.advance(ms(1));
+        d.ack(sent, MSS, ms(min));
+    }
+
+    #[test]
+    fn gradients_measured_during_recovery_are_not_averaged() {
+        // G huge: no backoff, only the gradients matter.
+        let mut d = driver(&[("g", "100000")]);
+        d.ack(d.epoch - ms(100), MSS, ms(100));
+        min_max_round(&mut d, 100, 110);
+        min_max_round(&mut d, 102, 120); // (+2, +10)
+        assert_eq!(d.cc.snapshot().gradient_us, Some(2000));
+        d.advance(ms(1));
+        d.loss(d.now - ms(1));
+        let recovery = d.now;
+        assert_eq!(d.cc.state(d.now), "recovery");
+        // Samples during recovery, and an ACK that would end the round (its
+        // packet was sent after the round began, but not after recovery
+        // did): no gradient. Averaged, (90 − 102, 150 − 120) would have made
+        // ḡ_min = −5 and ḡ = ḡ_max = 20 ms.
+        d.ack_old(ms(1), MSS, ms(150));
+        d.ack_old(ms(1), MSS, ms(90));
+        d.advance(ms(1));
+        d.ack(recovery, MSS, ms(95));
+        assert_eq!(d.cc.state(d.now), "recovery");
+        assert_eq!(d.cc.snapshot().gradient_us, Some(2000));
+        // Recovery completes: the samples taken during it (90 to 150 ms)
+        // become the previous round, and a new round starts.
+        d.advance(ms(1));
+        d.ack(recovery + ms(1), MSS, ms(97));
+        assert_eq!(d.cc.state(d.now), "congestion_avoidance");
+        assert_eq!(d.cc.snapshot().gradient_us, Some(2000));
+        // The next round: (96 − 90, 140 − 150) = (+6, −10); with the +2 from
+        // before recovery ḡ_min = (2 + 6) / 2 = 4 ms.
+        min_max_round(&mut d, 96, 140);
+        assert_eq!(d.cc.snapshot().gradient_us, Some(4000));
+    }
+
+    #[test]
+    fn a_backoff_is_a_window_reduction_whose_gradients_are_ignored() {
+        // G tiny: every positive gradient backs off.
+        let mut d = driver(&[("g", "0.001")]);
+        d.ack(d.epoch - ms(50), MSS, ms(50));
+        round(&mut d, ms(50));
+        round(&mut d, ms(51)); // +1 ms: backoff, 26400 → 18480
+        let backoff = d.now;
+        assert_eq!((d.cc.state(d.now), d.cc.window()), ("backoff", 18_480));
+        assert_eq!(d.cc.snapshot().gradient_us, Some(1000));
+        // The queue drains: samples of 45 ms for packets sent before the
+        // backoff. Linux is in CWR: no gradient (−6 ms would be averaged
+        // otherwise), no growth.
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!((d.cc.state(d.now), d.cc.window()), ("backoff", 18_480));
+        // A packet sent at the backoff is acknowledged: the reduction ends
+        // (the CWR samples, 45 and 46 ms, are the previous round) and the
+        // window grows as usual on that ACK (1200 of 18480 acknowledged).
+        d.advance(ms(1));
+        d.ack(backoff, MSS, ms(46));
+        assert_eq!(
+            (d.cc.state(d.now), d.cc.window()),
+            ("congestion_avoidance", 18_480)
+        );
+        assert_eq!(d.cc.snapshot().gradient_us, Some(1000));
+        // Next round at 47 ms: (+2, +1); ḡ_min = (1 + 2) / 2 = 1.5 ms > 0.
+        round(&mut d, ms(47));
+        assert_eq!(d.cc.snapshot().gradient_us, Some(1500));
+        assert_eq!((d.cc.state(d.now), d.cc.window()), ("backoff", 12_936));
+        assert_eq!(d.cc.backoffs, 2);
+    }
+
+    #[test]
+    fn pacing_is_twice_the_window_rate_below_half_ssthresh_and_1_2_times_above() {
+        let mut d = driver(&[("g", "0.001")]);
+        assert_eq!(d.cc.pacing_rate(), None, "no RTT sample yet");
+        d.ack(d.epoch - ms(50), MSS, ms(50));
+        // Slow start, no ssthresh: 2 × 13200 bytes / 50 ms.
+        assert_eq!(d.cc.pacing_rate(), Some(528_000));
+        round(&mut d, ms(50));
+        round(&mut d, ms(51)); // backoff: ssthresh = cwnd = 18480
+        assert_eq!(
+            d.cc.pacing_rate(),
+            Some((1.2 * 18_480.0 / 0.051_f64).round() as u64)
+        );
+    }
+
     #[test]
     fn spec_keys_are_checked() {
         let mut cfg = CdgConfig::default();
         cfg.set("g", "0.5").unwrap();
-        assert_eq!(cfg.g, 0.5);
+        assert_eq!(cfg.g(), 0.5);
         assert_eq!(
             cfg.set("g", "0").unwrap_err().to_string(),
             "bad value '0' for 'g': expected a number from 0.001 to 100000"
@@ -792,9 +976,9 @@ mod tests {
         assert!(cfg.set("window", "0").is_err());
         assert!(cfg.set("window", "65").is_err());
         cfg.set("seed", "42").unwrap();
-        assert_eq!(cfg.seed, Some(42));
+        assert_eq!(cfg.seed(), Some(42));
         cfg.set("seed", "auto").unwrap();
-        assert_eq!(cfg.seed, None);
+        assert_eq!(cfg.seed(), None);
         assert_eq!(
             cfg.set("seed", "-1").unwrap_err().to_string(),
             "bad value '-1' for 'seed': expected auto or a whole number from 0 to 18446744073709551615"

@@ -85,13 +85,13 @@ pub(crate) fn nanos(d: Duration) -> f64 {
 pub struct DelayConfig {
     /// Samples in the current-delay minimum filter. Default 4
     /// ([`CURRENT_FILTER`]). Spec key `current_filter`, 1 to 32.
-    pub current_filter: usize,
+    pub(crate) current_filter: usize,
     /// Buckets in the base-delay history. Default 10 ([`BASE_HISTORY`]).
     /// Spec key `base_history`, 1 to 60.
-    pub base_history: usize,
+    pub(crate) base_history: usize,
     /// Length of one base-history bucket. Default 60 s ([`BASE_BUCKET`]).
     /// Spec key `base_bucket`, 1 s to 1 h.
-    pub base_bucket: Duration,
+    pub(crate) base_bucket: Duration,
 }
 
 impl Default for DelayConfig {

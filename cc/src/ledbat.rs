@@ -21,6 +21,20 @@
 //! window does not increase during recovery. Persistent congestion (the
 //! RFC's retransmission timeout) collapses to MIN_CWND.
 //!
+//! # RFC 6817 §2.5's limits, and `research=true`
+//!
+//! "TARGET MUST be 100 milliseconds or less" and "GAIN MUST be set to 1 or
+//! less": `target` above 100 ms, `gain` above 1 and `dynamic_gain=true`
+//! (whose gains go up to `gain_max`, 64 by default) are refused, the error
+//! naming the rule, unless `research=true` comes first in the spec: then
+//! `target` goes up to 1 s and `gain` up to 100, for experiments outside the
+//! RFC such as the dynamic-gain seed. `decrease_gain` above 1 is within the
+//! RFC ("implementations MAY use a higher GAIN for cwnd decrease than for
+//! the increase", §2.5).
+//!
+//! Pacing ([`crate::pacing`]): 2 × cwnd/srtt in slow start
+//! (`slow_start=true`) while cwnd < ssthresh/2, else 1.2 × cwnd/srtt.
+//!
 //! Options:
 //!
 //! * `decrease_gain` (seed `ledbat-optimal-parameters` §II, γ_dcr): GAIN is
@@ -57,6 +71,7 @@ use crate::delay;
 use crate::delay::DelayConfig;
 use crate::delay::DelayEstimator;
 use crate::flight::FlightSize;
+use crate::pacing;
 use crate::params;
 use crate::round;
 use crate::round::Rounds;
@@ -97,53 +112,67 @@ pub const DG_GAIN_MAX: f64 = 64.0;
 /// Dynamic gain: smallest GAIN (this crate's bound, LEDBAT++'s 1/16).
 pub const DG_GAIN_MIN: f64 = 1.0 / 16.0;
 
-/// Parameters of [`Ledbat`]. Defaults are RFC 6817's.
+/// Largest TARGET with `research=true`.
+pub const RESEARCH_TARGET_MAX: Duration = Duration::from_secs(1);
+/// Largest static GAIN with `research=true`.
+pub const RESEARCH_GAIN_MAX: f64 = 100.0;
+
+/// Parameters of [`Ledbat`]. Defaults are RFC 6817's; fields are set only
+/// through [`LedbatConfig::set`], which range-checks every value and keeps
+/// them within RFC 6817 §2.5 unless `research=true` was set first.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LedbatConfig {
-    /// TARGET. Default 100 ms ([`TARGET`]). Spec key `target`, 1 ms to 1 s.
-    pub target: Duration,
-    /// GAIN. Default 1 ([`GAIN`]). Spec key `gain`, 0.01 to 100.
-    pub gain: f64,
+    /// Whether values outside RFC 6817 §2.5 are allowed. Default false.
+    /// Spec key `research`; it must come before the values it allows.
+    research: bool,
+    /// TARGET. Default 100 ms ([`TARGET`]). Spec key `target`, 1 ms to
+    /// 100 ms (to 1 s with `research=true`).
+    target: Duration,
+    /// GAIN. Default 1 ([`GAIN`]). Spec key `gain`, 0.01 to 1 (to 100 with
+    /// `research=true`).
+    gain: f64,
     /// ALLOWED_INCREASE, packets. Default 1 ([`ALLOWED_INCREASE`]).
     /// Spec key `allowed_increase`, 0.1 to 64.
-    pub allowed_increase: f64,
+    allowed_increase: f64,
     /// MIN_CWND, packets. Default 2 ([`MIN_CWND`]). Spec key `min_cwnd`, 1 to 64.
-    pub min_cwnd: u64,
+    min_cwnd: u64,
     /// INIT_CWND, packets. Default 2 ([`INIT_CWND`]). Spec key `init_cwnd`,
     /// 1 to 1000 (never below `min_cwnd`).
-    pub init_cwnd: u64,
+    init_cwnd: u64,
     /// γ_dcr: GAIN is multiplied by this when off_target < 0. Default 1
     /// ([`DECREASE_GAIN`]). Spec key `decrease_gain`, 0.1 to 100.
-    pub decrease_gain: f64,
+    decrease_gain: f64,
     /// TCP slow start until the first loss. Default false.
     /// Spec key `slow_start`.
-    pub slow_start: bool,
-    /// The dynamic-gain framework. Default false. Spec key `dynamic_gain`.
-    pub dynamic_gain: bool,
+    slow_start: bool,
+    /// The dynamic-gain framework. Default false. Spec key `dynamic_gain`;
+    /// `true` needs `research=true` first (its gains exceed 1).
+    dynamic_gain: bool,
     /// Dynamic gain: t_stdy. Default 10 s ([`DG_T_STDY`]).
     /// Spec key `t_stdy`, 100 ms to 1 h.
-    pub t_stdy: Duration,
+    t_stdy: Duration,
     /// Dynamic gain: Δw_user, packets. Default 0.5 ([`DG_DW_USER`]).
     /// Spec key `dw_user`, 0 to 1000.
-    pub dw_user: f64,
+    dw_user: f64,
     /// Dynamic gain: τ_user; `None` (spec value `auto`, the default) means
     /// base delay + 2·TARGET, the upper end of the paper's suggested range.
     /// Spec key `tau_user`, `auto` or 1 ms to 10 s.
-    pub tau_user: Option<Duration>,
+    tau_user: Option<Duration>,
     /// Dynamic gain: δ as a fraction of TARGET. Default 0 ([`DG_DELTA`]).
     /// Spec key `delta`, 0 to 0.2.
-    pub delta: f64,
+    delta: f64,
     /// Dynamic gain: largest GAIN. Default 64 ([`DG_GAIN_MAX`]).
     /// Spec key `gain_max`, 1 to 1000.
-    pub gain_max: f64,
+    gain_max: f64,
     /// Delay filters (spec keys `current_filter`, `base_history`,
     /// `base_bucket`).
-    pub delay: DelayConfig,
+    delay: DelayConfig,
 }
 
 impl Default for LedbatConfig {
     fn default() -> Self {
         Self {
+            research: false,
             target: TARGET,
             gain: GAIN,
             allowed_increase: ALLOWED_INCREASE,
@@ -165,6 +194,7 @@ impl Default for LedbatConfig {
 impl LedbatConfig {
     /// Every spec key.
     pub const KEYS: &'static [&'static str] = &[
+        "research",
         "target",
         "gain",
         "allowed_increase",
@@ -189,21 +219,58 @@ impl LedbatConfig {
             return result;
         }
         match key {
-            "target" => {
-                self.target = params::duration_in(
-                    key,
-                    value,
-                    Duration::from_millis(1),
-                    Duration::from_secs(1),
-                )?
+            "research" => {
+                let research = params::bool_value(key, value)?;
+                if !research && (self.target > TARGET || self.gain > GAIN || self.dynamic_gain) {
+                    return Err(ParamError::BadValue {
+                        key: key.to_string(),
+                        value: value.to_string(),
+                        allowed: "true while target, gain or dynamic_gain is outside RFC 6817 §2.5"
+                            .to_string(),
+                    });
+                }
+                self.research = research;
             }
-            "gain" => self.gain = params::f64_in(key, value, 0.01, 100.0)?,
+            "target" => {
+                let max = if self.research {
+                    RESEARCH_TARGET_MAX
+                } else {
+                    TARGET
+                };
+                self.target = params::duration_in(key, value, Duration::from_millis(1), max)
+                    .map_err(|e| {
+                        self.rfc_rule(e, "\"TARGET MUST be 100 milliseconds or less\"", "up to 1s")
+                    })?
+            }
+            "gain" => {
+                let max = if self.research {
+                    RESEARCH_GAIN_MAX
+                } else {
+                    GAIN
+                };
+                self.gain = params::f64_in(key, value, 0.01, max).map_err(|e| {
+                    self.rfc_rule(e, "\"GAIN MUST be set to 1 or less\"", "up to 100")
+                })?
+            }
             "allowed_increase" => self.allowed_increase = params::f64_in(key, value, 0.1, 64.0)?,
             "min_cwnd" => self.min_cwnd = params::u64_in(key, value, 1, 64)?,
             "init_cwnd" => self.init_cwnd = params::u64_in(key, value, 1, 1000)?,
             "decrease_gain" => self.decrease_gain = params::f64_in(key, value, 0.1, 100.0)?,
             "slow_start" => self.slow_start = params::bool_value(key, value)?,
-            "dynamic_gain" => self.dynamic_gain = params::bool_value(key, value)?,
+            "dynamic_gain" => {
+                let dynamic = params::bool_value(key, value)?;
+                if dynamic && !self.research {
+                    return Err(ParamError::BadValue {
+                        key: key.to_string(),
+                        value: value.to_string(),
+                        allowed: "false without research=true before it (dynamic gain uses \
+                                  GAINs up to gain_max; RFC 6817 §2.5: \"GAIN MUST be set to 1 \
+                                  or less\")"
+                            .to_string(),
+                    });
+                }
+                self.dynamic_gain = dynamic;
+            }
             "t_stdy" => {
                 self.t_stdy = params::duration_in(
                     key,
@@ -243,6 +310,35 @@ impl LedbatConfig {
             _ => return Err(params::unknown_key("ledbat", key, Self::KEYS)),
         }
         Ok(())
+    }
+
+    /// Adds RFC 6817 §2.5's `rule` to a range error, and what
+    /// `research=true` would allow, unless research is already on.
+    fn rfc_rule(&self, e: ParamError, rule: &str, research_allows: &str) -> ParamError {
+        match e {
+            ParamError::BadValue {
+                key,
+                value,
+                allowed,
+            } if !self.research => ParamError::BadValue {
+                key,
+                value,
+                allowed: format!(
+                    "{allowed} (RFC 6817 §2.5: {rule}; research=true before it allows {research_allows})"
+                ),
+            },
+            other => other,
+        }
+    }
+
+    /// TARGET.
+    pub fn target(&self) -> Duration {
+        self.target
+    }
+
+    /// Whether values outside RFC 6817 §2.5 are allowed.
+    pub fn research(&self) -> bool {
+        self.research
     }
 }
 
@@ -284,6 +380,8 @@ pub struct Ledbat {
     delay: DelayEstimator,
     dynamic: Option<DynamicGain>,
     flight: FlightSize,
+    /// Smoothed RTT of the latest ACK that carried a sample.
+    srtt: Option<Duration>,
 }
 
 impl Ledbat {
@@ -316,6 +414,7 @@ impl Ledbat {
             delay: DelayEstimator::new(&cfg.delay),
             flight: FlightSize::default(),
             dynamic,
+            srtt: None,
             cfg,
         }
     }
@@ -437,6 +536,7 @@ impl CongestionController for Ledbat {
             self.s.in_recovery = false;
         }
         if ack.rtt.new_sample {
+            self.srtt = Some(ack.rtt.smoothed_rtt);
             self.delay.on_sample(now, delay::adjusted_rtt(&ack.rtt));
         } else {
             self.delay.advance(now);
@@ -506,6 +606,11 @@ impl CongestionController for Ledbat {
 
     fn window(&self) -> u64 {
         self.s.cwnd as u64
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        let slow_start = self.cfg.slow_start && pacing::in_slow_start(self.s.cwnd, self.s.ssthresh);
+        pacing::rate(self.window(), self.srtt, slow_start)
     }
 
     fn state(&self, _now: Instant) -> &'static str {
@@ -710,6 +815,7 @@ mod tests {
     /// delivering 100 packets measures μ = 1000 packets/s.
     fn dynamic(extra: &[(&str, &str)]) -> Driver<Ledbat> {
         let mut spec = vec![
+            ("research", "true"),
             ("target", "25ms"),
             ("dynamic_gain", "true"),
             ("t_stdy", "10s"),
@@ -788,11 +894,71 @@ mod tests {
     }
 
     #[test]
+    fn rfc_6817_limits_need_research_first() {
+        let set = |spec: &[(&str, &str)]| {
+            let mut cfg = LedbatConfig::default();
+            for (k, v) in spec {
+                cfg.set(k, v).map_err(|e| e.to_string())?;
+            }
+            Ok::<_, String>(cfg)
+        };
+        assert_eq!(
+            set(&[("target", "101ms")]).unwrap_err(),
+            "bad value '101ms' for 'target': expected a duration with a unit (e.g. 60ms) from 1ms \
+             to 100ms (RFC 6817 §2.5: \"TARGET MUST be 100 milliseconds or less\"; research=true \
+             before it allows up to 1s)"
+        );
+        assert_eq!(
+            set(&[("gain", "1.5")]).unwrap_err(),
+            "bad value '1.5' for 'gain': expected a number from 0.01 to 1 (RFC 6817 §2.5: \"GAIN \
+             MUST be set to 1 or less\"; research=true before it allows up to 100)"
+        );
+        assert_eq!(
+            set(&[("dynamic_gain", "true")]).unwrap_err(),
+            "bad value 'true' for 'dynamic_gain': expected false without research=true before it \
+             (dynamic gain uses GAINs up to gain_max; RFC 6817 §2.5: \"GAIN MUST be set to 1 or \
+             less\")"
+        );
+        // The limits themselves are allowed.
+        let cfg = set(&[("target", "100ms"), ("gain", "1")]).unwrap();
+        assert_eq!((cfg.target(), cfg.research()), (ms(100), false));
+        // research=true first allows them; after, it is too late.
+        let cfg = set(&[("research", "true"), ("target", "250ms"), ("gain", "4")]).unwrap();
+        assert_eq!((cfg.target(), cfg.gain), (ms(250), 4.0));
+        assert!(set(&[("research", "true"), ("dynamic_gain", "true")]).is_ok());
+        assert!(set(&[("target", "250ms"), ("research", "true")]).is_err());
+        // research=false is refused while a value needs it.
+        assert_eq!(
+            set(&[("research", "true"), ("gain", "2"), ("research", "false")]).unwrap_err(),
+            "bad value 'false' for 'research': expected true while target, gain or dynamic_gain \
+             is outside RFC 6817 §2.5"
+        );
+        // With research on, the wider range's error has no RFC note.
+        assert_eq!(
+            set(&[("research", "true"), ("target", "2s")]).unwrap_err(),
+            "bad value '2s' for 'target': expected a duration with a unit (e.g. 60ms) from 1ms to 1s"
+        );
+    }
+
+    #[test]
+    fn pacing_follows_the_window_and_slow_start() {
+        let mut d = driver(&[("current_filter", "1")]);
+        assert_eq!(d.cc.pacing_rate(), None, "no RTT sample yet");
+        ack(&mut d, 50, 2400); // cwnd 3000, srtt 50 ms, no slow start: 1.2×
+        assert_eq!(d.cc.pacing_rate(), Some(72_000));
+        let mut d = driver(&[("current_filter", "1"), ("slow_start", "true")]);
+        ack(&mut d, 50, 2400); // slow start: 2400 + 1200 = 3600 bytes, 2×
+        assert_eq!(d.cc.window(), 3600);
+        assert_eq!(d.cc.pacing_rate(), Some(144_000));
+    }
+
+    #[test]
     fn spec_keys_are_checked() {
         let mut cfg = LedbatConfig::default();
         cfg.set("target", "5ms").unwrap();
         cfg.set("decrease_gain", "10").unwrap();
         assert_eq!((cfg.target, cfg.decrease_gain), (ms(5), 10.0));
+        assert_eq!(cfg.target(), ms(5));
         assert_eq!(
             cfg.set("decrease_gain", "0").unwrap_err().to_string(),
             "bad value '0' for 'decrease_gain': expected a number from 0.1 to 100"
@@ -812,6 +978,9 @@ mod tests {
         assert!(cfg.set("delta", "0.3").is_err());
         assert!(cfg.set("gain", "0").is_err());
         assert!(cfg.set("target", "2s").is_err());
+        cfg.set("research", "true").unwrap();
+        assert!(cfg.set("target", "2s").is_err());
+        assert!(cfg.set("gain", "101").is_err());
         let e = cfg.set("gain_divisor_max", "4").unwrap_err().to_string();
         assert!(
             e.starts_with("unknown parameter 'gain_divisor_max' for 'ledbat'"),

@@ -1,39 +1,40 @@
 //! LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus-01), on QUIC RTT samples.
 //!
-//! The -01 revision is what seed `ledbatpp-experimental-evaluation` measured
-//! (its §3 and appendix summarise it); its mechanisms are the defaults here.
-//! No change from later revisions is adopted. Per ACK, in this order:
+//! <https://datatracker.ietf.org/doc/html/draft-irtf-iccrg-ledbat-plus-plus-01>.
+//! The -01 revision is what seed `ledbatpp-experimental-evaluation`
+//! measured (its §3 and appendix summarise it); with `profile=draft` (the
+//! default) this controller is -01 and nothing else. No change from later
+//! revisions is adopted. The draft's sentences are quoted beside the code
+//! that implements them: those that the issue tracker and the seed quote
+//! from it (the -01 text itself was not at hand when this was written);
+//! where only the seed's summary (its §3) was available, it is quoted as
+//! the seed's.
+//! Per ACK, in this order:
 //!
 //! 1. the delay sample ([`crate::delay`]) updates current and base delay,
-//!    and GAIN = 1 / min(16, ceil(2·T / base)) (§4.2);
+//!    and GAIN = 1 / min(16, CEIL(2·T / base)) (§4.2), CEIL(X) being "the
+//!    smallest integer larger than X";
 //! 2. round bookkeeping (a round ends with the first ACK for a packet sent
-//!    at or after its start): a freeze, or the countdown to the initial
-//!    slowdown, advances by one round when the ACK ends a round;
-//! 3. a periodic slowdown that is due starts;
+//!    at or after its start): the countdown to the initial slowdown and the
+//!    ramp-up's round bound advance when the ACK ends a round;
+//! 3. time-driven transitions: a freeze whose 2 RTTs have passed ends, a
+//!    periodic slowdown that is due starts;
 //! 4. the window rule of the phase:
-//!    * slow start (§4.1): `cwnd += GAIN · bytes_acked` (×(1+GAIN) per
-//!      round), left when queuing delay > 3/4·T, on loss, or at ssthresh;
+//!    * initial slow start (§4.1): `cwnd += GAIN · bytes_acked`, left when
+//!      queuing delay > 3/4·T, on loss;
 //!    * congestion avoidance (§4.3), a per-round rule spread over the
 //!      round's ACKs, each ACK applying its share `bytes_acked / W` with W
 //!      the window when the round began:
 //!      `q ≤ T: W += GAIN·MSS`, `q > T: W += max(GAIN·MSS − C·W·(q/T − 1), −W/2)`;
-//!    * slowdown (§4.4): window held at 2 packets for 2 rounds;
-//!    * ramp-up: slow start as above back to ssthresh (the pre-slowdown
-//!      window).
+//!    * slowdown (§4.4): window held at 2 packets for 2 RTTs of time;
+//!    * ramp-up (§4.4): slow start back to ssthresh (the pre-slowdown
+//!      window), not left on delay (§4.1).
 //!
 //! An ACK whose processing changes the phase (slow start exit, slowdown
 //! start, end of a freeze) does not also grow the window.
 //!
-//! Periodic slowdowns (§4.4): the initial one starts 2 rounds after the
-//! initial slow start ends (by delay or by loss); it sets ssthresh = cwnd and
-//! cwnd = 2 packets, holds for 2 rounds, then ramps up. The slowdown's
-//! duration D runs from its start to the end of its ramp-up (cwnd back at
-//! ssthresh, or the ramp-up left early by delay or loss), and the next
-//! slowdown is due 9·D after that end, so that at most about a tenth of the
-//! time is spent slowed down. Later slowdowns start on the first ACK in
-//! congestion avoidance at or after the due time.
-//!
-//! Loss (§4 of the draft keeps RFC 5681's response): halve, at most once per
+//! Loss ("LEDBAT++ reacts by reducing the CW to half of its value when a
+//! loss is detected", seed §3): halve, at most once per
 //! recovery period — a loss of a packet sent no later than the start of the
 //! current recovery period does not reduce again (RFC 9002 §7.3.2); the
 //! window never increases during recovery. Minimum window 2 packets.
@@ -42,32 +43,68 @@
 //! sender is application-limited; RFC 9002 §7.8 and Linux's slow-start
 //! cwnd-limited rule); decreases always apply.
 //!
-//! # A ramp-up cut short
+//! # Choices the draft leaves open
 //!
-//! D runs from the start of the slowdown to the end of its ramp-up (§4.4).
-//! When the ramp-up ends before the window is back at ssthresh — the queuing
-//! delay passed 3/4·T or a packet was lost, typically because other flows
-//! keep a queue — D still counts a full ramp-up,
-//! `ceil(log_{1+GAIN}(ssthresh / 2 packets))` rounds as long as a freeze
-//! round. The draft does not say what D is then; taking the time actually
-//! spent would schedule the next slowdown a few RTTs later, and a flow held
-//! small by others' queue would collapse to 2 packets over and over and
-//! never reach its share (seen with two flows 10 s apart: 1.3 vs 16.2
-//! Mbit/s on 20 Mbit/s).
+//! * **Which RTT the freeze lasts.** §4.4 "Keep CWND frozen at 2 packets
+//!   for 2 RTT". The RTT is the smoothed RTT (RFC 9002 §5.3) of the last ACK
+//!   before the slowdown, so it includes the queue the flow had built. The
+//!   freeze is there to drain that queue and measure the base delay; with
+//!   the min RTT instead, a queue longer than 2 base RTTs (20 ms base and
+//!   the 45 ms that ends slow start) would still be draining when the freeze
+//!   ends. The freeze ends at the first ACK at or after `start + 2·RTT`
+//!   (this crate has no timers), so it lasts at most one ACK gap longer.
+//! * **D, the slowdown's duration.** §4.4 schedules the next slowdown 9
+//!   slowdown durations later, so that at most a tenth of the time is spent
+//!   slowed down; D runs from the start of the slowdown to the end of the
+//!   ramp-up, and is that time as measured. (The seed's summary says
+//!   "after a period equal to 9·T_ss", T_ss being "the time that it takes
+//!   for the slow-start to ramp back up"; counting the freeze too, as here,
+//!   puts each slowdown 9 freezes, about 18 RTTs, later than T_ss alone.)
+//! * **CEIL.** The draft defines CEIL(X) as "the smallest integer larger
+//!   than X" and this controller follows it: when 2T/base is a whole number
+//!   GAIN is one step smaller than with the usual ceiling (base 60 ms: 1/3
+//!   instead of 1/2; 120 ms: 1/2 instead of 1; 30 ms: 1/5; 20 ms: 1/7;
+//!   40 ms: 1/4). Any other base gets the same GAIN either way. The seed's
+//!   prose ("equal to 0.5 for base RTTs of 60 ms") reads as the usual
+//!   ceiling, its footnote as the draft's.
+//! * **An application-limited ramp-up.** A sender that does not fill its
+//!   window never reaches ssthresh, and a ramp-up that never ends never
+//!   schedules the next slowdown and never reacts to delay (the ramp-up
+//!   does not leave on delay, §4.1). The ramp-up therefore also ends after
+//!   `2·R + 1` rounds, R = `ceil(log_{1+GAIN}(ssthresh / 2 packets))` being
+//!   the rounds a window-limited ramp-up takes; the window stays where it
+//!   is (restoring an unused window would allow a burst) and D is the time
+//!   spent. The slow start after persistent congestion (not left on delay
+//!   either) has the same bound.
+//! * **A schedule that would overflow.** The wait `9·D` is capped at the
+//!   base-delay history (`base_history · base_bucket`, 10 minutes): a
+//!   slowdown is how LEDBAT++ re-measures the base delay, and the history
+//!   forgets a minimum after that long. Should `now + wait` still not be
+//!   representable, the slowdown is due at once rather than never.
+//! * **The initial slowdown** (seed §3: "An initial slow-down is performed
+//!   2 RTTs after exiting the initial slow-start") counts rounds of
+//!   congestion avoidance, i.e. RTTs at the queue the flow holds then.
 //!
-//! # The seed's two proposed fixes (its §5.1.3), off by default
+//! # Profiles
 //!
-//! * `restore=jump`: at the end of the freeze the window returns to ssthresh
-//!   at once instead of slow-starting there. So that the slowdowns keep the
-//!   strict draft's frequency (the fix is meant to shorten each penalty, not
-//!   to make slowdowns more frequent), D is then the freeze plus the rounds a
-//!   ramp-up would have taken, `ceil(log_{1+GAIN}(ssthresh / 2 packets))`,
-//!   each as long as a freeze round (the freeze measures the unloaded RTT).
-//! * `skip_rtt_after_restore=true`: once the window is restored (ramp-up
-//!   reached ssthresh, or the jump), delay samples are ignored until an ACK
-//!   acknowledges a packet sent after the restore — the round trip whose
-//!   samples carry the queue of the ramp-up's last burst. Those ACKs neither
-//!   feed the delay filters nor move the window (losses still count).
+//! `profile=draft` (default) is -01 as above. `profile=seed` adds the two
+//! fixes seed `ledbatpp-experimental-evaluation` proposes (§5.1.3), each
+//! also a key of its own; keys given after the profile override it:
+//!
+//! * `restore=jump`: "LEDBAT++ could restore the rate it was using before
+//!   the periodic slow down without using the exponential increase. This
+//!   would effectively limit the penalty to 2 RTTs". At the end of the
+//!   freeze the window returns to ssthresh at once. So that the slowdowns
+//!   keep the draft's frequency (the fix shortens each penalty, it is not
+//!   meant to make slowdowns more frequent), D is then the freeze plus the
+//!   time a ramp-up would have taken, `R` rounds of the freeze's RTT.
+//! * `skip_rtt_after_restore=true`: "not considering the RTTs measured in
+//!   the RTT after the exit of the exponential growth". Once the window is
+//!   restored (ramp-up reached ssthresh, or the jump) at time `r`, the
+//!   samples of packets sent before `r + srtt` are ignored: those sent
+//!   before `r` carry the ramp-up's queue, those sent in `[r, r + srtt)` the
+//!   queue of the restored window's first burst. Those ACKs neither feed the
+//!   delay filters nor move the window (losses still count).
 
 use std::time::Duration;
 use std::time::Instant;
@@ -76,6 +113,7 @@ use crate::delay;
 use crate::delay::DelayConfig;
 use crate::delay::DelayEstimator;
 use crate::flight::FlightSize;
+use crate::pacing;
 use crate::params;
 use crate::round;
 use crate::round::Rounds;
@@ -98,7 +136,10 @@ pub const DECREASE_CONSTANT: f64 = 1.0;
 pub const SLOW_START_EXIT: f64 = 0.75;
 /// Minimum window, packets (draft -01 §4.3 and §4.4: 2).
 pub const MIN_CWND: u64 = 2;
-/// Length of the slowdown freeze, rounds (draft -01 §4.4: 2 RTTs).
+/// Initial window, packets (draft -01 §4.1: "LEDBAT++ sender limits the
+/// initial window to 2 packets").
+pub const INIT_CWND: u64 = 2;
+/// Length of the slowdown freeze, in RTTs of time (draft -01 §4.4: 2).
 pub const SLOWDOWN_RTTS: u64 = 2;
 /// Rounds from the end of the initial slow start to the initial slowdown
 /// (draft -01 §4.4: 2 RTTs).
@@ -117,46 +158,44 @@ pub enum Restore {
     Jump,
 }
 
-/// Parameters of [`LedbatPlusPlus`]. Defaults are draft -01's.
+/// Parameters of [`LedbatPlusPlus`]. Defaults are draft -01's; fields are
+/// set only through [`LedbatPlusPlusConfig::set`], which range-checks every
+/// value, so every config is one the per-ACK code can run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LedbatPlusPlusConfig {
-    /// TARGET queuing delay T. Default 60 ms ([`TARGET`]).
-    /// Spec key `target`, 1 ms to 1 s.
-    pub target: Duration,
-    /// Largest GAIN divisor: GAIN = 1/min(this, ceil(2T/base)). Default 16
-    /// ([`GAIN_DIVISOR_MAX`]). Spec key `gain_divisor_max`, 1 to 1024.
-    pub gain_divisor_max: u64,
-    /// Constant C of the decrease rule. Default 1 ([`DECREASE_CONSTANT`]).
-    /// Spec key `decrease_constant`, 0.01 to 100.
-    pub decrease_constant: f64,
-    /// Slow start ends when q > this · T. Default 0.75 ([`SLOW_START_EXIT`]).
-    /// Spec key `ss_exit`, 0.01 to 1.
-    pub slow_start_exit: f64,
-    /// Minimum window, packets. Default 2 ([`MIN_CWND`]).
-    /// Spec key `min_cwnd`, 1 to 64.
-    pub min_cwnd: u64,
-    /// Whether periodic slowdowns happen at all. Default true.
-    /// Spec key `slowdown`.
-    pub slowdown: bool,
-    /// Freeze length, rounds. Default 2 ([`SLOWDOWN_RTTS`]).
-    /// Spec key `slowdown_rtts`, 1 to 16.
-    pub slowdown_rtts: u64,
+    /// TARGET queuing delay T. Default 60 ms. Key `target`, 1 ms to 1 s.
+    target: Duration,
+    /// Largest GAIN divisor. Default 16. Key `gain_divisor_max`, 1 to 1024.
+    gain_divisor_max: u64,
+    /// Constant C of the decrease rule. Default 1. Key `decrease_constant`,
+    /// 0.01 to 100.
+    decrease_constant: f64,
+    /// Slow start ends when q > this · T. Default 0.75. Key `ss_exit`,
+    /// 0.01 to 1.
+    slow_start_exit: f64,
+    /// Minimum window, packets. Default 2. Key `min_cwnd`, 1 to 64.
+    min_cwnd: u64,
+    /// Initial window, packets (never below `min_cwnd`). Default 2.
+    /// Key `init_cwnd`, 1 to 1000.
+    init_cwnd: u64,
+    /// Whether periodic slowdowns happen at all. Default true. Key `slowdown`.
+    slowdown: bool,
+    /// Freeze length, RTTs of time. Default 2. Key `slowdown_rtts`, 1 to 16.
+    slowdown_rtts: u32,
     /// Rounds from the end of the initial slow start to the initial
-    /// slowdown. Default 2 ([`INITIAL_SLOWDOWN_RTTS`]).
-    /// Spec key `initial_slowdown_rtts`, 1 to 1000.
-    pub initial_slowdown_rtts: u64,
+    /// slowdown. Default 2. Key `initial_slowdown_rtts`, 1 to 1000.
+    initial_slowdown_rtts: u64,
     /// Next slowdown due this many slowdown durations after the last ended.
-    /// Default 9 ([`SLOWDOWN_INTERVAL`]). Spec key `slowdown_interval`, 1 to 1000.
-    pub slowdown_interval: u32,
+    /// Default 9. Key `slowdown_interval`, 1 to 1000.
+    slowdown_interval: u32,
     /// How the window returns after a freeze. Default slow start.
-    /// Spec key `restore`, `slow_start` or `jump`.
-    pub restore: Restore,
+    /// Key `restore`, `slow_start` or `jump`.
+    restore: Restore,
     /// Ignore delay samples for one round trip after the window is restored.
-    /// Default false. Spec key `skip_rtt_after_restore`.
-    pub skip_rtt_after_restore: bool,
-    /// Delay filters (spec keys `current_filter`, `base_history`,
-    /// `base_bucket`).
-    pub delay: DelayConfig,
+    /// Default false. Key `skip_rtt_after_restore`.
+    skip_rtt_after_restore: bool,
+    /// Delay filters (keys `current_filter`, `base_history`, `base_bucket`).
+    delay: DelayConfig,
 }
 
 impl Default for LedbatPlusPlusConfig {
@@ -167,8 +206,9 @@ impl Default for LedbatPlusPlusConfig {
             decrease_constant: DECREASE_CONSTANT,
             slow_start_exit: SLOW_START_EXIT,
             min_cwnd: MIN_CWND,
+            init_cwnd: INIT_CWND,
             slowdown: true,
-            slowdown_rtts: SLOWDOWN_RTTS,
+            slowdown_rtts: SLOWDOWN_RTTS as u32,
             initial_slowdown_rtts: INITIAL_SLOWDOWN_RTTS,
             slowdown_interval: SLOWDOWN_INTERVAL,
             restore: Restore::SlowStart,
@@ -181,11 +221,13 @@ impl Default for LedbatPlusPlusConfig {
 impl LedbatPlusPlusConfig {
     /// Every spec key.
     pub const KEYS: &'static [&'static str] = &[
+        "profile",
         "target",
         "gain_divisor_max",
         "decrease_constant",
         "ss_exit",
         "min_cwnd",
+        "init_cwnd",
         "slowdown",
         "slowdown_rtts",
         "initial_slowdown_rtts",
@@ -203,6 +245,16 @@ impl LedbatPlusPlusConfig {
             return result;
         }
         match key {
+            "profile" => match params::one_of(key, value, &["draft", "seed"])? {
+                "seed" => {
+                    self.restore = Restore::Jump;
+                    self.skip_rtt_after_restore = true;
+                }
+                _ => {
+                    self.restore = Restore::SlowStart;
+                    self.skip_rtt_after_restore = false;
+                }
+            },
             "target" => {
                 self.target = params::duration_in(
                     key,
@@ -217,8 +269,9 @@ impl LedbatPlusPlusConfig {
             }
             "ss_exit" => self.slow_start_exit = params::f64_in(key, value, 0.01, 1.0)?,
             "min_cwnd" => self.min_cwnd = params::u64_in(key, value, 1, 64)?,
+            "init_cwnd" => self.init_cwnd = params::u64_in(key, value, 1, 1000)?,
             "slowdown" => self.slowdown = params::bool_value(key, value)?,
-            "slowdown_rtts" => self.slowdown_rtts = params::u64_in(key, value, 1, 16)?,
+            "slowdown_rtts" => self.slowdown_rtts = params::u64_in(key, value, 1, 16)? as u32,
             "initial_slowdown_rtts" => {
                 self.initial_slowdown_rtts = params::u64_in(key, value, 1, 1000)?
             }
@@ -238,17 +291,63 @@ impl LedbatPlusPlusConfig {
         }
         Ok(())
     }
+
+    /// TARGET queuing delay T.
+    pub fn target(&self) -> Duration {
+        self.target
+    }
+
+    /// How the window returns after a freeze.
+    pub fn restore(&self) -> Restore {
+        self.restore
+    }
+
+    /// Whether delay samples are ignored for one round trip after a restore.
+    pub fn skip_rtt_after_restore(&self) -> bool {
+        self.skip_rtt_after_restore
+    }
 }
 
+/// What the controller is doing; the data of each phase lives in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
-    SlowStart,
-    CongestionAvoidance,
-    /// The freeze at the minimum window; rounds still to wait.
-    Slowdown {
+    /// The initial slow start, the only one left on delay (§4.1).
+    InitialSlowStart,
+    /// Slow start back to ssthresh after persistent congestion; not left on
+    /// delay (§4.1: only the initial slow start is).
+    SlowStart {
+        /// Round ends left before it is deemed application-limited.
         rounds_left: u64,
     },
-    RampUp,
+    CongestionAvoidance,
+    /// The freeze at the minimum window (§4.4), from `start` until the first
+    /// ACK at or after `until` = `start + slowdown_rtts · rtt`.
+    Slowdown {
+        start: Instant,
+        until: Instant,
+        /// The smoothed RTT before the slowdown.
+        rtt: Duration,
+    },
+    /// Slow start back to ssthresh after a freeze (§4.4).
+    RampUp {
+        /// When the slowdown began (D runs from here).
+        slowdown_start: Instant,
+        /// Round ends left before the ramp-up is deemed application-limited.
+        rounds_left: u64,
+    },
+}
+
+/// When the next periodic slowdown is due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Schedule {
+    /// None planned: before the initial slow start ends, during a slowdown,
+    /// or with `slowdown=false`.
+    None,
+    /// The initial slowdown, after this many more round ends (§4.4).
+    AfterRounds(u64),
+    /// A periodic slowdown, at the first ACK in congestion avoidance at or
+    /// after this time.
+    At(Instant),
 }
 
 /// Everything a spurious loss may have to restore.
@@ -258,18 +357,11 @@ struct State {
     /// `f64::INFINITY` until the initial slow start ends.
     ssthresh: f64,
     phase: Phase,
+    next_slowdown: Schedule,
     recovery_start: Option<Instant>,
     in_recovery: bool,
-    /// Rounds until the initial slowdown, while it is pending.
-    initial_countdown: Option<u64>,
-    initial_scheduled: bool,
-    slowdown_start: Option<Instant>,
-    /// When the current ramp-up began, and the rounds a full one takes.
-    ramp_start: Option<Instant>,
-    ramp_rounds: u32,
-    next_slowdown: Option<Instant>,
-    /// Delay samples are ignored until a packet sent at or after this is
-    /// acknowledged (`skip_rtt_after_restore`).
+    /// Delay samples of packets sent before this are ignored
+    /// (`skip_rtt_after_restore`).
     skip_until: Option<Instant>,
 }
 
@@ -281,14 +373,18 @@ pub struct LedbatPlusPlus {
     min_cwnd: f64,
     /// `target · slow_start_exit`.
     exit_delay: Duration,
-    /// TARGET in nanoseconds.
+    /// TARGET in nanoseconds (≥ 1 ms, so never zero).
     target_ns: f64,
+    /// Longest wait for the next slowdown: the base-delay history.
+    max_slowdown_wait: Duration,
     s: State,
     /// The window when the current round began (W of the §4.3 rule).
     round_cwnd: f64,
     rounds: Rounds,
     delay: DelayEstimator,
     flight: FlightSize,
+    /// Smoothed RTT of the latest ACK that carried a sample.
+    srtt: Option<Duration>,
     /// GAIN, recomputed when the base delay changes.
     gain: f64,
     gain_base: Option<Duration>,
@@ -296,36 +392,36 @@ pub struct LedbatPlusPlus {
 }
 
 impl LedbatPlusPlus {
-    /// A LEDBAT++ controller for `path`, starting in slow start at the
-    /// path's initial window.
+    /// A LEDBAT++ controller for `path`, in its initial slow start at
+    /// `init_cwnd` packets (2, §4.1; the path's initial window is not used).
     pub fn new(cfg: LedbatPlusPlusConfig, path: PathInfo) -> Self {
         let mss = path.max_datagram_size.max(1) as f64;
         let min_cwnd = (cfg.min_cwnd as f64 * mss).min(MAX_WINDOW_BYTES as f64);
-        let cwnd =
-            (path.initial_window_packets as f64 * mss).clamp(min_cwnd, MAX_WINDOW_BYTES as f64);
+        let cwnd = (cfg.init_cwnd as f64 * mss).clamp(min_cwnd, MAX_WINDOW_BYTES as f64);
+        let history = cfg
+            .delay
+            .base_bucket
+            .saturating_mul(cfg.delay.base_history as u32);
         Self {
             mss,
             min_cwnd,
             exit_delay: cfg.target.mul_f64(cfg.slow_start_exit),
             target_ns: delay::nanos(cfg.target),
+            max_slowdown_wait: history,
             s: State {
                 cwnd,
                 ssthresh: f64::INFINITY,
-                phase: Phase::SlowStart,
+                phase: Phase::InitialSlowStart,
+                next_slowdown: Schedule::None,
                 recovery_start: None,
                 in_recovery: false,
-                initial_countdown: None,
-                initial_scheduled: false,
-                slowdown_start: None,
-                ramp_start: None,
-                ramp_rounds: 0,
-                next_slowdown: None,
                 skip_until: None,
             },
             round_cwnd: cwnd,
             rounds: Rounds::default(),
             delay: DelayEstimator::new(&cfg.delay),
             flight: FlightSize::default(),
+            srtt: None,
             gain: 1.0 / cfg.gain_divisor_max as f64,
             gain_base: None,
             saved: None,
@@ -333,14 +429,17 @@ impl LedbatPlusPlus {
         }
     }
 
-    /// GAIN for a base delay (draft -01 §4.2); the smallest GAIN while the
-    /// base is unknown or zero.
+    /// GAIN for a base delay; the smallest GAIN while the base is unknown
+    /// or zero.
     fn gain_for(&self, base: Option<Duration>) -> f64 {
         let max = self.cfg.gain_divisor_max;
         let divisor = match base {
-            Some(b) if !b.is_zero() => (2 * self.cfg.target.as_nanos())
-                .div_ceil(b.as_nanos())
-                .clamp(1, max as u128) as u64,
+            // §4.2, seed Eq. (2): GAIN = 1 / min(16, CEIL(2·T / RTT_b)), and
+            // "CEIL(X) is defined as the smallest integer larger than X":
+            // floor(X) + 1, so 2T/base = 2 gives 3 (not ceil's 2; module docs).
+            Some(b) if !b.is_zero() => {
+                ((2 * self.cfg.target.as_nanos()) / b.as_nanos() + 1).min(max as u128) as u64
+            }
             _ => max,
         };
         1.0 / divisor as f64
@@ -350,63 +449,86 @@ impl LedbatPlusPlus {
         self.s.cwnd = (self.s.cwnd / 2.0).max(self.min_cwnd);
     }
 
-    /// Leaves the initial slow start: the initial slowdown is due
-    /// `initial_slowdown_rtts` rounds from now.
-    fn schedule_initial_slowdown(&mut self, now: Instant) {
-        if self.cfg.slowdown && !self.s.initial_scheduled {
-            self.s.initial_scheduled = true;
-            self.s.initial_countdown = Some(self.cfg.initial_slowdown_rtts);
-            self.rounds.restart(now);
-            self.round_cwnd = self.s.cwnd;
-        }
-    }
-
-    fn start_slowdown(&mut self, now: Instant) {
+    /// Leaves the initial slow start: "An initial slow-down is performed 2
+    /// RTTs after exiting the initial slow-start" (seed §3, of §4.4).
+    fn leave_initial_slow_start(&mut self, now: Instant) {
         self.s.ssthresh = self.s.cwnd;
-        self.s.cwnd = self.min_cwnd;
-        self.s.phase = Phase::Slowdown {
-            rounds_left: self.cfg.slowdown_rtts,
-        };
-        self.s.slowdown_start = Some(now);
-        self.s.next_slowdown = None;
-        self.s.initial_countdown = None;
+        self.s.phase = Phase::CongestionAvoidance;
+        if self.cfg.slowdown {
+            self.s.next_slowdown = Schedule::AfterRounds(self.cfg.initial_slowdown_rtts);
+        }
         self.rounds.restart(now);
         self.round_cwnd = self.s.cwnd;
     }
 
-    /// The slowdown is over (window restored, or the ramp-up was cut short):
-    /// schedules the next one.
     /// Rounds of slow start from the minimum window to ssthresh:
-    /// `ceil(log_{1+GAIN}(ssthresh / min_cwnd))`.
-    fn rounds_to_restore(&self) -> u32 {
+    /// `ceil(log_{1+GAIN}(ssthresh / min_cwnd))` (GAIN ≥ 1/1024, so the
+    /// logarithm's base is above 1).
+    fn rounds_to_restore(&self) -> u64 {
         let ratio = self.s.ssthresh / self.min_cwnd;
         if ratio > 1.0 {
-            (ratio.ln() / self.gain.ln_1p()).ceil().min(1e6) as u32
+            (ratio.ln() / self.gain.ln_1p()).ceil().min(1e6) as u64
         } else {
             0
         }
     }
 
-    fn finish_slowdown(&mut self, now: Instant, restored: bool) {
-        self.s.phase = Phase::CongestionAvoidance;
-        let start = self.s.slowdown_start.take().unwrap_or(now);
-        let freeze_end = self.s.ramp_start.take().unwrap_or(now);
-        let mut duration = now.saturating_duration_since(start);
-        if !(restored && self.cfg.restore == Restore::SlowStart) {
-            // No ramp-up (restore=jump), or one cut short by delay or loss:
-            // D counts the full ramp-up, in rounds as long as a freeze
-            // round (see the module docs).
-            let rounds = match self.cfg.restore {
-                Restore::Jump => self.rounds_to_restore(),
-                Restore::SlowStart => self.s.ramp_rounds,
-            };
-            let freeze = freeze_end.saturating_duration_since(start);
-            let round = freeze / self.cfg.slowdown_rtts.max(1) as u32;
-            duration = duration.max(freeze + round.saturating_mul(rounds));
+    fn start_slowdown(&mut self, now: Instant) {
+        // §4.4: ssthresh keeps the window to return to, then "Keep CWND
+        // frozen at 2 packets for 2 RTT" (RTT: module docs).
+        let rtt = self.srtt.unwrap_or(Duration::ZERO);
+        let freeze = rtt.saturating_mul(self.cfg.slowdown_rtts);
+        self.s.ssthresh = self.s.cwnd;
+        self.s.cwnd = self.min_cwnd;
+        self.s.phase = Phase::Slowdown {
+            start: now,
+            until: now.checked_add(freeze).unwrap_or(now),
+            rtt,
+        };
+        self.s.next_slowdown = Schedule::None;
+        self.rounds.restart(now);
+        self.round_cwnd = self.s.cwnd;
+    }
+
+    /// The freeze is over: ramp up (§4.4; seed §3: "then performs a
+    /// slow-start increase back to the CW value that it was using before the
+    /// periodic decrease"), or jump back (`restore=jump`).
+    fn end_freeze(&mut self, now: Instant, start: Instant, rtt: Duration) {
+        match self.cfg.restore {
+            Restore::SlowStart => {
+                let full = self.rounds_to_restore();
+                self.s.phase = Phase::RampUp {
+                    slowdown_start: start,
+                    rounds_left: full.saturating_mul(2).saturating_add(1),
+                };
+                self.rounds.restart(now);
+                self.round_cwnd = self.s.cwnd;
+            }
+            Restore::Jump => {
+                self.s.cwnd = self.s.ssthresh.max(self.min_cwnd);
+                // The time a ramp-up would have taken, in RTTs of the freeze.
+                let ramp = rtt.saturating_mul(self.rounds_to_restore().min(u32::MAX as u64) as u32);
+                let duration = now.saturating_duration_since(start).saturating_add(ramp);
+                self.finish_slowdown(now, duration, true);
+            }
         }
-        self.s.next_slowdown = now.checked_add(duration.saturating_mul(self.cfg.slowdown_interval));
+    }
+
+    /// The slowdown (freeze and ramp-up) took `duration`: schedules the next
+    /// one and returns to congestion avoidance.
+    fn finish_slowdown(&mut self, now: Instant, duration: Duration, restored: bool) {
+        // §4.4: the next slowdown is 9 slowdown durations later, capped at
+        // the base-delay history (module docs).
+        let wait = duration
+            .saturating_mul(self.cfg.slowdown_interval)
+            .min(self.max_slowdown_wait);
+        self.s.next_slowdown = Schedule::At(now.checked_add(wait).unwrap_or(now));
+        self.s.phase = Phase::CongestionAvoidance;
+        self.rounds.restart(now);
+        self.round_cwnd = self.s.cwnd;
         if restored && self.cfg.skip_rtt_after_restore {
-            self.s.skip_until = Some(now);
+            let rtt = self.srtt.unwrap_or(Duration::ZERO);
+            self.s.skip_until = Some(now.checked_add(rtt).unwrap_or(now));
         }
     }
 
@@ -414,45 +536,62 @@ impl LedbatPlusPlus {
     fn on_round_end(&mut self, now: Instant) -> bool {
         let mut changed = false;
         match self.s.phase {
-            Phase::Slowdown { rounds_left } if rounds_left > 1 => {
-                self.s.phase = Phase::Slowdown {
-                    rounds_left: rounds_left - 1,
-                };
-            }
-            Phase::Slowdown { .. } => {
-                changed = true;
-                match self.cfg.restore {
-                    Restore::SlowStart => {
-                        self.s.phase = Phase::RampUp;
-                        self.s.ramp_start = Some(now);
-                        self.s.ramp_rounds = self.rounds_to_restore();
-                    }
-                    Restore::Jump => {
-                        self.s.cwnd = self.s.ssthresh.max(self.min_cwnd);
-                        self.finish_slowdown(now, true);
-                    }
+            Phase::CongestionAvoidance => match self.s.next_slowdown {
+                Schedule::AfterRounds(n) if n > 1 => {
+                    self.s.next_slowdown = Schedule::AfterRounds(n - 1)
                 }
-            }
-            Phase::CongestionAvoidance => match self.s.initial_countdown {
-                Some(n) if n > 1 => self.s.initial_countdown = Some(n - 1),
-                Some(_) => {
-                    changed = true;
+                Schedule::AfterRounds(_) => {
                     self.start_slowdown(now);
+                    changed = true;
                 }
-                None => (),
+                Schedule::At(_) | Schedule::None => (),
             },
-            Phase::SlowStart | Phase::RampUp => (),
+            Phase::RampUp {
+                slowdown_start,
+                rounds_left,
+            } => {
+                if rounds_left <= 1 {
+                    // Application-limited: the window stays (module docs).
+                    let duration = now.saturating_duration_since(slowdown_start);
+                    self.finish_slowdown(now, duration, false);
+                    changed = true;
+                } else {
+                    self.s.phase = Phase::RampUp {
+                        slowdown_start,
+                        rounds_left: rounds_left - 1,
+                    };
+                }
+            }
+            Phase::SlowStart { rounds_left } => {
+                if rounds_left <= 1 {
+                    // Application-limited: the window stays (module docs).
+                    self.s.phase = Phase::CongestionAvoidance;
+                    changed = true;
+                } else {
+                    self.s.phase = Phase::SlowStart {
+                        rounds_left: rounds_left - 1,
+                    };
+                }
+            }
+            Phase::InitialSlowStart | Phase::Slowdown { .. } => (),
         }
         self.round_cwnd = self.s.cwnd;
         changed
     }
 
+    fn in_slow_start(&self) -> bool {
+        matches!(
+            self.s.phase,
+            Phase::InitialSlowStart | Phase::SlowStart { .. } | Phase::RampUp { .. }
+        )
+    }
+
     fn state_name(&self) -> &'static str {
         match self.s.phase {
             Phase::Slowdown { .. } => "slowdown",
-            Phase::RampUp => "ramp_up",
+            Phase::RampUp { .. } => "ramp_up",
             _ if self.s.in_recovery => "recovery",
-            Phase::SlowStart => "slow_start",
+            Phase::InitialSlowStart | Phase::SlowStart { .. } => "slow_start",
             Phase::CongestionAvoidance => "congestion_avoidance",
         }
     }
@@ -477,6 +616,9 @@ impl CongestionController for LedbatPlusPlus {
         {
             self.s.in_recovery = false;
         }
+        if ack.rtt.new_sample {
+            self.srtt = Some(ack.rtt.smoothed_rtt);
+        }
         let skipping = match self.s.skip_until {
             Some(until) if largest.is_some_and(|sent| sent >= until) => {
                 self.s.skip_until = None;
@@ -497,11 +639,20 @@ impl CongestionController for LedbatPlusPlus {
         }
 
         let mut changed = self.rounds.on_ack(now, largest) && self.on_round_end(now);
-        if self.s.phase == Phase::CongestionAvoidance
-            && self.s.next_slowdown.is_some_and(|due| now >= due)
-        {
-            self.start_slowdown(now);
-            changed = true;
+        match self.s.phase {
+            Phase::Slowdown { start, until, rtt } if now >= until => {
+                self.end_freeze(now, start, rtt);
+                changed = true;
+            }
+            Phase::CongestionAvoidance => {
+                if let Schedule::At(due) = self.s.next_slowdown {
+                    if now >= due {
+                        self.start_slowdown(now);
+                        changed = true;
+                    }
+                }
+            }
+            _ => (),
         }
         if changed {
             return;
@@ -512,24 +663,23 @@ impl CongestionController for LedbatPlusPlus {
         let q = self.delay.queuing();
         match self.s.phase {
             Phase::Slowdown { .. } => (),
-            Phase::SlowStart | Phase::RampUp => {
-                if q > self.exit_delay {
-                    if self.s.phase == Phase::RampUp {
-                        self.finish_slowdown(now, false);
-                    } else {
-                        self.s.ssthresh = self.s.cwnd;
-                        self.s.phase = Phase::CongestionAvoidance;
-                        self.schedule_initial_slowdown(now);
-                    }
-                } else if may_grow {
+            // §4.1: "Exit slow start on excessive delay SHOULD be applied
+            // only during the initial slow start", the exit being at a
+            // queuing delay above 3/4 of TARGET.
+            Phase::InitialSlowStart if q > self.exit_delay => self.leave_initial_slow_start(now),
+            Phase::InitialSlowStart | Phase::SlowStart { .. } | Phase::RampUp { .. } => {
+                if may_grow {
+                    // §4.1: slow start adds GAIN per acknowledged byte.
                     self.s.cwnd = (self.s.cwnd + self.gain * bytes).min(MAX_WINDOW_BYTES as f64);
                     if self.s.cwnd >= self.s.ssthresh {
                         // ssthresh may predate an MTU increase.
                         self.s.cwnd = self.s.ssthresh.max(self.min_cwnd);
-                        if self.s.phase == Phase::RampUp {
-                            self.finish_slowdown(now, true);
-                        } else {
-                            self.s.phase = Phase::CongestionAvoidance;
+                        match self.s.phase {
+                            Phase::RampUp { slowdown_start, .. } => {
+                                let duration = now.saturating_duration_since(slowdown_start);
+                                self.finish_slowdown(now, duration, true);
+                            }
+                            _ => self.s.phase = Phase::CongestionAvoidance,
                         }
                     }
                 }
@@ -538,6 +688,9 @@ impl CongestionController for LedbatPlusPlus {
                 if skipping {
                     return;
                 }
+                // §4.3, seed Eqs. (3) and (4): per RTT, CW += GAIN if q < T,
+                // CW += max(−CW/2, GAIN − C·CW·(q/T − 1)) if q > T (in MSS),
+                // spread over the round's ACKs.
                 let w = self.round_cwnd.max(self.min_cwnd);
                 let mut change = self.gain * self.mss * bytes / w;
                 let t = self.target_ns;
@@ -569,20 +722,21 @@ impl CongestionController for LedbatPlusPlus {
                 // The window is already at the minimum: lower the ramp-up's goal.
                 self.s.ssthresh = (self.s.ssthresh / 2.0).max(self.min_cwnd);
             }
-            Phase::SlowStart => {
+            Phase::InitialSlowStart => {
+                self.halve();
+                self.leave_initial_slow_start(loss.now);
+            }
+            Phase::RampUp { slowdown_start, .. } => {
+                // A loss ends the ramp-up (RFC 5681's halving applies).
+                self.halve();
+                self.s.ssthresh = self.s.cwnd;
+                let duration = loss.now.saturating_duration_since(slowdown_start);
+                self.finish_slowdown(loss.now, duration, false);
+            }
+            Phase::SlowStart { .. } | Phase::CongestionAvoidance => {
                 self.halve();
                 self.s.ssthresh = self.s.cwnd;
                 self.s.phase = Phase::CongestionAvoidance;
-                self.schedule_initial_slowdown(loss.now);
-            }
-            Phase::RampUp => {
-                self.halve();
-                self.s.ssthresh = self.s.cwnd;
-                self.finish_slowdown(loss.now, false);
-            }
-            Phase::CongestionAvoidance => {
-                self.halve();
-                self.s.ssthresh = self.s.cwnd;
             }
         }
     }
@@ -590,8 +744,11 @@ impl CongestionController for LedbatPlusPlus {
     fn on_persistent_congestion(&mut self, _now: Instant) {
         self.s.cwnd = self.min_cwnd;
         if self.s.phase == Phase::CongestionAvoidance && self.s.ssthresh > self.min_cwnd {
-            // Slow start (with the §4.1 delay exit) back towards ssthresh.
-            self.s.phase = Phase::SlowStart;
+            // Slow start back towards ssthresh, not left on delay (§4.1).
+            let full = self.rounds_to_restore();
+            self.s.phase = Phase::SlowStart {
+                rounds_left: full.saturating_mul(2).saturating_add(1),
+            };
         }
     }
 
@@ -625,6 +782,14 @@ impl CongestionController for LedbatPlusPlus {
         self.s.cwnd as u64
     }
 
+    /// [`pacing`]: 2 × cwnd/srtt in a slow start (initial, after persistent
+    /// congestion, ramp-up) while cwnd < ssthresh/2, else 1.2 × cwnd/srtt.
+    fn pacing_rate(&self) -> Option<u64> {
+        let slow_start =
+            self.in_slow_start() && pacing::in_slow_start(self.s.cwnd, self.s.ssthresh);
+        pacing::rate(self.window(), self.srtt, slow_start)
+    }
+
     fn state(&self, _now: Instant) -> &'static str {
         self.state_name()
     }
@@ -643,17 +808,22 @@ mod tests {
     use crate::testkit::Driver;
     use crate::testkit::MSS;
 
-    fn driver(cfg: LedbatPlusPlusConfig, iw: u64) -> Driver<LedbatPlusPlus> {
+    const NS: Duration = Duration::from_nanos(1);
+
+    /// A controller on a path whose own initial window (10) LEDBAT++ ignores.
+    fn driver(cfg: LedbatPlusPlusConfig) -> Driver<LedbatPlusPlus> {
         let path = PathInfo {
             max_datagram_size: MSS,
-            initial_window_packets: iw,
+            initial_window_packets: 10,
         };
         Driver::new(LedbatPlusPlus::new(cfg, path))
     }
 
-    fn filter_of_one() -> LedbatPlusPlusConfig {
+    fn config(spec: &[(&str, &str)]) -> LedbatPlusPlusConfig {
         let mut cfg = LedbatPlusPlusConfig::default();
-        cfg.set("current_filter", "1").unwrap();
+        for (k, v) in spec {
+            cfg.set(k, v).unwrap();
+        }
         cfg
     }
 
@@ -662,72 +832,83 @@ mod tests {
     }
 
     #[test]
-    fn gain_follows_the_base_delay() {
-        let d = driver(LedbatPlusPlusConfig::default(), 10);
+    fn the_initial_window_is_two_packets() {
+        let d = driver(config(&[]));
+        assert_eq!((state(&d), d.cc.window()), ("slow_start", 2 * MSS));
+        assert_eq!(driver(config(&[("init_cwnd", "10")])).cc.window(), 12_000);
+        // Never below the minimum window.
+        let d = driver(config(&[("min_cwnd", "4")]));
+        assert_eq!(d.cc.window(), 4 * MSS);
+    }
+
+    #[test]
+    fn gain_uses_the_smallest_integer_larger_than_2t_over_base() {
+        let d = driver(config(&[]));
         assert_eq!(d.cc.snapshot().gain, Some(1.0 / 16.0), "no base yet");
-        // GAIN = 1 / min(16, ceil(2·60 ms / base)).
+        // GAIN = 1 / min(16, CEIL(2·60 ms / base)), CEIL(X) > X.
         let cases = [
-            (Duration::from_millis(5), 16.0), // ceil(24) capped at 16
-            (Duration::from_micros(7500), 16.0),
-            (Duration::from_millis(8), 15.0),
-            (Duration::from_millis(30), 4.0),
-            (Duration::from_millis(60), 2.0),
-            (Duration::from_millis(100), 2.0), // ceil(1.2)
-            (Duration::from_millis(120), 1.0),
-            (Duration::from_millis(200), 1.0), // ceil(0.6)
+            (ms(5), 16.0),                       // CEIL(24) = 25, capped
+            (Duration::from_micros(7500), 16.0), // CEIL(16) = 17, capped
+            (ms(8), 16.0),                       // CEIL(15) = 16
+            (Duration::from_micros(8500), 15.0), // CEIL(14.1) = 15
+            (ms(30), 5.0),                       // CEIL(4) = 5
+            (ms(35), 4.0),                       // CEIL(3.43) = 4
+            (ms(40), 4.0),                       // CEIL(3) = 4
+            (ms(60), 3.0),                       // CEIL(2) = 3
+            (ms(100), 2.0),                      // CEIL(1.2) = 2
+            (ms(120), 2.0),                      // CEIL(1) = 2
+            (ms(200), 1.0),                      // CEIL(0.6) = 1
         ];
         for (base, divisor) in cases {
-            let mut d = driver(LedbatPlusPlusConfig::default(), 10);
+            let mut d = driver(config(&[]));
             d.ack_old(base, MSS, base);
             assert_eq!(d.cc.snapshot().gain, Some(1.0 / divisor), "base {base:?}");
         }
     }
 
     #[test]
-    fn slow_start_adds_gain_per_byte_and_exits_above_three_quarters_of_target() {
-        // Base 30 ms: GAIN 1/4, each 1200-byte ACK adds 300 bytes.
-        let mut d = driver(LedbatPlusPlusConfig::default(), 10);
-        d.ack_old(ms(1), MSS, ms(30));
+    fn initial_slow_start_adds_gain_per_byte_and_exits_above_three_quarters_of_target() {
+        // Base 35 ms: GAIN 1/4, each 1200-byte ACK adds 300 bytes.
+        let mut d = driver(config(&[("init_cwnd", "10")]));
+        d.ack_old(ms(1), MSS, ms(35));
         assert_eq!(d.cc.window(), 12_000 + 300);
         // q = 45 ms = 3/4·T exactly: still slow start (the rule is q > 3/4·T).
         for _ in 0..4 {
-            d.ack_old(ms(1), MSS, ms(75));
+            d.ack_old(ms(1), MSS, ms(80));
         }
         assert_eq!(d.cc.snapshot().queuing_delay, Some(ms(45)));
         assert_eq!(state(&d), "slow_start");
         assert_eq!(d.cc.window(), 12_000 + 5 * 300);
-        // 76 ms needs four samples to pass the min-of-4 filter; the fourth
+        // 81 ms needs four samples to pass the min-of-4 filter; the fourth
         // ends slow start and does not grow the window.
         for _ in 0..3 {
-            d.ack_old(ms(1), MSS, ms(76));
+            d.ack_old(ms(1), MSS, ms(81));
             assert_eq!(state(&d), "slow_start");
         }
-        d.ack_old(ms(1), MSS, ms(76));
+        d.ack_old(ms(1), MSS, ms(81));
         assert_eq!(state(&d), "congestion_avoidance");
         assert_eq!(d.cc.window(), 12_000 + 8 * 300);
         assert_eq!(d.cc.snapshot().ssthresh, Some(14_400));
     }
 
-    /// Slow start at 39 packets with base 30 ms (GAIN 1/4), then four 120 ms
-    /// samples: q = 90 ms = 1.5·T ends slow start at exactly 48000 bytes.
-    fn in_congestion_avoidance_at_48000() -> Driver<LedbatPlusPlus> {
-        let mut d = driver(LedbatPlusPlusConfig::default(), 39);
-        d.ack_old(ms(1), MSS, ms(30));
-        for _ in 0..4 {
-            d.ack_old(ms(1), MSS, ms(120));
-        }
-        assert_eq!(state(&d), "congestion_avoidance");
-        assert_eq!(d.cc.window(), 48_000);
+    /// Current filter of one sample; 39 packets and base 35 ms (GAIN 1/4),
+    /// one ACK of 4 packets (+1200), then q = 90 ms = 1.5·T ends slow start
+    /// at exactly 48000 bytes.
+    fn in_congestion_avoidance_at_48000(q_sample: Duration) -> Driver<LedbatPlusPlus> {
+        let mut d = driver(config(&[("current_filter", "1"), ("init_cwnd", "39")]));
+        d.ack_old(ms(1), 4 * MSS, ms(35));
+        d.ack_old(ms(1), MSS, q_sample);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
         d
     }
 
     #[test]
     fn one_round_at_one_and_a_half_target_halves_and_adds_gain() {
-        let mut d = in_congestion_avoidance_at_48000();
+        let mut d = in_congestion_avoidance_at_48000(ms(125));
         // One round: ACKs for W = 48000 bytes, q = 1.5·T throughout.
         // W' = W + max(GAIN·MSS − C·W·(q/T − 1), −W/2) = 48000 + 300 − 24000.
         for _ in 0..40 {
-            d.ack_old(ms(1), MSS, ms(120));
+            d.ack_old(ms(1), MSS, ms(125));
         }
         assert_eq!(d.cc.snapshot().queuing_delay, Some(ms(90)));
         assert_eq!(d.cc.window(), 24_300);
@@ -735,9 +916,9 @@ mod tests {
         // Next round, q = 0: W' = W + GAIN·MSS, spread over 20 ACKs.
         let sent = d.last_ack;
         d.advance(ms(1));
-        d.ack(sent, 1215, ms(30)); // ends the round: W = 24300
+        d.ack(sent, 1215, ms(35)); // ends the round: W = 24300
         for _ in 0..19 {
-            d.ack_old(ms(1), 1215, ms(30));
+            d.ack_old(ms(1), 1215, ms(35));
         }
         assert_eq!(d.cc.snapshot().queuing_delay, Some(Duration::ZERO));
         assert_eq!(d.cc.window(), 24_300 + 300);
@@ -745,174 +926,234 @@ mod tests {
 
     #[test]
     fn decrease_is_capped_at_half_the_window_per_round() {
-        // Current filter of one sample, so q jumps at once: base 30 ms, then
-        // a 210 ms sample (q = 3·T) ends slow start at 48000 bytes.
-        let mut d = driver(filter_of_one(), 39);
-        d.ack_old(ms(1), 4 * MSS, ms(30));
-        d.ack_old(ms(1), MSS, ms(210));
-        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
-        // GAIN·MSS − W·(3 − 1) is far below −W/2, so the round halves W.
+        // q = 180 ms = 3·T: GAIN·MSS − W·(3 − 1) is far below −W/2.
+        let mut d = in_congestion_avoidance_at_48000(ms(215));
         for _ in 0..40 {
-            d.ack_old(ms(1), MSS, ms(210));
+            d.ack_old(ms(1), MSS, ms(215));
         }
         assert_eq!(d.cc.snapshot().queuing_delay, Some(ms(180)));
         assert_eq!(d.cc.window(), 24_000);
     }
 
-    /// Base 120 ms (GAIN 1), one ACK per round acknowledging the window:
-    /// slow start doubles per round, then a 166 ms sample (q = 46 ms) ends
-    /// it at 48000 bytes. Returns the time slow start ended.
-    fn slow_start_then_exit(d: &mut Driver<LedbatPlusPlus>) -> Instant {
-        d.ack(d.epoch - ms(120), 12_000, ms(120));
+    /// Base 240 ms (GAIN 1), current filter of one, 10 packets, one ACK per
+    /// round acknowledging the window: slow start doubles per round, then a
+    /// 286 ms sample (q = 46 ms > 45 ms) ends it at 48000 bytes. Two rounds
+    /// later (+1 MSS in the first) the initial slowdown starts. Returns when.
+    fn to_the_initial_slowdown(d: &mut Driver<LedbatPlusPlus>) -> Instant {
+        d.ack(d.epoch - ms(240), 12_000, ms(240));
         assert_eq!(d.cc.window(), 24_000);
-        d.round(ms(120), 24_000);
+        d.round(ms(240), 24_000);
         assert_eq!(d.cc.window(), 48_000);
-        d.round(ms(166), 48_000);
-        assert_eq!(state(d), "congestion_avoidance");
-        assert_eq!(d.cc.window(), 48_000);
+        d.round(ms(286), 48_000);
+        assert_eq!((state(d), d.cc.window()), ("congestion_avoidance", 48_000));
+        let exit = d.now;
+        d.round(ms(240), 48_000);
+        assert_eq!((state(d), d.cc.window()), ("congestion_avoidance", 49_200));
+        d.round(ms(240), 49_200);
+        assert_eq!((state(d), d.cc.window()), ("slowdown", 2 * MSS));
+        assert_eq!(d.cc.snapshot().ssthresh, Some(49_200));
+        assert_eq!(d.now - exit, ms(480), "2 RTTs after slow start");
         d.now
     }
 
+    fn base_240(extra: &[(&str, &str)]) -> Driver<LedbatPlusPlus> {
+        let mut spec = vec![("current_filter", "1"), ("init_cwnd", "10")];
+        spec.extend_from_slice(extra);
+        driver(config(&spec))
+    }
+
     #[test]
-    fn periodic_slowdowns_follow_the_schedule() {
-        let mut d = driver(filter_of_one(), 10);
-        let exit = slow_start_then_exit(&mut d);
-        d.round(ms(120), 48_000); // first round after the exit: +GAIN·MSS
-        assert_eq!(d.cc.window(), 49_200);
-        assert_eq!(state(&d), "congestion_avoidance");
-        d.round(ms(120), 49_200); // second round ends: the slowdown starts
-        let slowdown = d.now;
-        assert_eq!(slowdown - exit, ms(240), "2 RTTs after slow start");
-        assert_eq!(state(&d), "slowdown");
-        assert_eq!(d.cc.window(), 2 * MSS);
-        assert_eq!(d.cc.snapshot().ssthresh, Some(49_200));
-
-        // Frozen at 2 packets for 2 rounds.
-        d.round(ms(120), 2 * MSS);
+    fn the_freeze_lasts_two_rtts_of_time_not_two_rounds() {
+        let mut d = base_240(&[]);
+        let slowdown = to_the_initial_slowdown(&mut d);
+        // The smoothed RTT before the slowdown was 240 ms: frozen until
+        // slowdown + 480 ms, however many rounds end meanwhile (four here).
+        for _ in 0..4 {
+            d.advance(ms(100));
+            d.ack(d.last_ack, 2 * MSS, ms(240));
+            assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+        }
+        d.advance(ms(80) - NS);
+        d.ack(d.last_ack, 2 * MSS, ms(240));
         assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
-        d.round(ms(120), 2 * MSS);
+        d.advance(NS);
+        d.ack(d.last_ack, 2 * MSS, ms(240));
+        assert_eq!(d.now - slowdown, ms(480));
         assert_eq!((state(&d), d.cc.window()), ("ramp_up", 2 * MSS));
-        assert_eq!(d.now - slowdown, ms(240), "freeze of 2 RTTs");
+    }
 
-        // Ramp-up: slow start (GAIN 1) back to ssthresh, capped there.
+    #[test]
+    fn the_ramp_up_is_not_left_on_delay_and_schedules_nine_durations_later() {
+        let mut d = base_240(&[]);
+        let slowdown = to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 2 * MSS));
+        // q = 100 ms, above T and far above 3/4·T: slow start (GAIN 1) goes
+        // on to ssthresh all the same, and stops there.
         for expect in [4_800, 9_600, 19_200, 38_400] {
             let w = d.cc.window();
-            d.round(ms(120), w);
+            d.round(ms(340), w);
             assert_eq!((state(&d), d.cc.window()), ("ramp_up", expect));
+            assert_eq!(d.cc.snapshot().queuing_delay, Some(ms(100)));
         }
-        d.round(ms(120), 38_400);
+        d.round(ms(340), 38_400);
         assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
         let end = d.now;
+        // D, measured: 480 ms of freeze and 5 rounds of 340 ms.
         let duration = end - slowdown;
-        assert_eq!(duration, ms(840));
+        assert_eq!(duration, ms(2180));
 
-        // The next slowdown is due 9 × 840 ms after the end of the ramp-up.
-        d.ack_old(9 * duration - Duration::from_nanos(1), MSS, ms(120));
+        // The next slowdown is due 9 × D after the end of the ramp-up.
+        d.ack_old(9 * duration - NS, MSS, ms(240));
         assert_eq!(state(&d), "congestion_avoidance");
         assert!(d.cc.window() > 49_200);
-        d.ack_old(Duration::from_nanos(1), MSS, ms(120));
-        assert_eq!(d.now - end, ms(7560));
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(d.now - end, ms(19_620));
         assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
     }
 
     #[test]
-    fn a_ramp_up_cut_short_counts_as_a_full_one() {
-        let mut d = driver(filter_of_one(), 10);
-        slow_start_then_exit(&mut d);
-        d.round(ms(120), 48_000);
-        d.round(ms(120), 49_200);
-        let slowdown = d.now;
-        d.round(ms(120), 2 * MSS);
-        d.round(ms(120), 2 * MSS);
-        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 2 * MSS));
-        // Another flow's queue: q = 50 ms > 3/4·T ends the ramp-up at once.
-        d.ack_old(ms(5), MSS, ms(170));
+    fn a_loss_ends_the_ramp_up_and_d_is_the_time_spent() {
+        let mut d = base_240(&[]);
+        let slowdown = to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 4_800));
+        d.advance(ms(20));
+        d.loss(d.now - ms(10));
+        let end = d.now;
+        assert_eq!((state(&d), d.cc.window()), ("recovery", 2_400));
+        assert_eq!(d.cc.snapshot().ssthresh, Some(2_400));
+        assert_eq!(end - slowdown, ms(740));
+        // Recovery ends with an ACK of a packet sent after it began.
+        d.advance(ms(240));
+        d.ack(end + NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(9 * ms(740) - ms(240) - NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(state(&d), "slowdown");
+    }
+
+    #[test]
+    fn an_application_limited_ramp_up_ends_after_twice_the_rounds_of_a_full_one() {
+        let mut d = base_240(&[]);
+        let slowdown = to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!(state(&d), "ramp_up");
+        // A full ramp-up takes R = ceil(log2(49200 / 2400)) = 5 rounds. With
+        // less than half the window in flight the window cannot grow; the
+        // ramp-up ends at the end of round 2·R + 1 = 11, the window as is.
+        let limited = |d: &mut Driver<LedbatPlusPlus>| {
+            let sent = d.last_ack;
+            d.advance(ms(240));
+            d.ack_full(sent, 1000, ms(240), Duration::ZERO, true, Some(1000));
+        };
+        for _ in 0..10 {
+            limited(&mut d);
+            assert_eq!((state(&d), d.cc.window()), ("ramp_up", 2 * MSS));
+        }
+        limited(&mut d);
         assert_eq!(
             (state(&d), d.cc.window()),
             ("congestion_avoidance", 2 * MSS)
         );
         let end = d.now;
-        assert_eq!(end - slowdown, ms(245));
-        // D = 240 ms of freeze + ceil(log2(49200/2400)) = 5 rounds of 120 ms,
-        // not the 245 ms spent: the next slowdown is 9·840 ms after the end
-        // of this one.
-        d.ack_old(ms(7560) - Duration::from_nanos(1), MSS, ms(120));
+        assert_eq!(end - slowdown, ms(480 + 11 * 240));
+        d.ack_old(9 * ms(3120) - NS, MSS, ms(240));
         assert_eq!(state(&d), "congestion_avoidance");
-        d.ack_old(Duration::from_nanos(1), MSS, ms(120));
-        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(state(&d), "slowdown");
     }
 
     #[test]
     fn restore_jump_returns_to_the_window_after_the_freeze() {
-        let mut cfg = filter_of_one();
-        cfg.set("restore", "jump").unwrap();
-        let mut d = driver(cfg, 10);
-        slow_start_then_exit(&mut d);
-        d.round(ms(120), 48_000);
-        d.round(ms(120), 49_200);
-        let slowdown = d.now;
-        assert_eq!(state(&d), "slowdown");
-        d.round(ms(120), 2 * MSS);
+        let mut d = base_240(&[("restore", "jump")]);
+        let slowdown = to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
         assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
-        d.round(ms(120), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
         assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
         let end = d.now;
-        assert_eq!(end - slowdown, ms(240));
+        assert_eq!(end - slowdown, ms(480));
         // Scheduled as if the ramp-up had taken ceil(log2(49200/2400)) = 5
-        // rounds of 120 ms: D = 240 + 600 ms, next slowdown 9·D later.
-        d.ack_old(ms(7560) - Duration::from_nanos(1), MSS, ms(120));
+        // rounds of the freeze's 240 ms: D = 480 + 1200 ms, next 9·D later.
+        d.ack_old(ms(15_120) - NS, MSS, ms(240));
         assert_eq!(state(&d), "congestion_avoidance");
-        d.ack_old(Duration::from_nanos(1), MSS, ms(120));
+        d.ack_old(NS, MSS, ms(240));
         assert_eq!(state(&d), "slowdown");
-    }
-
-    /// Runs a jump restore, then ACKs for packets sent before the restore
-    /// carrying q = 180 ms; returns the window after them and after one ACK
-    /// for a packet sent after the restore.
-    fn samples_after_restore(skip: bool) -> (u64, Option<Duration>, u64) {
-        let mut cfg = filter_of_one();
-        cfg.set("restore", "jump").unwrap();
-        cfg.set(
-            "skip_rtt_after_restore",
-            if skip { "true" } else { "false" },
-        )
-        .unwrap();
-        let mut d = driver(cfg, 10);
-        slow_start_then_exit(&mut d);
-        d.round(ms(120), 48_000);
-        d.round(ms(120), 49_200);
-        d.round(ms(120), 2 * MSS);
-        d.round(ms(120), 2 * MSS);
-        let restored = d.now;
-        assert_eq!(d.cc.window(), 49_200);
-        for _ in 0..10 {
-            d.ack_old(ms(1), MSS, ms(300));
-        }
-        let during = (d.cc.window(), d.cc.snapshot().current_delay);
-        d.advance(ms(1));
-        d.ack(restored, MSS, ms(300));
-        (during.0, during.1, d.cc.window())
     }
 
     #[test]
-    fn skip_rtt_after_restore_ignores_one_round_trip_of_samples() {
+    fn the_wait_for_the_next_slowdown_is_capped_at_the_base_history() {
+        // History of one 1 s bucket: 9·D = 15.12 s is capped at 1 s.
+        let mut d = base_240(&[
+            ("restore", "jump"),
+            ("base_bucket", "1s"),
+            ("base_history", "1"),
+        ]);
+        to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        d.ack_old(ms(1000) - NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(state(&d), "slowdown");
+    }
+
+    /// A jump restore at `r` with srtt 240 ms, then ACKs with q = 180 ms:
+    /// for packets sent before `r`, for one sent at `r + 240 ms − 1 ns`, then
+    /// for one sent at `r + 240 ms`. Returns the window and current delay
+    /// after each group.
+    fn samples_after_restore(spec: &[(&str, &str)]) -> [(u64, Option<Duration>); 3] {
+        let mut d = base_240(spec);
+        to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        let restored = d.now;
+        assert_eq!(d.cc.window(), 49_200);
+        let snap = |d: &Driver<LedbatPlusPlus>| (d.cc.window(), d.cc.snapshot().current_delay);
+        for _ in 0..10 {
+            d.ack_old(ms(1), MSS, ms(420));
+        }
+        let before = snap(&d);
+        d.advance(ms(250));
+        d.ack(restored + ms(240) - NS, MSS, ms(420));
+        let inside = snap(&d);
+        d.advance(ms(1));
+        d.ack(restored + ms(240), MSS, ms(420));
+        [before, inside, snap(&d)]
+    }
+
+    #[test]
+    fn skip_rtt_after_restore_ignores_the_round_trip_after_the_restore() {
         // Without the option, q = 180 ms: each 1200-byte ACK removes
         // max(1200·1200/49200 − 2·1200, −600) = −600 bytes.
-        let (during, current, after) = samples_after_restore(false);
-        assert_eq!(during, 49_200 - 10 * 600);
-        assert_eq!(current, Some(ms(300)));
-        assert_eq!(after, 49_200 - 11 * 600);
-        // With it, those ACKs are ignored until a packet sent after the
-        // restore is acknowledged; that one counts.
-        let (during, current, after) = samples_after_restore(true);
-        assert_eq!(during, 49_200);
-        assert_eq!(current, Some(ms(120)));
-        assert_eq!(after, 49_200 - 600);
+        let [before, inside, after] = samples_after_restore(&[("restore", "jump")]);
+        assert_eq!(before, (49_200 - 10 * 600, Some(ms(420))));
+        assert_eq!(inside.0, 49_200 - 11 * 600);
+        assert_eq!(after.0, 49_200 - 12 * 600);
+        // With it, the samples of packets sent before restore + srtt are
+        // ignored (the window does not move either); the first packet sent
+        // at restore + srtt counts.
+        for spec in [
+            &[("restore", "jump"), ("skip_rtt_after_restore", "true")][..],
+            &[("profile", "seed")][..],
+        ] {
+            let [before, inside, after] = samples_after_restore(spec);
+            assert_eq!(before, (49_200, Some(ms(240))), "{spec:?}");
+            assert_eq!(inside, (49_200, Some(ms(240))), "{spec:?}");
+            assert_eq!(after, (49_200 - 600, Some(ms(420))), "{spec:?}");
+        }
     }
 
     #[test]
     fn loss_halves_once_per_recovery_period() {
-        let mut d = in_congestion_avoidance_at_48000();
+        let mut d = in_congestion_avoidance_at_48000(ms(125));
         let before_loss = d.now - ms(1);
         d.advance(ms(1));
         d.loss(before_loss);
@@ -924,18 +1165,18 @@ mod tests {
         assert_eq!(d.cc.window(), 24_000);
         // No increase during recovery, even at q = 0.
         for _ in 0..4 {
-            d.ack_old(ms(1), MSS, ms(30));
+            d.ack_old(ms(1), MSS, ms(35));
         }
         assert_eq!((state(&d), d.cc.window()), ("recovery", 24_000));
         // An ACK of a packet sent after recovery began ends it.
         d.advance(ms(1));
-        d.ack(recovery + ms(1), MSS, ms(30));
+        d.ack(recovery + ms(1), MSS, ms(35));
         assert_eq!(state(&d), "congestion_avoidance");
         assert_eq!(d.cc.window(), 24_000 + 300 * MSS / 24_000);
         // A later loss halves again, down to the 2-packet floor.
         for _ in 0..10 {
             d.advance(ms(1));
-            let sent = d.now - Duration::from_nanos(1);
+            let sent = d.now - NS;
             d.loss(sent);
         }
         assert_eq!(d.cc.window(), 2 * MSS);
@@ -943,20 +1184,20 @@ mod tests {
 
     #[test]
     fn loss_in_slow_start_ends_it_and_schedules_the_initial_slowdown() {
-        let mut d = driver(filter_of_one(), 10);
-        d.ack(d.epoch - ms(120), 12_000, ms(120));
-        d.round(ms(120), 24_000);
+        let mut d = base_240(&[]);
+        d.ack(d.epoch - ms(240), 12_000, ms(240));
+        d.round(ms(240), 24_000);
         assert_eq!(d.cc.window(), 48_000);
         d.advance(ms(10));
         d.loss(d.now - ms(5));
         let loss = d.now;
         assert_eq!((state(&d), d.cc.window()), ("recovery", 24_000));
         assert_eq!(d.cc.snapshot().ssthresh, Some(24_000));
-        d.advance(ms(110));
+        d.advance(ms(230));
         // First round after the loss (the packet was sent after it began).
-        d.ack(loss + Duration::from_nanos(1), 24_000, ms(120));
+        d.ack(loss + NS, 24_000, ms(240));
         assert_eq!(state(&d), "congestion_avoidance");
-        d.round(ms(120), 24_000); // second: slowdown
+        d.round(ms(240), 24_000); // second: slowdown
         assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
     }
 
@@ -964,9 +1205,8 @@ mod tests {
     fn a_delayed_ack_does_not_read_as_queuing_delay() {
         // 50 ms path; every ACK but the first held 25 ms by the peer.
         let run = |reported: Duration| {
-            let mut cfg = LedbatPlusPlusConfig::default();
-            cfg.set("target", "30ms").unwrap(); // slow start exit at 22.5 ms
-            let mut d = driver(cfg, 10);
+            // Slow start exit at 22.5 ms; GAIN 1/CEIL(1.2) = 1/2.
+            let mut d = driver(config(&[("target", "30ms"), ("init_cwnd", "10")]));
             d.ack_old(ms(1), MSS, ms(50));
             for _ in 0..20 {
                 d.advance(ms(1));
@@ -978,7 +1218,6 @@ mod tests {
         assert_eq!(snap.base_delay, Some(ms(50)));
         assert_eq!(snap.queuing_delay, Some(Duration::ZERO));
         assert_eq!(st, "slow_start");
-        // GAIN 1/2 at base 50 ms against T = 30 ms: 21 ACKs of 600 bytes.
         assert_eq!(snap.cwnd, 12_000 + 21 * 600);
         // The same RTTs without the ACK delay: 25 ms of queue, slow start ends.
         let (snap, st) = run(Duration::ZERO);
@@ -987,8 +1226,8 @@ mod tests {
     }
 
     #[test]
-    fn persistent_congestion_collapses_and_rollback_restores() {
-        let mut d = in_congestion_avoidance_at_48000();
+    fn persistent_congestion_slow_starts_without_the_delay_exit_and_rollback_restores() {
+        let mut d = in_congestion_avoidance_at_48000(ms(125));
         d.cc.checkpoint();
         d.advance(ms(1));
         d.loss(d.now - ms(1));
@@ -998,40 +1237,148 @@ mod tests {
         assert_eq!(d.cc.window(), 48_000);
         assert_eq!(state(&d), "congestion_avoidance");
         assert!(!d.cc.rollback(), "one checkpoint, one rollback");
+        // Persistent congestion in congestion avoidance: slow start back to
+        // ssthresh (48000), and q = 90 ms does not end it.
+        d.cc.on_persistent_congestion(d.now);
+        assert_eq!((state(&d), d.cc.window()), ("slow_start", 2 * MSS));
+        d.ack_old(ms(1), MSS, ms(125));
+        assert_eq!((state(&d), d.cc.window()), ("slow_start", 2 * MSS + 300));
+        // Application-limited, it does not stay there: R =
+        // ceil(log_{5/4}(48000 / 2400)) = 14 rounds, so round 2·R + 1 = 29
+        // ends it at the window it has.
+        let limited = |d: &mut Driver<LedbatPlusPlus>| {
+            let sent = d.last_ack;
+            d.advance(ms(35));
+            d.ack_full(sent, 100, ms(35), Duration::ZERO, true, Some(100));
+        };
+        for _ in 0..28 {
+            limited(&mut d);
+            assert_eq!((state(&d), d.cc.window()), ("slow_start", 2 * MSS + 300));
+        }
+        limited(&mut d);
+        assert_eq!(
+            (state(&d), d.cc.window()),
+            ("congestion_avoidance", 2 * MSS + 300)
+        );
     }
 
     #[test]
     fn slowdowns_can_be_turned_off() {
-        let mut cfg = filter_of_one();
-        cfg.set("slowdown", "false").unwrap();
-        let mut d = driver(cfg, 10);
-        slow_start_then_exit(&mut d);
+        let mut d = base_240(&[("slowdown", "false")]);
+        d.ack(d.epoch - ms(240), 12_000, ms(240));
+        d.round(ms(240), 24_000);
+        d.round(ms(286), 48_000);
         for _ in 0..10 {
             let w = d.cc.window();
-            d.round(ms(120), w);
+            d.round(ms(240), w);
             assert_eq!(state(&d), "congestion_avoidance");
         }
+    }
+
+    #[test]
+    fn pacing_is_twice_the_window_rate_in_slow_start_and_1_2_times_after() {
+        let mut d = base_240(&[]);
+        assert_eq!(d.cc.pacing_rate(), None, "no RTT sample yet");
+        d.ack(d.epoch - ms(240), 12_000, ms(240));
+        // 24000 bytes per 240 ms = 100 kB/s; slow start: 2×.
+        assert_eq!(d.cc.pacing_rate(), Some(200_000));
+        d.round(ms(240), 24_000);
+        d.round(ms(286), 48_000);
+        // Congestion avoidance at 48000 bytes, srtt 286 ms: 1.2×.
+        assert_eq!(
+            d.cc.pacing_rate(),
+            Some((1.2 * 48_000.0 / 0.286_f64).round() as u64)
+        );
+        d.round(ms(240), 48_000);
+        d.round(ms(240), 49_200);
+        // Slowdown: 1.2 × 2400 / 0.24 s.
+        assert_eq!(state(&d), "slowdown");
+        assert_eq!(d.cc.pacing_rate(), Some(12_000));
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        // Ramp-up below ssthresh/2: 2 × 2400 / 0.24 s.
+        assert_eq!(state(&d), "ramp_up");
+        assert_eq!(d.cc.pacing_rate(), Some(20_000));
+        for w in [2_400, 4_800, 9_600] {
+            d.round(ms(240), w);
+        }
+        // 19200 bytes, still below 49200/2: 2 × 19200 / 0.24 s.
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 19_200));
+        assert_eq!(d.cc.pacing_rate(), Some(160_000));
+        // 38400 bytes, no longer below 49200/2: 1.2 × 38400 / 0.24 s.
+        d.round(ms(240), 19_200);
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 38_400));
+        assert_eq!(d.cc.pacing_rate(), Some(192_000));
+    }
+
+    #[test]
+    fn profiles_set_the_seed_fixes_and_later_keys_override() {
+        let draft = config(&[]);
+        assert_eq!(draft.restore(), Restore::SlowStart);
+        assert!(!draft.skip_rtt_after_restore());
+        assert_eq!(config(&[("profile", "draft")]), draft);
+        let seed = config(&[("profile", "seed")]);
+        assert_eq!(seed.restore(), Restore::Jump);
+        assert!(seed.skip_rtt_after_restore());
+        assert_eq!(
+            seed,
+            config(&[("restore", "jump"), ("skip_rtt_after_restore", "true")])
+        );
+        let mixed = config(&[("profile", "seed"), ("restore", "slow_start")]);
+        assert_eq!(mixed.restore(), Restore::SlowStart);
+        assert!(mixed.skip_rtt_after_restore());
+        assert_eq!(
+            config(&[("skip_rtt_after_restore", "true"), ("profile", "draft")]),
+            draft,
+            "a profile resets both of its keys"
+        );
     }
 
     #[test]
     fn spec_keys_are_checked() {
         let mut cfg = LedbatPlusPlusConfig::default();
         cfg.set("target", "25ms").unwrap();
-        assert_eq!(cfg.target, ms(25));
+        assert_eq!(cfg.target(), ms(25));
+        let err = |cfg: &mut LedbatPlusPlusConfig, k: &str, v: &str| {
+            cfg.set(k, v).unwrap_err().to_string()
+        };
         assert_eq!(
-            cfg.set("target", "0ms").unwrap_err().to_string(),
+            err(&mut cfg, "target", "0ms"),
             "bad value '0ms' for 'target': expected a duration with a unit (e.g. 60ms) from 1ms to 1s"
         );
         assert_eq!(
-            cfg.set("restore", "teleport").unwrap_err().to_string(),
+            err(&mut cfg, "restore", "teleport"),
             "bad value 'teleport' for 'restore': expected one of slow_start, jump"
+        );
+        assert_eq!(
+            err(&mut cfg, "profile", "rfc"),
+            "bad value 'rfc' for 'profile': expected one of draft, seed"
+        );
+        assert_eq!(
+            err(&mut cfg, "init_cwnd", "0"),
+            "bad value '0' for 'init_cwnd': expected a whole number from 1 to 1000"
+        );
+        assert_eq!(
+            err(&mut cfg, "slowdown_interval", "0"),
+            "bad value '0' for 'slowdown_interval': expected a whole number from 1 to 1000"
+        );
+        assert_eq!(
+            err(&mut cfg, "slowdown_rtts", "17"),
+            "bad value '17' for 'slowdown_rtts': expected a whole number from 1 to 16"
+        );
+        assert_eq!(
+            err(&mut cfg, "decrease_constant", "NaN"),
+            "bad value 'NaN' for 'decrease_constant': expected a number from 0.01 to 100"
         );
         assert!(cfg.set("gain_divisor_max", "0").is_err());
         assert!(cfg.set("ss_exit", "1.5").is_err());
+        assert!(cfg.set("ss_exit", "inf").is_err());
         assert!(cfg.set("current_filter", "0").is_err());
-        let e = cfg.set("gain", "1").unwrap_err().to_string();
+        assert!(cfg.set("initial_slowdown_rtts", "0").is_err());
+        assert_eq!(cfg, config(&[("target", "25ms")]), "errors change nothing");
+        let e = err(&mut cfg, "gain", "1");
         assert!(
-            e.starts_with("unknown parameter 'gain' for 'ledbatpp' (allowed: target, "),
+            e.starts_with("unknown parameter 'gain' for 'ledbatpp' (allowed: profile, target, "),
             "{e}"
         );
         assert!(e.contains("skip_rtt_after_restore"), "{e}");

@@ -32,6 +32,7 @@ pub mod fixed;
 mod flight;
 pub mod ledbat;
 pub mod ledbatpp;
+pub mod pacing;
 pub mod params;
 pub mod rng;
 mod round;

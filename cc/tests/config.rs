@@ -40,7 +40,8 @@ fn initial_windows_states_and_snapshots() {
         initial_window_packets: 10,
     };
     let cases = [
-        ("ledbatpp", 13_500, "slow_start"),
+        ("ledbatpp", 2700, "slow_start"),
+        ("ledbatpp:init_cwnd=10", 13_500, "slow_start"),
         ("ledbat", 2700, "congestion_avoidance"),
         ("ledbat:slow_start=true", 2700, "slow_start"),
         ("cdg", 13_500, "slow_start"),
@@ -76,9 +77,13 @@ fn spec_strings_of_the_design_notes_are_accepted() {
         "ledbatpp:target=25ms",
         "ledbatpp:restore=jump",
         "ledbatpp:skip_rtt_after_restore=true",
+        "ledbatpp:profile=draft",
+        "ledbatpp:profile=seed",
+        "ledbatpp:profile=seed,restore=slow_start",
         "ledbat:target=5ms,decrease_gain=10",
         "ledbat:slow_start=true",
-        "ledbat:dynamic_gain=true",
+        "ledbat:research=true,dynamic_gain=true",
+        "ledbat:research=true,target=250ms,gain=4",
         "cdg:g=3",
         "cdg:g=0.5",
         "cdg:shadow_window=true,ineffective_backoff=true",
@@ -111,6 +116,18 @@ fn bad_values_say_what_is_allowed() {
         (
             "ledbat:min_cwnd=0",
             "bad value '0' for 'min_cwnd': expected a whole number from 1 to 64",
+        ),
+        (
+            "ledbat:target=200ms",
+            "bad value '200ms' for 'target': expected a duration with a unit (e.g. 60ms) from 1ms to 100ms (RFC 6817 §2.5: \"TARGET MUST be 100 milliseconds or less\"; research=true before it allows up to 1s)",
+        ),
+        (
+            "ledbat:gain=2",
+            "bad value '2' for 'gain': expected a number from 0.01 to 1 (RFC 6817 §2.5: \"GAIN MUST be set to 1 or less\"; research=true before it allows up to 100)",
+        ),
+        (
+            "ledbatpp:profile=fast",
+            "bad value 'fast' for 'profile': expected one of draft, seed",
         ),
         (
             "cdg:g=-3",

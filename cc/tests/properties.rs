@@ -20,13 +20,15 @@ use proptest::prelude::*;
 /// its code paths most.
 const SPECS: &[&str] = &[
     "ledbatpp",
-    "ledbatpp:restore=jump,skip_rtt_after_restore=true",
+    "ledbatpp:profile=seed",
+    "ledbatpp:init_cwnd=1000,min_cwnd=64,gain_divisor_max=1",
     "ledbatpp:current_filter=1,base_bucket=1s,base_history=1,target=1ms",
     "ledbatpp:slowdown_interval=1,initial_slowdown_rtts=1,slowdown_rtts=1",
     "ledbat",
     "ledbat:slow_start=true,target=5ms,decrease_gain=10",
-    "ledbat:dynamic_gain=true,t_stdy=100ms,gain_max=1000,delta=0.2",
-    "ledbat:dynamic_gain=true,tau_user=1ms,dw_user=1000",
+    "ledbat:research=true,dynamic_gain=true,t_stdy=100ms,gain_max=1000,delta=0.2",
+    "ledbat:research=true,dynamic_gain=true,tau_user=1ms,dw_user=1000",
+    "ledbat:research=true,target=1s,gain=100",
     "cdg",
     "cdg:g=0.001,shadow_window=true,ineffective_backoff=true,window=1",
     "cdg:g=100000,beta=0.99,seed=0",
@@ -233,6 +235,8 @@ fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
         let state = cc.state(now);
         assert!(STATES.contains(&state), "{spec}: state {state}");
         windows.push(w);
+        // The pacing rate is part of the trajectory compared for determinism.
+        windows.push(cc.pacing_rate().unwrap_or(0));
     }
     windows
 }
