@@ -22,9 +22,11 @@
 //!
 //! Why a timer and not `SO_TXTIME`: the kernel honours a transmit time only
 //! through the `fq` or `etf` qdisc on the egress interface; loopback runs
-//! `noqueue`, where the time is ignored, and installing a qdisc needs
-//! privileges these machines do not give us. A user-space timer works
-//! everywhere, at the cost of the poll's resolution (below).
+//! `noqueue`, where the time is ignored, and the kernels here have neither
+//! qdisc (`tc qdisc add dev lo root fq`, as root in a private network
+//! namespace: "Specified qdisc kind is unknown"; the same for `etf`). A
+//! user-space timer works everywhere, at the cost of the poll's resolution
+//! (below).
 
 use std::io;
 use std::net::SocketAddr;
