@@ -106,6 +106,11 @@ pub struct ServerFlags {
     /// Print nothing per request and connection.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Release datagrams at the times quiche's pacer sets (off: as soon as
+    /// quiche builds them). A client can also ask for its own connection
+    /// to be sent unpaced.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub pacing: OnOff,
 }
 
 impl ServerFlags {

@@ -42,11 +42,6 @@ struct ServerCli {
     listen: SocketAddr,
     #[command(flatten)]
     server: ServerFlags,
-    /// Release datagrams at the times quiche's pacer sets (off: as soon as
-    /// quiche builds them). A client's `--pacing off` also turns pacing off
-    /// for its download.
-    #[arg(long, value_enum, default_value_t = OnOff::On)]
-    pacing: OnOff,
 }
 
 #[derive(Args)]
@@ -100,7 +95,7 @@ fn main() -> ExitCode {
                 certificate: flags.certificate(),
                 retry: !flags.no_retry,
                 verbose: !flags.quiet,
-                pacing: s.pacing.is_on(),
+                pacing: flags.pacing.is_on(),
             })?;
             if !flags.quiet {
                 eprintln!("quic-bulk server: listening on {}", server.local_addr());
