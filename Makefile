@@ -5,7 +5,7 @@
 CARGO ?= cargo
 STAMP := target/quiche-patched/.stamp
 
-.PHONY: all deps quiche build test demo lint bench clean
+.PHONY: all deps quiche quiche-test build test demo lint bench clean
 
 all: build
 
@@ -18,6 +18,11 @@ quiche: deps
 
 build: quiche
 	$(CARGO) build --release --workspace --bins
+
+# quiche's own unit tests of the recovery code, ours (congestion::custom) among
+# them; `make test` runs them too (scripts/test.sh).
+quiche-test: quiche
+	@./scripts/quiche-test.sh
 
 test: quiche
 	@CARGO=$(CARGO) ./scripts/test.sh

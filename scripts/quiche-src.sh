@@ -82,5 +82,11 @@ for p in "${patches[@]}"; do
         || fail "step 'patch': $(basename "$p") does not apply to quiche $QUICHE_VERSION"
 done
 
+# The unpacked crate lies inside our workspace's directory; an empty
+# [workspace] table makes it a workspace of its own, so that cargo can run
+# quiche's unit tests (ours among them) from there: scripts/quiche-test.sh.
+# The workspace's [patch.crates-io] still uses it as a path dependency.
+printf '\n[workspace]\n' >>"$src/Cargo.toml"
+
 echo "$want_stamp" >"$stamp"
 step "ready: $src"

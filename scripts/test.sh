@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: every test suite of the workspace, even when one fails
-# (--no-fail-fast), then one line counted over all of them:
+# (--no-fail-fast), and quiche's own recovery tests on the patched crate
+# (scripts/quiche-test.sh), then one line counted over all of them:
 #
 #   N passed, M failed, K skipped
 #
@@ -18,6 +19,12 @@ log="$log_dir/cargo-test.log"
 
 ${CARGO:-cargo} test --release --workspace --no-fail-fast "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+
+# quiche's own recovery tests on the patched crate, our patch's among them
+# (scripts/quiche-test.sh); counted in the same line.
+CARGO=${CARGO:-cargo} "$root/scripts/quiche-test.sh" 2>&1 | tee -a "$log"
+quiche_status=${PIPESTATUS[0]}
+[ "$status" -ne 0 ] || status=$quiche_status
 
 # Every test binary (unit, integration, doc) ends with one line:
 #   test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; ...

@@ -138,6 +138,10 @@ impl quiche::CongestionControl for Adapter {
             .map(|s| usize::try_from(s).unwrap_or(usize::MAX))
     }
 
+    fn pacing_rate(&self) -> Option<u64> {
+        self.controller.pacing_rate()
+    }
+
     fn state_str(&self, now: Instant) -> &'static str {
         self.controller.state(now)
     }

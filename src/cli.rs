@@ -73,6 +73,21 @@ pub fn parse_cc(text: &str) -> Result<crate::CcSpec, String> {
     text.parse().map_err(|e: crate::SpecError| e.to_string())
 }
 
+/// A switch given as `on` or `off` on the command line (`--pacing off`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnOff {
+    #[default]
+    On,
+    Off,
+}
+
+impl OnOff {
+    /// Whether the switch is on.
+    pub fn is_on(self) -> bool {
+        self == OnOff::On
+    }
+}
+
 /// Command-line options every server here takes (`#[command(flatten)]`).
 #[derive(clap::Args, Clone, Debug)]
 pub struct ServerFlags {
@@ -91,6 +106,11 @@ pub struct ServerFlags {
     /// Print nothing per request and connection.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Release datagrams at the times quiche's pacer sets (off: as soon as
+    /// quiche builds them). A client can also ask for its own connection
+    /// to be sent unpaced.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub pacing: OnOff,
 }
 
 impl ServerFlags {

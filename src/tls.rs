@@ -11,6 +11,10 @@
 //! every controller — BBRv2 included, which cannot be swapped on a live
 //! connection — is chosen before the first packet. ALPN selection itself
 //! only ever picks the application's protocol.
+//!
+//! The same way, a client that turned pacing off (`--pacing off`) offers
+//! `lbe-pacing=off`, and the server turns pacing off for that connection
+//! (`set_pacing_in_handshake`), so a download is sent unpaced too.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -36,6 +40,9 @@ use crate::Error;
 /// Prefix of the ALPN entry that carries a client's `--cc` spec.
 pub const CC_ALPN_PREFIX: &str = "lbe-cc=";
 
+/// The ALPN entry by which a client asks its server not to pace.
+pub const PACING_OFF_ALPN: &str = "lbe-pacing=off";
+
 /// Largest UDP payload we send; 1350 bytes fits every path we emulate with
 /// room for tunnel overheads (quiche's own apps use the same).
 pub const MAX_DATAGRAM_SIZE: usize = 1350;
@@ -59,6 +66,10 @@ pub struct Transport {
     pub max_stream_data: u64,
     /// Idle timeout.
     pub idle_timeout: Duration,
+    /// Release datagrams at the times quiche's pacer sets (quiche's
+    /// `enable_pacing`, honoured by our send loops); off sends each as soon
+    /// as quiche builds it.
+    pub pacing: bool,
 }
 
 impl Default for Transport {
@@ -70,6 +81,7 @@ impl Default for Transport {
             max_data: 64 << 20,
             max_stream_data: 32 << 20,
             idle_timeout: Duration::from_secs(30),
+            pacing: true,
         }
     }
 }
@@ -88,6 +100,7 @@ impl Transport {
         config.set_max_connection_window(self.max_data);
         config.set_max_stream_window(self.max_stream_data);
         config.set_disable_active_migration(true);
+        config.enable_pacing(self.pacing);
     }
 }
 
@@ -136,19 +149,29 @@ fn self_signed(builder: &mut SslContextBuilder) -> Result<(), Error> {
     Ok(())
 }
 
-/// Reads the `lbe-cc=` entry of a ClientHello's ALPN extension (RFC 7301
-/// §3.1: a 2-byte list length, then length-prefixed protocol names).
-pub fn requested_cc(alpn_extension: &[u8]) -> Option<&str> {
-    let list = alpn_extension.get(2..)?;
-    let mut rest = list;
-    while let Some((&len, tail)) = rest.split_first() {
+/// The protocol names in a ClientHello's ALPN extension (RFC 7301 §3.1: a
+/// 2-byte list length, then length-prefixed protocol names); a truncated
+/// list ends at the last whole name.
+fn alpn_names(alpn_extension: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = alpn_extension.get(2..).unwrap_or(&[]);
+    std::iter::from_fn(move || {
+        let (&len, tail) = rest.split_first()?;
         let name = tail.get(..len as usize)?;
         rest = &tail[len as usize..];
-        if let Some(spec) = name.strip_prefix(CC_ALPN_PREFIX.as_bytes()) {
-            return std::str::from_utf8(spec).ok();
-        }
-    }
-    None
+        Some(name)
+    })
+}
+
+/// Reads the `lbe-cc=` entry of a ClientHello's ALPN extension.
+pub fn requested_cc(alpn_extension: &[u8]) -> Option<&str> {
+    alpn_names(alpn_extension)
+        .find_map(|name| name.strip_prefix(CC_ALPN_PREFIX.as_bytes()))
+        .and_then(|spec| std::str::from_utf8(spec).ok())
+}
+
+/// Whether a ClientHello's ALPN extension asks the server not to pace.
+pub fn requested_no_pacing(alpn_extension: &[u8]) -> bool {
+    alpn_names(alpn_extension).any(|name| name == PACING_OFF_ALPN.as_bytes())
 }
 
 /// A server configuration. Connections use `default_cc` unless the client
@@ -176,10 +199,14 @@ pub fn server_config(
     }
 
     builder.set_select_certificate_callback(|mut hello| {
-        let requested = hello
-            .get_extension(ExtensionType::APPLICATION_LAYER_PROTOCOL_NEGOTIATION)
-            .and_then(requested_cc)
-            .map(str::to_owned);
+        let alpn = hello.get_extension(ExtensionType::APPLICATION_LAYER_PROTOCOL_NEGOTIATION);
+        let requested = alpn.and_then(requested_cc).map(str::to_owned);
+        if alpn.is_some_and(requested_no_pacing) {
+            <quiche::Connection>::set_pacing_in_handshake(hello.ssl_mut(), false).map_err(|e| {
+                log::warn!("cannot turn pacing off for a connection: {e:?}");
+                SelectCertError::ERROR
+            })?;
+        }
         let Some(requested) = requested else {
             return Ok(());
         };
@@ -223,6 +250,9 @@ pub fn client_config(
     }
     let mut protos: Vec<&[u8]> = alpn.to_vec();
     protos.extend(request.as_deref().map(str::as_bytes));
+    if server_cc.is_some() && !transport.pacing {
+        protos.push(PACING_OFF_ALPN.as_bytes());
+    }
     config
         .set_application_protos(&protos)
         .map_err(|e| Error::new(format!("bad ALPN list: {e}")))?;
@@ -252,6 +282,18 @@ mod tests {
         let ext = alpn_ext(&[b"lbe-bulk", b"lbe-cc=ledbatpp:target=25ms"]);
         assert_eq!(requested_cc(&ext), Some("ledbatpp:target=25ms"));
         assert_eq!(requested_cc(&alpn_ext(&[b"h3"])), None);
+    }
+
+    #[test]
+    fn finds_the_pacing_entry() {
+        let ext = alpn_ext(&[b"lbe-bulk", b"lbe-cc=bbr2", b"lbe-pacing=off"]);
+        assert!(requested_no_pacing(&ext));
+        assert_eq!(requested_cc(&ext), Some("bbr2"));
+        assert!(!requested_no_pacing(&alpn_ext(&[
+            b"lbe-bulk",
+            b"lbe-cc=bbr2"
+        ])));
+        assert!(!requested_no_pacing(&alpn_ext(&[b"lbe-pacing=offx"])));
     }
 
     #[test]

@@ -25,6 +25,7 @@ fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
         certificate: Certificate::SelfSigned,
         retry: true,
         verbose: false,
+        pacing: true,
     })
     .unwrap()
     .spawn();
@@ -45,6 +46,7 @@ fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
                 label: format!("real_{cc}"),
                 handshake_timeout: Duration::from_secs(10),
                 progress: false,
+                pacing: true,
             },
             &AtomicBool::new(false),
         )

@@ -13,6 +13,7 @@ use super::bind;
 use super::drain_sends;
 use super::new_conn_id;
 use super::on_timer;
+use super::poll_timeout;
 use super::Conn;
 use super::Outbox;
 use crate::qlog::Role;
@@ -89,7 +90,7 @@ pub fn run(
     let started = Instant::now();
     let mut app_error: Option<Error> = None;
 
-    drain_sends(&mut conn.quic, &sock, &mut outbox, &mut out)?;
+    drain_sends(&mut conn, &sock, &mut outbox, &mut out)?;
     while !conn.quic.is_closed() {
         if stop.load(Ordering::Relaxed) {
             conn.quic.close(true, 0x0, b"interrupted").ok();
@@ -102,11 +103,7 @@ pub fn run(
             )));
         }
 
-        let timeout = conn
-            .quic
-            .timeout()
-            .unwrap_or(Duration::from_millis(100))
-            .min(Duration::from_millis(100));
+        let timeout = poll_timeout(conn.wake_at(), Duration::from_millis(100));
         let timeout = if outbox.is_blocked() {
             timeout.min(Duration::from_millis(1))
         } else {
@@ -139,7 +136,7 @@ pub fn run(
                 app_error = Some(e);
             }
         }
-        drain_sends(&mut conn.quic, &sock, &mut outbox, &mut out)?;
+        drain_sends(&mut conn, &sock, &mut outbox, &mut out)?;
     }
 
     if let Some(e) = app_error {

@@ -14,6 +14,7 @@ use super::bind;
 use super::drain_sends;
 use super::new_conn_id;
 use super::on_timer;
+use super::poll_timeout;
 use super::retry::RetryTokens;
 use super::Conn;
 use super::Outbox;
@@ -162,12 +163,10 @@ impl Server {
                 }
             }
 
-            let timeout = conns
-                .values()
-                .filter_map(|(c, _)| c.quic.timeout())
-                .min()
-                .unwrap_or(Duration::from_millis(100))
-                .min(Duration::from_millis(100));
+            let timeout = poll_timeout(
+                conns.values().filter_map(|(c, _)| c.wake_at()).min(),
+                Duration::from_millis(100),
+            );
             let timeout = if outbox.is_blocked() {
                 timeout.min(Duration::from_millis(1))
             } else {
@@ -259,7 +258,7 @@ impl Server {
                 app.serve(session, conn);
             }
             for (conn, _) in conns.values_mut() {
-                if !drain_sends(&mut conn.quic, &self.sock, &mut outbox, &mut out)? {
+                if !drain_sends(conn, &self.sock, &mut outbox, &mut out)? {
                     break;
                 }
             }

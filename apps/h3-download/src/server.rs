@@ -66,6 +66,9 @@ pub struct ServeArgs {
     pub digest_wait: Duration,
     /// A line per request and per connection on stderr.
     pub verbose: bool,
+    /// Release datagrams at the times quiche's pacer sets; `false` sends
+    /// each as soon as quiche builds it.
+    pub pacing: bool,
 }
 
 impl ServeArgs {
@@ -80,6 +83,7 @@ impl ServeArgs {
             retry: true,
             digest_wait: Duration::from_secs(10),
             verbose: false,
+            pacing: true,
         }
     }
 }
@@ -581,7 +585,10 @@ pub fn bind(args: &ServeArgs) -> Result<BoundServer, Error> {
         &[ALPN],
         &args.certificate,
         &cubic,
-        &tls::Transport::default(),
+        &tls::Transport {
+            pacing: args.pacing,
+            ..tls::Transport::default()
+        },
     )?;
     let h3_config =
         h3::Config::new().map_err(|e| Error::new(format!("cannot configure HTTP/3: {e}")))?;

@@ -139,6 +139,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
         certificate: Certificate::SelfSigned,
         retry: true,
         verbose: false,
+        pacing: true,
     })
     .unwrap();
     let bulk_addr = bulk.local_addr();
@@ -189,6 +190,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
             label: "normal".into(),
             handshake_timeout: Duration::from_secs(10),
             progress: false,
+            pacing: true,
         },
         &AtomicBool::new(false),
     )

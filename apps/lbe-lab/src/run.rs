@@ -98,6 +98,7 @@ pub fn run(
         certificate: Certificate::SelfSigned,
         retry: true,
         verbose: false,
+        pacing: true,
     })
     .map_err(|e| format!("quic-bulk server: {e}"))?;
     let server = server.spawn();
@@ -238,6 +239,7 @@ fn run_flow(
                 label: flow.name.clone(),
                 handshake_timeout: Duration::from_secs(10),
                 progress: false,
+                pacing: flow.pacing,
             },
             &abort,
         );

@@ -6,6 +6,7 @@
 //! rtt = "50ms"
 //! buffer = "500ms"      # time at line rate, or bytes like "375kB"
 //! loss = 0.0            # optional random loss, 0 to 1
+//! pacing = false        # optional: every flow's default (true: paced)
 //! [analysis]            # the window the figures are computed over (optional)
 //! from = "10s"
 //! to = "40s"
@@ -18,6 +19,7 @@
 //! stop = "40s"          # or bytes = "100MB"
 //! rtt = "100ms"         # optional per-flow base RTT
 //! name = "background"   # optional label (default flowN)
+//! pacing = false        # optional: send unpaced (default: the link's)
 //! ```
 //!
 //! Everything is checked before anything starts; an error names the file
@@ -83,6 +85,8 @@ pub struct Flow {
     pub end: FlowEnd,
     /// Base RTT; the link's unless given.
     pub rtt: Duration,
+    /// Whether the sender paces (quic-bulk `--pacing`).
+    pub pacing: bool,
 }
 
 impl Flow {
@@ -112,6 +116,7 @@ struct RawLink {
     rtt: Spanned<String>,
     buffer: Spanned<String>,
     loss: Option<Spanned<f64>>,
+    pacing: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -137,6 +142,7 @@ struct RawFlow {
     bytes: Option<Spanned<String>>,
     rtt: Option<Spanned<String>>,
     name: Option<Spanned<String>>,
+    pacing: Option<bool>,
 }
 
 /// Where in the file a problem is.
@@ -298,6 +304,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             start,
             end,
             rtt,
+            pacing: f.pacing.or(raw_link.pacing).unwrap_or(true),
         });
     }
 
@@ -404,10 +411,29 @@ name = "fg"
     }
 
     #[test]
+    fn pacing_is_on_unless_the_flow_or_the_link_says_otherwise() {
+        let s = parse(Path::new("s.toml"), GOOD).unwrap();
+        assert!(s.flows.iter().all(|f| f.pacing));
+        let one_flow = GOOD.replace("name = \"fg\"", "name = \"fg\"\npacing = false");
+        let s = parse(Path::new("s.toml"), &one_flow).unwrap();
+        assert_eq!((s.flows[0].pacing, s.flows[1].pacing), (true, false));
+        let link_wide = GOOD.replace("buffer = \"500ms\"", "buffer = \"500ms\"\npacing = false");
+        let s = parse(Path::new("s.toml"), &link_wide).unwrap();
+        assert_eq!((s.flows[0].pacing, s.flows[1].pacing), (false, false));
+        let flow_overrides = link_wide.replace("name = \"fg\"", "name = \"fg\"\npacing = true");
+        let s = parse(Path::new("s.toml"), &flow_overrides).unwrap();
+        assert_eq!((s.flows[0].pacing, s.flows[1].pacing), (false, true));
+        assert!(
+            err(&GOOD.replace("name = \"fg\"", "name = \"fg\"\npacing = \"off\""))
+                .starts_with("s.toml:19: invalid type: string \"off\", expected a boolean")
+        );
+    }
+
+    #[test]
     fn errors_name_the_line() {
         assert_eq!(
             err(&GOOD.replace("rate = \"20mbit\"", "rate = \"20mbit\"\nspeed = 3")),
-            "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`"
+            "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`, `pacing`"
         );
         assert_eq!(
             err(&GOOD.replace("\"50ms\"", "\"50\"")),

@@ -44,6 +44,9 @@ pub struct ClientArgs {
     pub handshake_timeout: Duration,
     /// Show a progress bar on stderr.
     pub progress: bool,
+    /// Pace the sender: this client's own loop for an upload; for a
+    /// download, `false` asks the server to send unpaced.
+    pub pacing: bool,
 }
 
 /// The outcome of a transfer (the `--json` object).
@@ -223,7 +226,10 @@ impl ClientApp for BulkClient {
 
 /// Runs one transfer against a quic-bulk server.
 pub fn run(args: ClientArgs, stop: &AtomicBool) -> Result<Summary, Error> {
-    let transport = tls::Transport::default();
+    let transport = tls::Transport {
+        pacing: args.pacing,
+        ..tls::Transport::default()
+    };
     let receiver_cc: CcSpec = "cubic".parse().expect("cubic is a valid spec");
     let mut config = match args.direction {
         Direction::Download => tls::client_config(

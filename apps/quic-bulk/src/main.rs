@@ -12,6 +12,7 @@ use quic_bulk::client::ClientArgs;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
+use quiche_lbe::cli::OnOff;
 use quiche_lbe::cli::ServerFlags;
 use quiche_lbe::CcSpec;
 
@@ -77,6 +78,10 @@ struct ClientCli {
     /// Give up if the handshake does not complete in this time.
     #[arg(long, default_value = "5s", value_parser = lbe_units::parse_duration)]
     timeout: Duration,
+    /// Pace the sender (off: send each datagram as soon as quiche builds
+    /// it). For a download the server is asked to do the same.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pacing: OnOff,
 }
 
 fn main() -> ExitCode {
@@ -90,6 +95,7 @@ fn main() -> ExitCode {
                 certificate: flags.certificate(),
                 retry: !flags.no_retry,
                 verbose: !flags.quiet,
+                pacing: flags.pacing.is_on(),
             })?;
             if !flags.quiet {
                 eprintln!("quic-bulk server: listening on {}", server.local_addr());
@@ -121,6 +127,7 @@ fn main() -> ExitCode {
                     label: c.label,
                     handshake_timeout: c.timeout,
                     progress: !json,
+                    pacing: c.pacing.is_on(),
                 },
                 &stop,
             )?;

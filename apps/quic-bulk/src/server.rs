@@ -36,6 +36,9 @@ pub struct ServerArgs {
     pub retry: bool,
     /// Print a line per finished connection on stderr.
     pub verbose: bool,
+    /// Pace every connection (a client can still ask for its own to be
+    /// unpaced); `false` sends each datagram as soon as quiche builds it.
+    pub pacing: bool,
 }
 
 enum Phase {
@@ -217,7 +220,10 @@ pub fn bind(args: &ServerArgs) -> Result<BoundServer, Error> {
         &[protocol::ALPN],
         &args.certificate,
         &cubic,
-        &tls::Transport::default(),
+        &tls::Transport {
+            pacing: args.pacing,
+            ..tls::Transport::default()
+        },
     )?;
     Ok(BoundServer {
         server,

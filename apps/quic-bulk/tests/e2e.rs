@@ -26,6 +26,7 @@ fn start_server(qlog_dir: &Path) -> RunningServer {
         certificate: Certificate::SelfSigned,
         retry: true,
         verbose: false,
+        pacing: true,
     })
     .unwrap()
     .spawn()
@@ -57,6 +58,7 @@ fn transfer(
             label: label.to_string(),
             handshake_timeout: Duration::from_secs(10),
             progress: false,
+            pacing: true,
         },
         &AtomicBool::new(false),
     )
@@ -159,6 +161,35 @@ fn every_controller_both_directions() {
 }
 
 #[test]
+fn unpaced_transfers_both_directions() {
+    // `--pacing off`: the client's own loop for an upload, and (asked
+    // through ALPN) the server's for a download; bbr2 is the controller
+    // whose every packet quiche schedules.
+    let dir = tempdir("unpaced");
+    let server = start_server(&dir);
+    const BYTES: u64 = 2_000_000;
+    for direction in [Direction::Download, Direction::Upload] {
+        let s = quic_bulk::client::run(
+            ClientArgs {
+                connect: server.local_addr(),
+                bind: None,
+                cc: "bbr2".parse().unwrap(),
+                amount: Amount::Bytes(BYTES),
+                direction,
+                qlog_dir: Some(dir.clone()),
+                label: format!("unpaced_{}", direction.as_str()),
+                handshake_timeout: Duration::from_secs(10),
+                progress: false,
+                pacing: false,
+            },
+            &AtomicBool::new(false),
+        )
+        .unwrap_or_else(|e| panic!("{direction:?}: {e}"));
+        assert_eq!(s.bytes, BYTES, "{direction:?}");
+    }
+}
+
+#[test]
 fn twenty_clients_at_once() {
     let dir = tempdir("many");
     let server = start_server(&dir);
@@ -197,6 +228,7 @@ fn duration_mode_sends_for_the_given_time() {
             label: "dur".into(),
             handshake_timeout: Duration::from_secs(10),
             progress: false,
+            pacing: true,
         },
         &AtomicBool::new(false),
     )
@@ -278,6 +310,24 @@ fn cli_rejects_bad_input_with_one_clear_line() {
         (
             &["client", "--connect", "127.0.0.1:9", "--cc", "cubic"],
             "--bytes",
+        ),
+        (
+            &[
+                "client",
+                "--connect",
+                "127.0.0.1:9",
+                "--cc",
+                "bbr2",
+                "--bytes",
+                "1MB",
+                "--pacing",
+                "maybe",
+            ],
+            "invalid value 'maybe' for '--pacing <PACING>' [possible values: on, off]",
+        ),
+        (
+            &["server", "--pacing", "no"],
+            "invalid value 'no' for '--pacing <PACING>' [possible values: on, off]",
         ),
     ];
     for (args, expected) in cases {

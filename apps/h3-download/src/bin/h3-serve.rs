@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         args.certificate = cli.server.certificate();
         args.retry = !cli.server.no_retry;
         args.verbose = !cli.server.quiet;
+        args.pacing = cli.server.pacing.is_on();
         let server = h3_download::server::bind(&args)?;
         if !cli.server.quiet {
             eprintln!(

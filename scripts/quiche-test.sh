@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs quiche's own unit tests on the patched crate (scripts/quiche-src.sh),
+# by default those of our patch (congestion::custom) and every recovery and
+# congestion-control test beside them; `scripts/quiche-test.sh ''` runs all
+# of quiche's ~1150 tests.
+#
+#   scripts/quiche-test.sh [TEST_FILTER]      (default: recovery::)
+#
+# The crate is built as quiche's own CI builds it: with the Cargo.lock that
+# ships in the .crate (`--locked`), plus its dev-dependencies (rstest, url;
+# cargo fetches them the first time), into the workspace's target/
+# directory. The first run builds BoringSSL once more (about 4 minutes on
+# two cores): the .crate's lock pins another boring-sys than the workspace's
+# (quiche's tests expect its handshake sizes).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+src="$root/target/quiche-patched/quiche-0.30.0"
+[ -f "$src/Cargo.toml" ] || { echo "quiche-test: error: $src is missing; run 'make quiche' first" >&2; exit 1; }
+filter=${1-recovery::}
+cd "$src"
+CARGO_TARGET_DIR="$root/target" exec "${CARGO:-cargo}" test --locked --release --features qlog --lib -- "$filter"
