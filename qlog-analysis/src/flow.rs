@@ -143,6 +143,9 @@ pub struct FlowAnalysis {
     pub stream_bytes_sent: u64,
     /// Stream bytes sent more than once.
     pub retransmitted_bytes: u64,
+    /// What the flow's datagrams that carried stream data held: see
+    /// [`DataDatagrams`].
+    pub data_datagrams: DataDatagrams,
     #[serde(flatten)]
     pub summary: FlowSummary,
     /// Goodput share of the sum over all flows, in the window.
@@ -164,6 +167,36 @@ pub struct FlowAnalysis {
     pub events: u64,
     #[serde(skip)]
     pub series: FlowSeries,
+}
+
+/// The application-space packets a trace sent that carried stream data:
+/// how many, their size (`raw.length`, the whole QUIC packet, which is the
+/// UDP payload: quiche coalesces packets only during the handshake) and the
+/// stream bytes in them. Their ratio is the framing efficiency from which
+/// [`crate::analysis::Analysis::max_goodput_bps`] is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct DataDatagrams {
+    pub count: u64,
+    /// Sum of the packets' sizes (UDP payload bytes).
+    pub udp_payload_bytes: u64,
+    /// Sum of the stream bytes they carried (retransmissions included).
+    pub stream_bytes: u64,
+}
+
+impl DataDatagrams {
+    /// Stream bytes per wire byte, counting `overhead_bytes` of IP and UDP
+    /// headers per datagram; `None` without datagrams.
+    pub fn efficiency(&self, overhead_bytes: u64) -> Option<f64> {
+        let wire = self.udp_payload_bytes + self.count * overhead_bytes;
+        (self.count > 0 && wire > 0).then(|| self.stream_bytes as f64 / wire as f64)
+    }
+
+    /// Both counts together.
+    pub fn add(&mut self, other: &DataDatagrams) {
+        self.count += other.count;
+        self.udp_payload_bytes += other.udp_payload_bytes;
+        self.stream_bytes += other.stream_bytes;
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -209,6 +242,7 @@ pub struct FlowAnalyzer {
     received: HashMap<u64, RangeSet>,
     sent_unique: HashMap<u64, RangeSet>,
     stream_bytes_sent: u64,
+    data_datagrams: DataDatagrams,
     acked_total: u64,
     acked_window: u64,
     received_total: u64,
@@ -264,6 +298,7 @@ impl FlowAnalyzer {
             received: HashMap::new(),
             sent_unique: HashMap::new(),
             stream_bytes_sent: 0,
+            data_datagrams: DataDatagrams::default(),
             acked_total: 0,
             acked_window: 0,
             received_total: 0,
@@ -341,6 +376,12 @@ impl FlowAnalyzer {
                         .insert(c.offset, end);
                 }
                 if !chunks.is_empty() {
+                    if let Some(size) = p.raw.as_ref().and_then(|r| r.length) {
+                        self.data_datagrams.count += 1;
+                        self.data_datagrams.udp_payload_bytes += size;
+                        self.data_datagrams.stream_bytes +=
+                            chunks.iter().map(|c| c.len).sum::<u64>();
+                    }
                     self.in_flight_chunks.insert(pn, chunks);
                 }
             }
@@ -640,6 +681,7 @@ impl FlowAnalyzer {
             goodput_method: method,
             total_bytes,
             stream_bytes_sent: self.stream_bytes_sent,
+            data_datagrams: self.data_datagrams,
             retransmitted_bytes,
             summary: FlowSummary {
                 bytes,

@@ -321,6 +321,15 @@ pub fn build(
             .map(|u| format!("{u:.3}"))
             .unwrap_or_else(|| "– (link rate unknown)".into()),
     );
+    if let (Some(m), Some(u)) = (a.max_goodput_bps, a.utilization_of_max) {
+        kv(
+            "utilisation of the largest goodput",
+            format!(
+                "{u:.3} (the link carries at most {} of goodput)",
+                format_rate(m)
+            ),
+        );
+    }
     kv(
         "Jain's fairness index",
         a.jain_index

@@ -81,6 +81,13 @@ pub fn summary_table(a: &Analysis) -> String {
     if let Some(u) = a.utilization {
         let _ = write!(out, ", utilisation {u:.3}");
     }
+    if let (Some(m), Some(u)) = (a.max_goodput_bps, a.utilization_of_max) {
+        let _ = write!(
+            out,
+            " ({u:.3} of the {} the link can carry as goodput)",
+            format_rate(m)
+        );
+    }
     match a.jain_index {
         Some(j) => {
             let _ = write!(

@@ -318,3 +318,48 @@ fn summary_parts_for_lbe_lab() {
         }
     );
 }
+
+#[test]
+fn max_goodput_from_the_runs_own_datagrams() {
+    let opts = Options {
+        link_rate_bps: Some(64_000.0),
+        ..window(1.0, 5.0)
+    };
+    let a = analyze([fixture("flow-a-server-ledbatpp.sqlog")], &opts).unwrap();
+    // Seven 1-RTT packets carried stream data: 7 × 1252 bytes of UDP
+    // payload, 5 × 1000 + 2000 + 3000 stream bytes (a hand-written trace:
+    // more stream bytes than packet bytes, which only makes the figure
+    // easy to check).
+    let d = a.flows[0].data_datagrams;
+    assert_eq!(
+        (d.count, d.udp_payload_bytes, d.stream_bytes),
+        (7, 8_764, 10_000)
+    );
+    // Default overhead: IPv4 + UDP, 28 bytes a datagram.
+    let max = 64_000.0 * 10_000.0 / (8_764.0 + 7.0 * 28.0);
+    assert_close!(a.max_goodput_bps.unwrap(), max, 1e-9);
+    assert_close!(
+        a.utilization_of_max.unwrap(),
+        a.total_goodput_bps / max,
+        1e-12
+    );
+    let v6 = analyze(
+        [fixture("flow-a-server-ledbatpp.sqlog")],
+        &Options {
+            datagram_overhead_bytes: 48,
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    assert_close!(
+        v6.max_goodput_bps.unwrap(),
+        64_000.0 * 10_000.0 / (8_764.0 + 7.0 * 48.0),
+        1e-9
+    );
+    // Without a link rate there is no maximum.
+    let none = analyze([fixture("flow-a-server-ledbatpp.sqlog")], &window(1.0, 5.0)).unwrap();
+    assert_eq!(
+        (none.max_goodput_bps, none.utilization_of_max),
+        (None, None)
+    );
+}

@@ -39,7 +39,13 @@ pub struct Summary {
     pub link: LinkSummary,
     pub window: WindowSummary,
     pub flows: Vec<FlowSummary>,
+    /// Sum of the flows' goodputs over the link rate.
     pub utilization: Option<f64>,
+    /// The largest application-layer goodput the link can carry (link rate
+    /// × stream bytes per wire byte of this run's data datagrams).
+    pub max_goodput_bps: Option<f64>,
+    /// Sum of the flows' goodputs over `max_goodput_bps`.
+    pub utilization_of_max: Option<f64>,
     pub jain_index: Option<f64>,
     /// Wall-clock start of the scenario (Unix ms): scenario time 0.
     pub started_at_unix_ms: u128,
@@ -275,6 +281,8 @@ fn summarize(
         from_s: scenario.window.map(|(from, _)| from.as_secs_f64()),
         to_s: scenario.window.map(|(_, to)| to.as_secs_f64()),
         link_rate_bps: Some(scenario.link.rate_bps as f64),
+        // What the emulator charges each datagram on the link.
+        datagram_overhead_bytes: u64::from(lbe_netem::IPV4_UDP_OVERHEAD),
         time_base: qlog_analysis::TimeBase::WallClock(started_at),
         ..qlog_analysis::Options::default()
     };
@@ -315,6 +323,8 @@ fn summarize(
         },
         flows,
         utilization: parts.utilization,
+        max_goodput_bps: parts.max_goodput_bps,
+        utilization_of_max: parts.utilization_of_max,
         jain_index: parts.jain_index,
         started_at_unix_ms: started_at
             .duration_since(SystemTime::UNIX_EPOCH)
