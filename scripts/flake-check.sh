@@ -37,6 +37,8 @@ tests=(
     "lbe-netem relay reverse_rate_limits_the_client_to_server_direction"
     "quiche-lbe plugin_hooks plugin_sees_the_ack_delay_the_peer_reports"
     "quic-bulk e2e duration_mode_sends_for_the_given_time"
+    "quiche-lbe pacing plugin_pacing_rate_spaces_the_datagrams"
+    "quiche-lbe pacing pacing_off_sends_as_soon_as_quiche_builds"
 )
 
 cargo=${CARGO:-cargo}

@@ -299,6 +299,10 @@ fn plugin_pacing_rate_spaces_the_datagrams() {
         "paced: {} data packets over {span:.1} ms (schedule: {minimum:.1} ms)",
         packets.len()
     );
+    eprintln!(
+        "flake-figure: paced: span_over_schedule = {}",
+        span / minimum
+    );
     assert!(
         span >= minimum,
         "{} packets went out over {span:.1} ms; the schedule at {RATE} B/s needs {minimum:.1} ms",
@@ -328,6 +332,7 @@ fn pacing_off_sends_as_soon_as_quiche_builds() {
     let span = packets.last().unwrap().0 - packets[0].0;
     let paced = paced_minimum_ms(&packets);
     eprintln!("unpaced: {} data packets over {span:.1} ms", packets.len());
+    eprintln!("flake-figure: unpaced: span_over_paced = {}", span / paced);
     assert!(
         span < paced / 10.0,
         "unpaced, {} packets took {span:.1} ms (paced would need {paced:.1} ms)",

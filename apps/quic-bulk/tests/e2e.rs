@@ -233,6 +233,7 @@ fn duration_mode_sends_for_the_given_time() {
         &AtomicBool::new(false),
     )
     .unwrap();
+    eprintln!("flake-figure: duration: duration_s = {}", s.duration_s);
     assert!(s.bytes > 0);
     // The sender stopped after 500 ms; the client saw it all.
     assert!(s.duration_s >= 0.5, "{}", s.duration_s);
