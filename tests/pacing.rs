@@ -271,6 +271,11 @@ fn paced_minimum_ms(packets: &[(f64, u64)]) -> f64 {
     schedule as f64 / RATE as f64 * 1e3 - RELEASE_SLACK.as_secs_f64() * 1e3
 }
 
+/// Real time on loopback. The bar is the pacer's own schedule less the
+/// loop's release slack (`paced_minimum_ms`): a lower bound that only an
+/// early release can break, since a loaded machine only sends later.
+/// `scripts/flake-check.sh -n 10` (2026-11-23): span over that minimum
+/// min 1.003 / median 1.004 / max 1.005.
 #[test]
 fn plugin_pacing_rate_spaces_the_datagrams() {
     let seen = download(
@@ -310,6 +315,9 @@ fn plugin_pacing_rate_spaces_the_datagrams() {
     );
 }
 
+/// Real time on loopback. `scripts/flake-check.sh -n 10` (2026-11-23): the
+/// unpaced span over the paced minimum min 0.0007 / median 0.0011 /
+/// max 0.0014. Bar: < 0.1, seventy times the largest value seen.
 #[test]
 fn pacing_off_sends_as_soon_as_quiche_builds() {
     let off = tls::Transport {

@@ -308,6 +308,10 @@ impl CongestionController for Recorder {
     }
 }
 
+/// Real time on loopback. `scripts/flake-check.sh -n 10` (2026-11-23): share
+/// of RTT samples with an ACK delay 1 / 1 / 1 (min / median / max), longest
+/// ACK delay 19.8 / 20.1 / 22.6 ms with a 20 ms hold. Bars: share ≥ 0.9,
+/// longest ≥ 10 ms.
 #[test]
 fn plugin_sees_the_ack_delay_the_peer_reports() {
     let dir = tempdir("ackdelay");

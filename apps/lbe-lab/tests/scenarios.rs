@@ -62,6 +62,10 @@ fn goodput(s: &Summary, name: &str) -> f64 {
         .goodput_bps
 }
 
+/// Real time, 20 s. `scripts/flake-check.sh -n 10` (2026-11-23, 2 cores):
+/// utilization min 0.925 / median 0.936 / max 0.945, minimum RTT
+/// 40.82 / 40.91 / 41.22 ms. Bars: utilization in [0.85, 1.0], minimum RTT
+/// in [37, 43] ms, both several times the observed spread away.
 #[test]
 fn cubic_through_the_emulator_fills_the_link_at_its_base_rtt() {
     let s = run(
@@ -95,6 +99,9 @@ name = "cubic"
     );
 }
 
+/// Real time, 35 s. `scripts/flake-check.sh -n 10` (2026-11-23): utilization
+/// min 0.880 / median 0.888 / max 0.890, mean queuing delay
+/// 53.3 / 56.6 / 57.5 ms. Bars: utilization ≥ 0.75, queue ≤ 75 ms.
 #[test]
 fn ledbatpp_alone_uses_most_of_the_link_and_keeps_the_queue_near_target() {
     let s = run(
@@ -126,6 +133,9 @@ name = "lbe"
     assert!(queue <= 75.0, "mean queuing delay {queue} ms, target 60 ms");
 }
 
+/// Real time, 40 s. `scripts/flake-check.sh -n 10` (2026-11-23): LEDBAT++'s
+/// share min 0.0018 / median 0.0019 / max 0.0020, utilization
+/// 0.924 / 0.929 / 0.938. Bars: share ≤ 0.2, utilization ≥ 0.8.
 #[test]
 fn ledbatpp_yields_to_cubic_with_a_large_buffer() {
     let s = run(
@@ -158,6 +168,10 @@ name = "cubic"
     assert!(utilization >= 0.8, "utilization {utilization}");
 }
 
+/// Real time, 40 s. `scripts/flake-check.sh -n 10` (2026-11-23): Jain's index
+/// min 0.963 / median 0.993 / max 1.000; three earlier runs gave 0.894,
+/// 0.921, 0.999, and issue 10's clean clone 0.896, which failed the old
+/// 0.9 bar. Bar: `JAIN_LATE`.
 #[test]
 fn two_ledbatpp_flows_split_the_link_even_when_one_starts_late() {
     let s = run(
@@ -186,13 +200,19 @@ name = "second"
     assert!(jain >= JAIN_LATE, "Jain's index {jain}");
 }
 
-/// Two LEDBAT++ flows 5 s apart, last 15 s of a 40 s run: measured 0.965
-/// on 2 Mbit/s; 0.9 is a 33/67 split. Plain LEDBAT gives about 0.55 (see the
-/// late-comer test). A small link, because the flows converge by additive
-/// increase of GAIN MSS per RTT: the seed's Jain ≥ 0.94 at 20 Mbit/s comes
-/// from runs minutes long (scenarios/ledbatpp-pair-10s-apart.toml).
-const JAIN_LATE: f64 = 0.9;
+/// Two LEDBAT++ flows 5 s apart, last 15 s of a 40 s run on 2 Mbit/s.
+/// Thirteen runs gave 0.894 to 1.000 (see the test); 0.75 is about a 23/77
+/// split, while plain LEDBAT's late-comer takes nearly everything (its
+/// second flow gets 10 to 96 times the first's goodput, Jain ≈ 0.5). The
+/// old bar, 0.9, sat inside the observed range and failed on a clean
+/// clone. A small link, because the flows converge by additive increase of
+/// GAIN MSS per RTT: the seed's Jain ≥ 0.94 at 20 Mbit/s comes from runs
+/// minutes long (scenarios/ledbatpp-pair-10s-apart.toml).
+const JAIN_LATE: f64 = 0.75;
 
+/// Real time, 40 s. `scripts/flake-check.sh -n 10` (2026-11-23): the second
+/// flow's goodput over the first's min 10.3 / median 61.6 / max 96.5.
+/// Bar: > 2.
 #[test]
 fn plain_ledbat_shows_the_late_comer_advantage() {
     let s = run(
