@@ -6,6 +6,8 @@
 //! rtt = "50ms"
 //! buffer = "500ms"      # time at line rate, or bytes like "375kB"
 //! loss = 0.0            # optional random loss, 0 to 1
+//! cross_traffic = "1mbit"  # optional unresponsive Poisson traffic through
+//!                          # the bottleneck (lbe-netem --cross-traffic)
 //! pacing = false        # optional: every flow's default (true: paced)
 //! [analysis]            # the window the figures are computed over (optional)
 //! from = "10s"
@@ -50,6 +52,9 @@ pub struct Link {
     pub rtt: Duration,
     pub buffer: lbe_netem::Buffer,
     pub loss: f64,
+    /// Mean rate of the bottleneck's cross traffic
+    /// ([`lbe_netem::CrossTraffic`]), bits per second.
+    pub cross_traffic_bps: Option<u64>,
 }
 
 impl Link {
@@ -116,6 +121,7 @@ struct RawLink {
     rtt: Spanned<String>,
     buffer: Spanned<String>,
     loss: Option<Spanned<f64>>,
+    cross_traffic: Option<Spanned<String>>,
     pacing: Option<bool>,
 }
 
@@ -209,7 +215,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             Some(l) => *l.get_ref(),
             None => 0.0,
         },
+        cross_traffic_bps: match &raw_link.cross_traffic {
+            Some(c) => Some(src.value(c, "link cross_traffic", lbe_units::parse_rate)?),
+            None => None,
+        },
     };
+    if let (Some(c), Some(cross)) = (&raw_link.cross_traffic, link.cross_traffic_bps) {
+        if cross == 0 || cross >= link.rate_bps {
+            return Err(src.error(
+                c.span(),
+                "link cross_traffic must be above zero and below the link rate",
+            ));
+        }
+    }
     if link.rtt.is_zero() {
         return Err(src.error(raw_link.rtt.span(), "link rtt must be above zero"));
     }
@@ -430,10 +448,33 @@ name = "fg"
     }
 
     #[test]
+    fn cross_traffic_is_a_rate_below_the_link_rate() {
+        let s = parse(Path::new("s.toml"), GOOD).unwrap();
+        assert_eq!(s.link.cross_traffic_bps, None);
+        let with = |v: &str| {
+            GOOD.replace(
+                "buffer = \"500ms\"",
+                &format!("buffer = \"500ms\"\ncross_traffic = \"{v}\""),
+            )
+        };
+        let s = parse(Path::new("s.toml"), &with("1mbit")).unwrap();
+        assert_eq!(s.link.cross_traffic_bps, Some(1_000_000));
+        assert_eq!(
+            err(&with("20mbit")),
+            "s.toml:6: link cross_traffic must be above zero and below the link rate"
+        );
+        assert!(
+            err(&with("1 mbit/s")).starts_with("s.toml:6: link cross_traffic: "),
+            "{}",
+            err(&with("1 mbit/s"))
+        );
+    }
+
+    #[test]
     fn errors_name_the_line() {
         assert_eq!(
             err(&GOOD.replace("rate = \"20mbit\"", "rate = \"20mbit\"\nspeed = 3")),
-            "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`, `pacing`"
+            "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`, `cross_traffic`, `pacing`"
         );
         assert_eq!(
             err(&GOOD.replace("\"50ms\"", "\"50\"")),

@@ -38,8 +38,11 @@ pub mod rx;
 pub mod timer;
 pub mod units;
 
-pub use model::{Delivery, IntervalStats, Link, LinkConfig, Totals, Verdict, IPV4_UDP_OVERHEAD};
-pub use relay::{Config, Lateness, Netem, NetemHandle, Stopper, Summary};
+pub use model::{
+    CrossTraffic, Delivery, IntervalStats, Link, LinkConfig, Totals, Verdict,
+    CROSS_TRAFFIC_PACKET_BYTES, IPV4_UDP_OVERHEAD,
+};
+pub use relay::{Config, CrossTotals, Lateness, Netem, NetemHandle, Stopper, Summary};
 pub use units::{
     parse_buffer, parse_duration, parse_loss, parse_path, parse_rate, Buffer, PathSpec,
 };

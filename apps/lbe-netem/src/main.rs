@@ -37,9 +37,15 @@ struct Cli {
     /// Random loss probability on the bottleneck (0.01 or 1%).
     #[arg(long, value_parser = parse_loss, default_value = "0")]
     loss: f64,
-    /// Seed of the random loss.
+    /// Seed of the random loss and of the cross traffic.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Unresponsive cross traffic through the bottleneck at this mean rate
+    /// (e.g. 1mbit): 1450-byte datagrams with exponential gaps (Poisson
+    /// arrivals), discarded after the bottleneck. It breaks the loss
+    /// synchronisation that drop-tail imposes on a few long flows.
+    #[arg(long, value_parser = parse_rate)]
+    cross_traffic: Option<u64>,
     /// Write per-second JSON lines (queue, drops, delivered bytes) here.
     #[arg(long, value_name = "FILE")]
     stats: Option<PathBuf>,
@@ -167,6 +173,7 @@ fn main() -> ExitCode {
     config.down.loss = cli.loss;
     config.down.seed = cli.seed;
     config.down.overhead = cli.overhead;
+    config.down.cross_traffic_bps = cli.cross_traffic;
     config.up = LinkConfig {
         rate_bps: cli.reverse_rate,
         buffer: cli
@@ -175,6 +182,7 @@ fn main() -> ExitCode {
         loss: cli.reverse_loss,
         seed: cli.seed ^ 0x9e37_79b9_7f4a_7c15,
         overhead: cli.overhead,
+        cross_traffic_bps: None,
     };
     config.stats = cli.stats;
     config.spin = cli.spin;
@@ -199,13 +207,14 @@ fn main() -> ExitCode {
             .map(|(rtt, a)| format!("{a} (rtt {rtt:?})"))
             .collect();
         eprintln!(
-            "lbe-netem: {} -> {}: rate {} bit/s, buffer {} = {} B, loss {}, seed {}, overhead {} B/datagram",
+            "lbe-netem: {} -> {}: rate {} bit/s, buffer {} = {} B, loss {}, cross traffic {} bit/s, seed {}, overhead {} B/datagram",
             paths.join(", "),
             cli.upstream,
             cli.rate,
             cli.buffer,
             capacity,
             cli.loss,
+            cli.cross_traffic.unwrap_or(0),
             cli.seed,
             cli.overhead,
         );

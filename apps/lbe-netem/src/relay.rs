@@ -26,7 +26,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 use serde::Serialize;
 
-use crate::model::{IntervalStats, Link, LinkConfig, Totals, Verdict};
+use crate::model::{CrossTraffic, IntervalStats, Link, LinkConfig, Totals, Verdict};
 use crate::rx;
 use crate::timer::{set_min_timer_slack, set_realtime, TimerFd};
 use crate::units::{Buffer, PathSpec};
@@ -113,6 +113,15 @@ impl Config {
     }
 }
 
+/// Cross-traffic datagrams offered to the bottleneck, and how many it dropped.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CrossTotals {
+    /// Datagrams that arrived at the bottleneck.
+    pub packets: u64,
+    /// Of those, dropped (buffer full, or random loss).
+    pub drops: u64,
+}
+
 /// What happened over the whole run, returned when the emulator stops.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -130,6 +139,9 @@ pub struct Summary {
     pub send_errors: u64,
     /// Receive errors (e.g. ICMP port unreachable while no server runs).
     pub recv_errors: u64,
+    /// The cross traffic's datagrams (see [`crate::model::CrossTraffic`]);
+    /// they are counted in `down` too.
+    pub cross_traffic: CrossTotals,
     /// How late datagrams were sent on, against their due time, over the run.
     pub lateness_us: Lateness,
     /// How long datagrams waited in the emulator's sockets before it read
@@ -249,6 +261,8 @@ impl Netem {
         let relay = Relay {
             down: Link::new(&config.down),
             up: Link::new(&config.up),
+            cross: CrossTraffic::new(&config.down),
+            cross_totals: CrossTotals::default(),
             poll,
             timer,
             listeners,
@@ -380,6 +394,13 @@ struct DownItem {
     data: Vec<u8>,
 }
 
+/// What the bottleneck carries server→client: a flow's datagram, or one of
+/// the cross traffic's, which is discarded on delivery.
+enum Down {
+    Flow(DownItem),
+    Cross,
+}
+
 /// Client→server datagram: sent from the flow's upstream socket.
 struct UpItem {
     flow: u64,
@@ -416,8 +437,10 @@ struct StatsLine {
 struct Relay {
     config: Config,
     stop: Arc<AtomicBool>,
-    down: Link<DownItem>,
+    down: Link<Down>,
     up: Link<UpItem>,
+    cross: Option<CrossTraffic>,
+    cross_totals: CrossTotals,
     poll: Poll,
     timer: TimerFd,
     listeners: Vec<Listener>,
@@ -467,6 +490,7 @@ impl Relay {
             }
             let now = Instant::now();
             self.deliver_due(now);
+            self.inject_cross_traffic(now);
             if now >= next_stats {
                 if let Err(e) = self.write_stats(start, now) {
                     break Err(e);
@@ -481,6 +505,7 @@ impl Relay {
             let deadline = [
                 self.down.next_delivery(),
                 self.up.next_delivery(),
+                self.cross.as_mut().map(|c| c.next_arrival(now)),
                 Some(next_stats),
             ]
             .into_iter()
@@ -541,6 +566,7 @@ impl Relay {
             up: self.up.totals().clone(),
             send_errors: self.send_errors,
             recv_errors: self.recv_errors,
+            cross_traffic: self.cross_totals.clone(),
             lateness_us: Lateness::of(&self.late_total),
             rx_wait_us: Lateness::of(&self.rx_total),
         })
@@ -550,7 +576,10 @@ impl Relay {
     fn deliver_due(&mut self, now: Instant) {
         while let Some(d) = self.down.poll(now) {
             self.record_lateness(d.due);
-            let (item, payload) = (d.item, d.payload);
+            let (payload, item) = match d.item {
+                Down::Flow(item) => (d.payload, item),
+                Down::Cross => continue,
+            };
             let listener = &self.listeners[item.path];
             match listener.socket.send_to(&item.data, item.client) {
                 Ok(_) => {}
@@ -577,6 +606,23 @@ impl Relay {
                 log::debug!("send to upstream for {} failed: {e}", f.client);
                 self.send_errors += 1;
                 self.interval_send_errors += 1;
+            }
+        }
+    }
+
+    /// Offers the bottleneck every cross-traffic datagram due by `now`, at
+    /// its own arrival time.
+    fn inject_cross_traffic(&mut self, now: Instant) {
+        let Some(cross) = &mut self.cross else {
+            return;
+        };
+        while let Some(at) = cross.take_due(now) {
+            self.cross_totals.packets += 1;
+            if let Verdict::DroppedBuffer | Verdict::DroppedLoss =
+                self.down
+                    .enqueue(at, cross.payload(), Duration::ZERO, Down::Cross)
+            {
+                self.cross_totals.drops += 1;
             }
         }
     }
@@ -670,7 +716,7 @@ impl Relay {
                 client: flow.client,
                 data: self.buf[..n].to_vec(),
             };
-            match self.down.enqueue(now, n, flow.owd, item) {
+            match self.down.enqueue(now, n, flow.owd, Down::Flow(item)) {
                 Verdict::Queued { .. } => {}
                 Verdict::DroppedBuffer => flow.counters.down_drops_buffer += 1,
                 Verdict::DroppedLoss => flow.counters.down_drops_loss += 1,

@@ -340,6 +340,57 @@ fn random_loss_is_counted_separately() {
 /// guess. `scripts/flake-check.sh -n 10` (2026-11-23): elapsed min 50.6 /
 /// median 50.8 / max 55.1 ms.
 #[test]
+fn cross_traffic_passes_the_bottleneck_and_reaches_no_client() {
+    let server = EchoServer::start();
+    let mut config = Config::new(
+        localhost(),
+        server.addr,
+        2_000_000,
+        ms(10),
+        Buffer::Time(ms(100)),
+    );
+    config.down.cross_traffic_bps = Some(1_000_000);
+    let netem = Netem::spawn(config).unwrap();
+    let c = client();
+    c.set_read_timeout(Some(ms(200))).unwrap();
+    let started = Instant::now();
+    let mut echoes = 0;
+    while started.elapsed() < Duration::from_secs(1) {
+        let (_, reply) = round_trip(&c, netem.listen_addr(), b"ping");
+        assert!(reply.ends_with(b"|ping"), "{}", String::from_utf8_lossy(&reply));
+        echoes += 1;
+    }
+    // Nothing but the echoes came back.
+    c.set_read_timeout(Some(ms(100))).unwrap();
+    let mut buf = [0u8; 2048];
+    assert!(c.recv(&mut buf).is_err(), "a datagram beyond the echoes");
+    let summary = netem.stop().unwrap();
+    drop(server);
+
+    // 1 Mbit/s of 1450-byte datagrams: 86.2 per second on average.
+    let cross = &summary.cross_traffic;
+    let expected = summary.duration_s * 1e6 / (1450.0 * 8.0);
+    eprintln!(
+        "cross traffic: {} datagrams in {:.2} s (expected {expected:.0}), {} dropped; {echoes} echoes",
+        cross.packets, summary.duration_s, cross.drops
+    );
+    assert!(
+        (expected * 0.5..expected * 1.5).contains(&(cross.packets as f64)),
+        "{} cross-traffic datagrams, {expected:.0} expected",
+        cross.packets
+    );
+    // Half the link, a 100 ms buffer: nothing overflows.
+    assert_eq!(cross.drops, 0);
+    // The bottleneck carried both; what arrived left (a few may still be
+    // queued when the emulator stopped: at half the line rate the queue
+    // rarely holds more than a couple).
+    let down = &summary.down;
+    assert_eq!(down.arrived_packets, cross.packets + echoes);
+    assert!(down.delivered_packets <= down.arrived_packets);
+    assert!(down.delivered_packets + 10 >= down.arrived_packets, "{down:?}");
+}
+
+#[test]
 fn reverse_rate_limits_the_client_to_server_direction() {
     let server = EchoServer::start();
     let mut config = Config::new(
