@@ -35,6 +35,7 @@ tests=(
     "lbe-netem relay bottleneck_paces_at_the_rate_and_drops_at_the_tail"
     "lbe-netem relay added_delay_on_an_empty_queue_is_at_least_the_rtt"
     "lbe-netem relay reverse_rate_limits_the_client_to_server_direction"
+    "lbe-netem relay cross_traffic_passes_the_bottleneck_and_reaches_no_client"
     "quiche-lbe plugin_hooks plugin_sees_the_ack_delay_the_peer_reports"
     "quic-bulk e2e duration_mode_sends_for_the_given_time"
     "quiche-lbe pacing plugin_pacing_rate_spaces_the_datagrams"
