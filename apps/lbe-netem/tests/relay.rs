@@ -357,7 +357,11 @@ fn cross_traffic_passes_the_bottleneck_and_reaches_no_client() {
     let mut echoes = 0;
     while started.elapsed() < Duration::from_secs(1) {
         let (_, reply) = round_trip(&c, netem.listen_addr(), b"ping");
-        assert!(reply.ends_with(b"|ping"), "{}", String::from_utf8_lossy(&reply));
+        assert!(
+            reply.ends_with(b"|ping"),
+            "{}",
+            String::from_utf8_lossy(&reply)
+        );
         echoes += 1;
     }
     // Nothing but the echoes came back.
@@ -387,7 +391,10 @@ fn cross_traffic_passes_the_bottleneck_and_reaches_no_client() {
     let down = &summary.down;
     assert_eq!(down.arrived_packets, cross.packets + echoes);
     assert!(down.delivered_packets <= down.arrived_packets);
-    assert!(down.delivered_packets + 10 >= down.arrived_packets, "{down:?}");
+    assert!(
+        down.delivered_packets + 10 >= down.arrived_packets,
+        "{down:?}"
+    );
 }
 
 #[test]
