@@ -89,14 +89,15 @@ impl ServeArgs {
 }
 
 /// Refuses a background controller a live connection cannot be switched
-/// to. `cubic` is accepted: it is what connections already run.
+/// to. Plain `cubic` is accepted: it is what connections already run (with
+/// quiche's defaults, so not `cubic:rollback=off`).
 pub fn check_background_cc(spec: &CcSpec) -> Result<(), Error> {
-    if spec.plugin().is_some() || spec.name() == "cubic" {
+    if spec.plugin().is_some() || spec.as_str() == "cubic" {
         return Ok(());
     }
     Err(Error::new(format!(
-        "--background-cc '{spec}': quiche cannot switch a live connection to its own '{}'; use one of the plug-ins (ledbatpp, ledbat, cdg, fixed) or cubic",
-        spec.name()
+        "--background-cc '{spec}': quiche cannot switch a live connection to its own '{}'; use one of the plug-ins (ledbatpp, ledbat, cdg, fixed) or plain cubic",
+        spec.as_str()
     )))
 }
 
@@ -646,7 +647,7 @@ mod tests {
         ] {
             check_background_cc(&ok.parse().unwrap()).unwrap();
         }
-        for bad in ["reno", "bbr2"] {
+        for bad in ["reno", "bbr2", "cubic:rollback=off"] {
             let e = check_background_cc(&bad.parse().unwrap()).unwrap_err();
             assert!(e.to_string().contains("cannot switch"), "{e}");
         }
