@@ -15,15 +15,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
-use std::time::Instant;
 
-use lbe_cc::fixed::Fixed;
-use lbe_cc::fixed::FixedConfig;
-use lbe_cc::AckEvent;
-use lbe_cc::CongestionController;
-use lbe_cc::LossEvent;
-use lbe_cc::PathInfo;
-use lbe_cc::Snapshot;
 use quiche_lbe::endpoint::client;
 use quiche_lbe::endpoint::client::ClientApp;
 use quiche_lbe::endpoint::client::ClientOptions;
@@ -36,6 +28,9 @@ use quiche_lbe::tls;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 use quiche_lbe::PluginFactory;
+
+mod common;
+use common::TestFixed;
 
 const ALPN: &[&[u8]] = &[b"lbe-pacing-test"];
 /// The download: about 45 full datagrams.
@@ -53,56 +48,8 @@ fn pattern(offset: usize) -> u8 {
 
 /// A fixed window of 40 datagrams (never the limit here) and a fixed
 /// pacing rate.
-#[derive(Debug)]
-struct PacedFixed {
-    inner: Fixed,
-    rate: u64,
-}
-
-impl CongestionController for PacedFixed {
-    fn name(&self) -> &'static str {
-        "paced-fixed"
-    }
-    fn on_packet_sent(&mut self, now: Instant, bytes: u64, in_flight: u64) {
-        self.inner.on_packet_sent(now, bytes, in_flight)
-    }
-    fn on_ack(&mut self, ack: &AckEvent<'_>) {
-        self.inner.on_ack(ack)
-    }
-    fn on_congestion_event(&mut self, loss: &LossEvent) {
-        self.inner.on_congestion_event(loss)
-    }
-    fn on_persistent_congestion(&mut self, now: Instant) {
-        self.inner.on_persistent_congestion(now)
-    }
-    fn checkpoint(&mut self) {}
-    fn rollback(&mut self) -> bool {
-        false
-    }
-    fn on_mtu_change(&mut self, mds: u64) {
-        self.inner.on_mtu_change(mds)
-    }
-    fn window(&self) -> u64 {
-        self.inner.window()
-    }
-    fn pacing_rate(&self) -> Option<u64> {
-        Some(self.rate)
-    }
-    fn state(&self, now: Instant) -> &'static str {
-        self.inner.state(now)
-    }
-    fn snapshot(&self) -> Snapshot {
-        self.inner.snapshot()
-    }
-}
-
 fn paced_fixed_factory() -> Arc<PluginFactory> {
-    PluginFactory::from_fn(|path: PathInfo| {
-        Box::new(PacedFixed {
-            inner: Fixed::new(FixedConfig { packets: 40 }, path),
-            rate: RATE,
-        }) as Box<dyn CongestionController>
-    })
+    TestFixed::factory(40, Some(RATE), None)
 }
 
 /// What the server saw of its one connection.

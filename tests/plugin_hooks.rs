@@ -10,18 +10,13 @@ use std::sync::Mutex;
 use std::time::Duration;
 use std::time::Instant;
 
-use lbe_cc::fixed::Fixed;
-use lbe_cc::fixed::FixedConfig;
-use lbe_cc::AckEvent;
-use lbe_cc::CongestionController;
-use lbe_cc::LossEvent;
-use lbe_cc::PathInfo;
 use lbe_cc::RttInfo;
-use lbe_cc::Snapshot;
 use quiche_lbe::qlog::Role;
 use quiche_lbe::tls;
 use quiche_lbe::CcSpec;
-use quiche_lbe::PluginFactory;
+
+mod common;
+use common::TestFixed;
 
 const ALPN: &[&[u8]] = &[b"lbe-test"];
 const MSS: u64 = tls::MAX_DATAGRAM_SIZE as u64;
@@ -267,47 +262,6 @@ fn fixed_window_plugin_bounds_bytes_in_flight() {
     assert!(cubic_peak > 8 * MSS, "cubic peaked at {cubic_peak}");
 }
 
-/// Records the RTT information of every ACK it is given.
-#[derive(Debug)]
-struct Recorder {
-    inner: Fixed,
-    seen: Arc<Mutex<Vec<RttInfo>>>,
-}
-
-impl CongestionController for Recorder {
-    fn name(&self) -> &'static str {
-        "recorder"
-    }
-    fn on_packet_sent(&mut self, now: Instant, bytes: u64, in_flight: u64) {
-        self.inner.on_packet_sent(now, bytes, in_flight)
-    }
-    fn on_ack(&mut self, ack: &AckEvent<'_>) {
-        self.seen.lock().unwrap().push(ack.rtt);
-    }
-    fn on_congestion_event(&mut self, loss: &LossEvent) {
-        self.inner.on_congestion_event(loss)
-    }
-    fn on_persistent_congestion(&mut self, now: Instant) {
-        self.inner.on_persistent_congestion(now)
-    }
-    fn checkpoint(&mut self) {}
-    fn rollback(&mut self) -> bool {
-        false
-    }
-    fn on_mtu_change(&mut self, mds: u64) {
-        self.inner.on_mtu_change(mds)
-    }
-    fn window(&self) -> u64 {
-        self.inner.window()
-    }
-    fn state(&self, now: Instant) -> &'static str {
-        self.inner.state(now)
-    }
-    fn snapshot(&self) -> Snapshot {
-        self.inner.snapshot()
-    }
-}
-
 /// Real time on loopback. `scripts/flake-check.sh -n 10` (2026-11-23): share
 /// of RTT samples with an ACK delay 1 / 1 / 1 (min / median / max), longest
 /// ACK delay 19.8 / 20.1 / 22.6 ms with a 20 ms hold. Bars: share ≥ 0.9,
@@ -316,15 +270,7 @@ impl CongestionController for Recorder {
 fn plugin_sees_the_ack_delay_the_peer_reports() {
     let dir = tempdir("ackdelay");
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let recorder = {
-        let seen = seen.clone();
-        PluginFactory::from_fn(move |path: PathInfo| {
-            Box::new(Recorder {
-                inner: Fixed::new(FixedConfig { packets: 64 }, path),
-                seen: seen.clone(),
-            }) as Box<dyn CongestionController>
-        })
-    };
+    let recorder = TestFixed::factory(64, None, Some(seen.clone()));
     let mut config = server_config("cubic");
     config.set_custom_congestion_control(Some(recorder));
 
