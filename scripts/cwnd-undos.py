@@ -32,18 +32,25 @@ def windows(path):
                 event = json.loads(line)
             except json.JSONDecodeError as e:
                 sys.exit(f"cwnd-undos: {path}:{n}: not a JSON-SEQ qlog record ({e.msg})")
-            name = event.get("name", "")
-            if name.endswith("recovery_metrics_updated"):
-                cwnd = event.get("data", {}).get("congestion_window")
-                if cwnd is not None:
+            if not isinstance(event, dict):
+                continue
+            name = str(event.get("name", ""))
+            # quiche: "quic:recovery_metrics_updated"; qlog 0.3 drafts and
+            # quic-go: "recovery:metrics_updated".
+            if name.endswith("metrics_updated"):
+                data = event.get("data")
+                cwnd = data.get("congestion_window") if isinstance(data, dict) else None
+                if isinstance(cwnd, (int, float)):
                     yield event.get("time", 0.0), cwnd
 
 
 def count(path):
     reductions = undos = 0
+    seen = False
     previous = None
     before_reduction = None
     for _, cwnd in windows(path):
+        seen = True
         if previous is not None:
             if cwnd < previous:
                 reductions += 1
@@ -52,6 +59,8 @@ def count(path):
                 undos += 1
                 before_reduction = None
         previous = cwnd
+    if not seen:
+        sys.exit(f"cwnd-undos: {path}: no congestion_window in any metrics_updated event (a sender's qlog is needed)")
     return reductions, undos
 
 
@@ -63,6 +72,8 @@ def main(paths):
             reductions, undos = count(path)
         except OSError as e:
             sys.exit(f"cwnd-undos: {path}: {e.strerror}")
+        except UnicodeDecodeError:
+            sys.exit(f"cwnd-undos: {path}: not UTF-8 text, so not a JSON-SEQ qlog")
         share = f"{undos / reductions:.0%}" if reductions else "-"
         print(f"{path}: {reductions} reductions, {undos} undone ({share})")
 
