@@ -89,10 +89,10 @@ impl ServeArgs {
 }
 
 /// Refuses a background controller a live connection cannot be switched
-/// to. Plain `cubic` is accepted: it is what connections already run (with
-/// quiche's defaults, so not `cubic:rollback=off`).
+/// to. `cubic` with quiche's defaults is accepted: it is what connections
+/// already run (so not `cubic:rollback=off`).
 pub fn check_background_cc(spec: &CcSpec) -> Result<(), Error> {
-    if spec.plugin().is_some() || spec.as_str() == "cubic" {
+    if spec.plugin().is_some() || (spec.name() == "cubic" && spec.cubic_rollback()) {
         return Ok(());
     }
     Err(Error::new(format!(
@@ -644,6 +644,7 @@ mod tests {
             "cdg",
             "fixed:packets=4",
             "cubic",
+            "cubic:rollback=on",
         ] {
             check_background_cc(&ok.parse().unwrap()).unwrap();
         }
