@@ -38,8 +38,8 @@ pub mod text;
 pub mod units;
 
 pub use analysis::{
-    analyze, jain_index, summary_parts, Analysis, FlowInput, Options, SummaryParts, TimeBase,
-    Window,
+    analyze, analyze_in_memory, jain_index, summary_parts, Analysis, FlowInput, MemoryFlow,
+    Options, SummaryParts, TimeBase, Window,
 };
 pub use error::{Error, Warning};
 pub use flow::{FlowAnalysis, FlowSummary, GoodputMethod, QueuingDelayStats, RttStats};

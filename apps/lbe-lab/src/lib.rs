@@ -4,6 +4,7 @@
 
 pub mod run;
 pub mod scenario;
+pub mod sim;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;

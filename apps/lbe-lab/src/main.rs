@@ -1,4 +1,4 @@
-//! `lbe-lab run SCENARIO.toml --out DIR`, `lbe-lab check SCENARIO.toml`.
+//! `lbe-lab run SCENARIO.toml --out DIR [--sim]`, `lbe-lab check SCENARIO.toml`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +24,10 @@ enum Command {
         scenario: PathBuf,
         #[arg(long)]
         out: PathBuf,
+        /// Run it in the deterministic simulator (virtual time, seconds for
+        /// minutes of scenario) instead of in real time through lbe-netem.
+        #[arg(long)]
+        sim: bool,
         /// Skip the HTML report and plots.
         #[arg(long)]
         no_report: bool,
@@ -33,6 +37,25 @@ enum Command {
     },
     /// Check a scenario file without running it.
     Check { scenario: Vec<PathBuf> },
+}
+
+fn print_flow(name: &str, cc: &str, figures: &qlog_analysis::FlowSummary) {
+    println!(
+        "{:<12} {:<24} {:>14} RTT p50 {:>7.1} ms  queue mean {:>6.1} ms",
+        name,
+        cc,
+        lbe_units::fmt_rate(figures.goodput_bps),
+        figures.rtt_ms.p50.unwrap_or(f64::NAN),
+        figures.queuing_delay_ms.mean.unwrap_or(f64::NAN)
+    );
+}
+
+fn print_totals(utilization: Option<f64>, jain_index: Option<f64>) {
+    println!(
+        "utilization {}  jain {}",
+        utilization.map_or("-".into(), |u| format!("{u:.3}")),
+        jain_index.map_or("-".into(), |j| format!("{j:.3}"))
+    );
 }
 
 fn main() -> ExitCode {
@@ -46,6 +69,26 @@ fn main() -> ExitCode {
         Command::Run {
             scenario,
             out,
+            sim: true,
+            no_report,
+            quiet,
+        } => {
+            let log = move |line: &str| {
+                if !quiet {
+                    eprintln!("{line}");
+                }
+            };
+            lbe_lab::sim::run_file(&scenario, &out, !no_report, &log).map(|summary| {
+                for f in &summary.flows {
+                    print_flow(&f.name, &f.cc, &f.figures);
+                }
+                print_totals(summary.utilization, summary.jain_index);
+            })
+        }
+        Command::Run {
+            scenario,
+            out,
+            sim: false,
             no_report,
             quiet,
         } => quiche_lbe::cli::stop_on_signals()
@@ -59,22 +102,9 @@ fn main() -> ExitCode {
                 };
                 let summary = lbe_lab::run_file(&scenario, &out, !no_report, &stop, &log)?;
                 for f in &summary.flows {
-                    println!(
-                        "{:<12} {:<24} {:>14} RTT p50 {:>7.1} ms  queue mean {:>6.1} ms",
-                        f.name,
-                        f.cc,
-                        lbe_units::fmt_rate(f.figures.goodput_bps),
-                        f.figures.rtt_ms.p50.unwrap_or(f64::NAN),
-                        f.figures.queuing_delay_ms.mean.unwrap_or(f64::NAN)
-                    );
+                    print_flow(&f.name, &f.cc, &f.figures);
                 }
-                println!(
-                    "utilization {}  jain {}",
-                    summary
-                        .utilization
-                        .map_or("-".into(), |u| format!("{u:.3}")),
-                    summary.jain_index.map_or("-".into(), |j| format!("{j:.3}"))
-                );
+                print_totals(summary.utilization, summary.jain_index);
                 Ok(())
             }),
     };
