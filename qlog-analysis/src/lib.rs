@@ -36,6 +36,7 @@ pub mod series;
 pub mod synth;
 pub mod text;
 pub mod units;
+pub mod xy;
 
 pub use analysis::{
     analyze, analyze_in_memory, jain_index, summary_parts, Analysis, FlowInput, MemoryFlow,

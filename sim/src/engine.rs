@@ -11,6 +11,8 @@ use qlog_analysis::MemoryFlow;
 use qlog_analysis::Role;
 use serde::Serialize;
 
+use quiche_lbe::lbe_cc::rng::SplitMix64;
+
 use crate::ack::AckPolicy;
 use crate::ack::Received;
 use crate::record::Recorder;
@@ -28,30 +30,6 @@ const INITIAL_RTT: Duration = Duration::from_millis(333);
 const MAX_ACK_DELAY: Duration = Duration::from_millis(25);
 /// How early our apps release a paced datagram (`quiche_lbe::endpoint::RELEASE_SLACK`).
 const RELEASE_SLACK: Duration = Duration::from_millis(1);
-
-/// Builds quiche's own Reno or CUBIC through patch 0003.
-pub(crate) fn builtin(
-    spec: &quiche_lbe::CcSpec,
-    max_datagram: usize,
-    initial_window_packets: usize,
-) -> Result<Box<dyn quiche::CongestionControl>, String> {
-    let algorithm = match spec.name() {
-        "cubic" => quiche::CongestionControlAlgorithm::CUBIC,
-        "reno" => quiche::CongestionControlAlgorithm::Reno,
-        "bbr2" => {
-            return Err(
-                "bbr2 runs on quiche's gcongestion recovery (its own loss detection and pacer), which the simulator does not model: run it in real time (lbe-lab run without --sim)"
-                    .to_string(),
-            )
-        }
-        other => return Err(format!("the simulator cannot run '{other}'")),
-    };
-    let _ = (algorithm, max_datagram, initial_window_packets);
-    Err(format!(
-        "the simulator cannot run quiche's own '{}' yet",
-        spec.name()
-    ))
-}
 
 #[derive(Debug)]
 enum Ev {
@@ -166,6 +144,8 @@ struct Sim<'a> {
     link_due: Option<Instant>,
     flows: Vec<FlowState>,
     events: u64,
+    /// Draws the endpoints' wake-up latencies.
+    rng: SplitMix64,
 }
 
 fn ms(d: Duration) -> f32 {
@@ -208,6 +188,7 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         link_due: None,
         flows: Vec::new(),
         events: 0,
+        rng: SplitMix64::new(config.seed ^ 0x5eed_1a7e_0c10_c4a1),
     };
     for (i, (f, cc)) in config.flows.iter().zip(controllers).enumerate() {
         let limit = match f.end {
@@ -266,6 +247,14 @@ impl Sim<'_> {
         });
     }
 
+    /// One wake-up latency of an endpoint's loop: exponential with mean
+    /// [`Config::host_latency`], from the run's seed, so that seeds differ
+    /// as repeated lab runs do (see [`crate::HOST_LATENCY`]).
+    fn wake_latency(&mut self) -> Duration {
+        let u = self.rng.next_f64();
+        self.config.host_latency.mul_f64(-(1.0 - u).ln())
+    }
+
     fn t_ms(&self, now: Instant) -> f64 {
         now.saturating_duration_since(self.epoch).as_secs_f64() * 1e3
     }
@@ -310,7 +299,8 @@ impl Sim<'_> {
                     let first = f.inbox.is_empty();
                     f.inbox.push(frame);
                     if first {
-                        self.push(at + self.config.host_latency, Ev::SenderWake(flow));
+                        let wake = at + self.wake_latency();
+                        self.push(wake, Ev::SenderWake(flow));
                     }
                 }
                 Ev::SenderWake(i) => {
@@ -404,7 +394,7 @@ impl Sim<'_> {
                 AckPolicy::Immediate => {
                     if !r.wake_scheduled {
                         r.wake_scheduled = true;
-                        let at = now + self.config.host_latency;
+                        let at = now + self.wake_latency();
                         self.push(at, Ev::ReceiverWake(i));
                     }
                 }

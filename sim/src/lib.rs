@@ -84,12 +84,14 @@ pub struct Config {
     pub flows: Vec<Flow>,
     /// The analysis window; the whole run when `None`.
     pub window: Option<(Duration, Duration)>,
-    /// Seeds the bottleneck's random loss.
+    /// Seeds the bottleneck's random loss and the endpoints' wake-up
+    /// latencies.
     pub seed: u64,
     pub ack_policy: AckPolicy,
     pub framing: Framing,
-    /// How long an endpoint's event loop takes to wake after a datagram
-    /// arrives: it then handles everything that arrived meanwhile (the
+    /// How long, on average, an endpoint's event loop takes to wake after a
+    /// datagram arrives (each wake-up draws from an exponential distribution
+    /// with this mean): it then handles everything that arrived meanwhile (the
     /// receiver acknowledges it with one ACK, the sender takes every ACK in
     /// before it sends again). See [`HOST_LATENCY`].
     pub host_latency: Duration,
@@ -105,27 +107,57 @@ pub struct Config {
 /// latency every ACK frees exactly one packet's worth of window, so a
 /// partial packet stays partial for ever: 4 % of the simulated datagrams
 /// were full-sized and utilisation was 0.83 against the lab's 0.89.
-/// Utilisation by latency (LEDBAT++ alone at base RTT 20 / 50 / 100 ms;
-/// lab 0.888 / 0.880 / 0.870): 0 µs 0.828 / 0.849 / 0.860; 100 µs
-/// 0.838 / 0.861 / 0.862; 200 µs 0.872 / 0.873 / 0.864; 300 µs
+/// Utilisation by a fixed latency (LEDBAT++ alone at base RTT
+/// 20 / 50 / 100 ms; lab 0.888 / 0.880 / 0.870): 0 µs 0.828 / 0.849 / 0.860;
+/// 100 µs 0.838 / 0.861 / 0.862; 200 µs 0.872 / 0.873 / 0.864; 300 µs
 /// 0.885 / 0.876 / 0.863; 500 µs 0.889 / 0.877 / 0.863. 300 µs is the
-/// smallest within 0.01 of all three (the lbe-netem README measured endpoint
-/// wake-ups of 169 µs p50, 1.8 ms p99 on a loaded machine).
+/// smallest within 0.01 of all three. The lbe-netem README measured endpoint
+/// wake-ups of 169 µs p50 and 1.8 ms p99 on a loaded machine: a long tail,
+/// so each wake-up draws from an exponential distribution with that mean
+/// (0.901 / 0.886 alone at 20 / 50 ms). The randomness matters where flows
+/// compete through a drop-tail queue: with a fixed latency the simulator
+/// shows ns-2's phase effects (two Reno flows on 10 Mbit/s, 50 ms buffer:
+/// the first kept 0.55-0.69 of the link over 5 seeds, the lab 0.50); with
+/// the exponential draw 0.48-0.69 (0.48, 0.56, 0.69, 0.57).
 pub const HOST_LATENCY: Duration = Duration::from_micros(300);
 
 /// How long a flow may run past its stop time (or, counting bytes, past its
 /// start) before the run gives up on it: `lbe-lab`'s grace.
 pub const GRACE: Duration = Duration::from_secs(120);
 
-/// Builds the controller a spec names, as quiche would install it.
+/// Builds the controller a spec names, as quiche would install it: a
+/// plug-in through its factory (the adapter quiche runs), quiche's Reno or
+/// CUBIC through patch 0003. BBRv2 runs on quiche's other recovery
+/// (gcongestion: its own loss detection and pacer) and is not simulated.
 pub fn controller(
     spec: &quiche_lbe::CcSpec,
     framing: &Framing,
-) -> Result<Box<dyn quiche::CongestionControl>, String> {
+) -> Result<sender::Controller, String> {
     /// quiche's `DEFAULT_INITIAL_CONGESTION_WINDOW_PACKETS`, which our apps keep.
     const INITIAL_WINDOW_PACKETS: usize = 10;
     if let Some(factory) = spec.factory() {
-        return Ok(factory.new_congestion_control(framing.max_datagram, INITIAL_WINDOW_PACKETS));
+        return Ok(sender::Controller::Plugin(
+            factory.new_congestion_control(framing.max_datagram, INITIAL_WINDOW_PACKETS),
+        ));
     }
-    engine::builtin(spec, framing.max_datagram, INITIAL_WINDOW_PACKETS)
+    let algorithm = match spec.name() {
+        "cubic" => quiche::CongestionControlAlgorithm::CUBIC,
+        "reno" => quiche::CongestionControlAlgorithm::Reno,
+        "bbr2" => {
+            return Err("bbr2 runs on quiche's gcongestion recovery (its own loss detection and pacer), which the simulator does not model: run it in real time (lbe-lab run without --sim)".to_string())
+        }
+        other => return Err(format!("the simulator cannot run '{other}'")),
+    };
+    let options = quiche::BuiltinCongestionControlOptions {
+        cubic_rollback: spec.cubic_rollback(),
+        ..quiche::BuiltinCongestionControlOptions::default()
+    };
+    quiche::BuiltinCongestionControl::new(
+        algorithm,
+        framing.max_datagram,
+        INITIAL_WINDOW_PACKETS,
+        options,
+    )
+    .map(|c| sender::Controller::Builtin(Box::new(c)))
+    .map_err(|e| format!("{}: quiche refused it: {e}", spec.as_str()))
 }

@@ -108,9 +108,36 @@ pub struct AckOutcome {
     pub spurious: u64,
 }
 
+/// A congestion controller as the sender drives it.
+pub enum Controller {
+    /// A plug-in, through quiche's `CongestionControl` as quiche drives it
+    /// (patch 0001's `CUSTOM` hooks).
+    Plugin(Box<dyn quiche::CongestionControl>),
+    /// quiche's own Reno or CUBIC (patch 0003), driven by its calling
+    /// contract: packet numbers, the loss count, the controller's own
+    /// recovery period and PRR's allowance.
+    Builtin(Box<quiche::BuiltinCongestionControl>),
+}
+
+impl Controller {
+    fn cc(&self) -> &dyn quiche::CongestionControl {
+        match self {
+            Controller::Plugin(c) => c.as_ref(),
+            Controller::Builtin(c) => c.as_ref(),
+        }
+    }
+
+    fn cc_mut(&mut self) -> &mut dyn quiche::CongestionControl {
+        match self {
+            Controller::Plugin(c) => c.as_mut(),
+            Controller::Builtin(c) => c.as_mut(),
+        }
+    }
+}
+
 /// The sending end of one flow.
 pub struct Sender {
-    cc: Box<dyn quiche::CongestionControl>,
+    cc: Controller,
     pub rtt: RttEstimator,
     framing: Framing,
     /// Sent, neither acknowledged nor declared lost.
@@ -141,7 +168,7 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(
-        cc: Box<dyn quiche::CongestionControl>,
+        cc: Controller,
         rtt: RttEstimator,
         framing: Framing,
         limit: DataLimit,
@@ -176,7 +203,7 @@ impl Sender {
     }
 
     pub fn cc(&self) -> &dyn quiche::CongestionControl {
-        self.cc.as_ref()
+        self.cc.cc()
     }
 
     pub fn bytes_in_flight(&self) -> usize {
@@ -219,10 +246,13 @@ impl Sender {
         }
     }
 
+    /// quiche's `cwnd_available()`: the window's room, plus PRR's allowance
+    /// during a built-in's recovery.
     fn cwnd_available(&self) -> usize {
-        self.cc
-            .congestion_window()
-            .saturating_sub(self.bytes_in_flight)
+        match &self.cc {
+            Controller::Builtin(c) => c.cwnd_available(self.bytes_in_flight),
+            Controller::Plugin(c) => c.congestion_window().saturating_sub(self.bytes_in_flight),
+        }
     }
 
     /// Builds the next datagram, if the window (or a PTO probe) and the data
@@ -274,7 +304,10 @@ impl Sender {
         let pn = self.next_pn;
         self.next_pn += 1;
         self.sent_packets += 1;
-        self.cc.on_packet_sent(size, self.bytes_in_flight, now);
+        match &mut self.cc {
+            Controller::Builtin(c) => c.on_packet_sent_numbered(pn, size, self.bytes_in_flight, now),
+            Controller::Plugin(c) => c.on_packet_sent(size, self.bytes_in_flight, now),
+        }
         self.bytes_in_flight += size;
         self.last_ack_eliciting_sent = Some(now);
         self.outstanding.insert(
@@ -297,7 +330,7 @@ impl Sender {
     /// The pacer of patch 0001 (`Pacer::on_packet_sent`).
     fn pace(&mut self, size: usize, now: Instant) -> Option<Instant> {
         let rate = if self.pacing {
-            self.cc.pacing_rate().filter(|&r| r > 0)
+            self.cc.cc().pacing_rate().filter(|&r| r > 0)
         } else {
             None
         };
@@ -312,8 +345,15 @@ impl Sender {
         Some(release)
     }
 
+    /// Whether a packet sent at `time_sent` was sent within the current
+    /// recovery period (quiche's `in_congestion_recovery`). A built-in keeps
+    /// its own (CUBIC moves the start); for a plug-in it is the time of the
+    /// last congestion event that started one, as patch 0001's hook sets it.
     fn in_recovery(&self, time_sent: Instant) -> bool {
-        self.recovery_start.is_some_and(|s| time_sent <= s)
+        match &self.cc {
+            Controller::Builtin(c) => c.in_congestion_recovery(time_sent),
+            Controller::Plugin(_) => self.recovery_start.is_some_and(|s| time_sent <= s),
+        }
     }
 
     /// Processes an ACK frame: `ranges` inclusive and ascending, `ack_delay`
@@ -355,7 +395,7 @@ impl Sender {
             }
         }
         if spurious_in_flight {
-            self.cc.rollback();
+            self.cc.cc_mut().rollback();
         }
         if newly.is_empty() {
             return out;
@@ -382,6 +422,7 @@ impl Sender {
             .collect();
         let rtt = self.rtt.estimate(now);
         self.cc
+            .cc_mut()
             .on_packets_acked(&acked, &rtt, self.bytes_in_flight, now);
         let acked_bytes: usize = newly.iter().map(|(_, p)| p.size).sum();
         self.bytes_in_flight = self.bytes_in_flight.saturating_sub(acked_bytes);
@@ -416,13 +457,24 @@ impl Sender {
             }
         }
         if let Some(time_sent) = largest_lost_time_sent {
-            if !self.in_recovery(time_sent) {
-                self.cc.checkpoint();
+            let new_period = !self.in_recovery(time_sent);
+            if new_period {
+                self.cc.cc_mut().checkpoint();
             }
-            self.cc
-                .congestion_event(lost_bytes, time_sent, self.bytes_in_flight, now);
-            if !self.in_recovery(time_sent) {
-                self.recovery_start = Some(now);
+            match &mut self.cc {
+                Controller::Builtin(c) => c.on_packets_lost(
+                    lost.len(),
+                    lost_bytes,
+                    Some(time_sent),
+                    self.bytes_in_flight,
+                    now,
+                ),
+                Controller::Plugin(c) => {
+                    c.congestion_event(lost_bytes, time_sent, self.bytes_in_flight, now);
+                    if new_period {
+                        self.recovery_start = Some(now);
+                    }
+                }
             }
             self.bytes_in_flight = self.bytes_in_flight.saturating_sub(lost_bytes);
         }
@@ -479,6 +531,6 @@ impl Sender {
 
     /// The controller's state for qlog.
     pub fn state(&self, now: Instant) -> &'static str {
-        self.cc.state_str(now)
+        self.cc.cc().state_str(now)
     }
 }

@@ -5,6 +5,7 @@
 pub mod run;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;

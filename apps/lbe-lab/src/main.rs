@@ -1,4 +1,6 @@
-//! `lbe-lab run SCENARIO.toml --out DIR [--sim]`, `lbe-lab check SCENARIO.toml`.
+//! `lbe-lab run SCENARIO.toml --out DIR [--sim]`, `lbe-lab check SCENARIO.toml`,
+//! `lbe-lab sweep SWEEP.toml --out DIR [--jobs N] [--shard I/N] [--real]`,
+//! `lbe-lab merge DIR... --out DIR`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,6 +39,35 @@ enum Command {
     },
     /// Check a scenario file without running it.
     Check { scenario: Vec<PathBuf> },
+    /// Run a grid of scenarios (a sweep file) in the simulator; write
+    /// results.json, results.csv and figures/ into DIR.
+    Sweep {
+        sweep: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Simulations run in parallel (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only the runs numbered I modulo N (I from 0): one task of a
+        /// Slurm job array or a Kubernetes Indexed Job; `lbe-lab merge`
+        /// combines the shards.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<lbe_lab::sweep::Shard>,
+        /// Run in real time through lbe-netem, one run at a time, each
+        /// into DIR/runs/<index>/.
+        #[arg(long)]
+        real: bool,
+        /// Print only errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Combine the shards of a sweep into one results.json, results.csv
+    /// and figures/ (the same as running it unsharded).
+    Merge {
+        dirs: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 fn print_flow(name: &str, cc: &str, figures: &qlog_analysis::FlowSummary) {
@@ -65,6 +96,50 @@ fn main() -> ExitCode {
             let s = lbe_lab::scenario::load(p)?;
             println!("{}: ok, {} flows", p.display(), s.flows.len());
             Ok(())
+        }),
+        Command::Sweep {
+            sweep,
+            out,
+            jobs,
+            shard,
+            real,
+            quiet,
+        } => quiche_lbe::cli::stop_on_signals()
+            .map_err(|e| e.to_string())
+            .and_then(|stop| {
+                let sweep = lbe_lab::sweep::load(&sweep)?;
+                let jobs = jobs.unwrap_or_else(|| {
+                    std::thread::available_parallelism().map_or(1, |n| n.get())
+                });
+                if jobs == 0 {
+                    return Err("--jobs must be at least 1".to_string());
+                }
+                let start = std::time::Instant::now();
+                let log = move |line: &str| {
+                    if !quiet {
+                        eprintln!("[{:6.1}s] {line}", start.elapsed().as_secs_f64());
+                    }
+                };
+                if !quiet {
+                    eprintln!(
+                        "sweep '{}': {} runs{}",
+                        sweep.name,
+                        sweep.len(),
+                        shard.map_or(String::new(), |s| format!(", shard {}/{}", s.index, s.count))
+                    );
+                }
+                let options = lbe_lab::sweep::Options { jobs, shard, real };
+                let r = lbe_lab::sweep::run(&sweep, &out, &options, &stop, &log)?;
+                println!("{} runs → {}", r.runs.len(), out.join("results.json").display());
+                Ok(())
+            }),
+        Command::Merge { dirs, out } => lbe_lab::sweep::merge(&dirs, &out).map(|r| {
+            println!(
+                "{} runs of '{}' → {}",
+                r.runs.len(),
+                r.sweep,
+                out.join("results.json").display()
+            );
         }),
         Command::Run {
             scenario,
