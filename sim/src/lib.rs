@@ -136,9 +136,10 @@ pub fn controller(
     /// quiche's `DEFAULT_INITIAL_CONGESTION_WINDOW_PACKETS`, which our apps keep.
     const INITIAL_WINDOW_PACKETS: usize = 10;
     if let Some(factory) = spec.factory() {
-        return Ok(sender::Controller::Plugin(
-            factory.new_congestion_control(framing.max_datagram, INITIAL_WINDOW_PACKETS),
-        ));
+        return Ok(sender::Controller::Plugin(factory.new_congestion_control(
+            framing.max_datagram,
+            INITIAL_WINDOW_PACKETS,
+        )));
     }
     let algorithm = match spec.name() {
         "cubic" => quiche::CongestionControlAlgorithm::CUBIC,

@@ -305,7 +305,9 @@ impl Sender {
         self.next_pn += 1;
         self.sent_packets += 1;
         match &mut self.cc {
-            Controller::Builtin(c) => c.on_packet_sent_numbered(pn, size, self.bytes_in_flight, now),
+            Controller::Builtin(c) => {
+                c.on_packet_sent_numbered(pn, size, self.bytes_in_flight, now)
+            }
             Controller::Plugin(c) => c.on_packet_sent(size, self.bytes_in_flight, now),
         }
         self.bytes_in_flight += size;

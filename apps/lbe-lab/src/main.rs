@@ -108,9 +108,8 @@ fn main() -> ExitCode {
             .map_err(|e| e.to_string())
             .and_then(|stop| {
                 let sweep = lbe_lab::sweep::load(&sweep)?;
-                let jobs = jobs.unwrap_or_else(|| {
-                    std::thread::available_parallelism().map_or(1, |n| n.get())
-                });
+                let jobs = jobs
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
                 if jobs == 0 {
                     return Err("--jobs must be at least 1".to_string());
                 }
@@ -125,12 +124,19 @@ fn main() -> ExitCode {
                         "sweep '{}': {} runs{}",
                         sweep.name,
                         sweep.len(),
-                        shard.map_or(String::new(), |s| format!(", shard {}/{}", s.index, s.count))
+                        shard.map_or(String::new(), |s| format!(
+                            ", shard {}/{}",
+                            s.index, s.count
+                        ))
                     );
                 }
                 let options = lbe_lab::sweep::Options { jobs, shard, real };
                 let r = lbe_lab::sweep::run(&sweep, &out, &options, &stop, &log)?;
-                println!("{} runs → {}", r.runs.len(), out.join("results.json").display());
+                println!(
+                    "{} runs → {}",
+                    r.runs.len(),
+                    out.join("results.json").display()
+                );
                 Ok(())
             }),
         Command::Merge { dirs, out } => lbe_lab::sweep::merge(&dirs, &out).map(|r| {

@@ -180,9 +180,9 @@ pub fn load(path: &Path) -> Result<Sweep, String> {
 pub fn parse(path: &Path, text: &str) -> Result<Sweep, String> {
     let p = path.display().to_string();
     let mut doc: Table = text.parse().map_err(|e: toml::de::Error| {
-        let line = e
-            .span()
-            .map_or(1, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let line = e.span().map_or(1, |s| {
+            text[..s.start.min(text.len())].matches('\n').count() + 1
+        });
         format!("{p}:{line}: {}", e.message().trim())
     })?;
     let name = match doc.remove("name") {
@@ -262,7 +262,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Sweep, String> {
     };
     let total = sweep.len();
     if total > 1_000_000 {
-        return Err(format!("{p}: {total} runs; a sweep may have at most 1000000"));
+        return Err(format!(
+            "{p}: {total} runs; a sweep may have at most 1000000"
+        ));
     }
     for i in 0..total {
         sweep.scenario(i)?;
@@ -336,10 +338,16 @@ impl Sweep {
         }
         // Top-level keys must come before any table in TOML.
         let mut ordered = Table::new();
-        for (k, v) in doc.iter().filter(|(_, v)| !matches!(v, Value::Table(_) | Value::Array(_))) {
+        for (k, v) in doc
+            .iter()
+            .filter(|(_, v)| !matches!(v, Value::Table(_) | Value::Array(_)))
+        {
             ordered.insert(k.clone(), v.clone());
         }
-        for (k, v) in doc.iter().filter(|(_, v)| matches!(v, Value::Table(_) | Value::Array(_))) {
+        for (k, v) in doc
+            .iter()
+            .filter(|(_, v)| matches!(v, Value::Table(_) | Value::Array(_)))
+        {
             ordered.insert(k.clone(), v.clone());
         }
         let text = toml::to_string(&ordered).map_err(|e| format!("{}: {e}", self.path))?;
@@ -375,12 +383,19 @@ impl Sweep {
                 "{p}: figure '{}': x '{}' is not an axis of the sweep (axes: {})",
                 f.name,
                 f.x,
-                self.axes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
+                self.axes
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         for (a, v) in f.filter.iter().flatten() {
             let axis = self.axes.iter().find(|x| &x.name == a).ok_or_else(|| {
-                format!("{p}: figure '{}': where '{a}' is not an axis of the sweep", f.name)
+                format!(
+                    "{p}: figure '{}': where '{a}' is not an axis of the sweep",
+                    f.name
+                )
             })?;
             if !axis.values.contains(v) {
                 return Err(format!(
@@ -569,8 +584,11 @@ pub fn run(
                 utilization_of_max: s.utilization_of_max,
                 jain_index: s.jain_index,
             };
-            let flows: Vec<(String, String)> =
-                s.flows.iter().map(|f| (f.name.clone(), f.cc.clone())).collect();
+            let flows: Vec<(String, String)> = s
+                .flows
+                .iter()
+                .map(|f| (f.name.clone(), f.cc.clone()))
+                .collect();
             runs.push(result_of(i, sweep.params(i), &parts, &flows));
             log(&format!("run {i} done ({}/{})", runs.len(), indices.len()));
         }
@@ -589,7 +607,7 @@ pub fn run(
                     let Some(&i) = indices.get(k) else { return };
                     let r = run_sim(sweep, i);
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if n % 10 == 0 || n == indices.len() {
+                    if n.is_multiple_of(10) || n == indices.len() {
                         log(&format!("{n}/{} runs done", indices.len()));
                     }
                     slots.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(r);
@@ -680,7 +698,14 @@ pub fn csv(results: &Results) -> String {
     s.push_str(",utilization,utilization_of_max,jain_index");
     let flows = results.runs.first().map_or(0, |r| r.flows.len());
     for n in 1..=flows {
-        for m in ["cc", "goodput_bps", "share", "queue_mean_ms", "queue_p95_ms", "lost_packets"] {
+        for m in [
+            "cc",
+            "goodput_bps",
+            "share",
+            "queue_mean_ms",
+            "queue_p95_ms",
+            "lost_packets",
+        ] {
             let _ = write!(s, ",flow{n}.{m}");
         }
     }
@@ -723,9 +748,7 @@ pub fn figure_points(results: &Results, f: &FigureSpec) -> Vec<qlog_analysis::xy
             .axes
             .iter()
             .map(|a| a.name.clone())
-            .filter(|n| {
-                n != &f.x && n != "seed" && !f.filter.iter().flatten().any(|(a, _)| a == n)
-            })
+            .filter(|n| n != &f.x && n != "seed" && !f.filter.iter().flatten().any(|(a, _)| a == n))
             .collect(),
     };
     let xs = results
@@ -749,10 +772,19 @@ pub fn figure_points(results: &Results, f: &FigureSpec) -> Vec<qlog_analysis::xy
             .map(|a| format!("{a}={}", r.params.get(a).map_or("", String::as_str)))
             .collect::<Vec<_>>()
             .join(" ");
-        let Some(xv) = r.params.get(&f.x) else { continue };
-        let Some(xi) = xs.iter().position(|v| v == xv) else { continue };
+        let Some(xv) = r.params.get(&f.x) else {
+            continue;
+        };
+        let Some(xi) = xs.iter().position(|v| v == xv) else {
+            continue;
+        };
         if let Some(y) = metric(r, &f.y).filter(|y| y.is_finite()) {
-            groups.entry(key).or_default().entry(xi).or_default().push(y);
+            groups
+                .entry(key)
+                .or_default()
+                .entry(xi)
+                .or_default()
+                .push(y);
         }
     }
     groups
@@ -813,7 +845,9 @@ fn write(results: &Results, out: &Path) -> Result<(), String> {
             series,
             reference: f.reference.clone().map(|r| {
                 (
-                    f.reference_label.clone().unwrap_or_else(|| "reference".into()),
+                    f.reference_label
+                        .clone()
+                        .unwrap_or_else(|| "reference".into()),
                     r,
                 )
             }),
