@@ -44,7 +44,7 @@ enum Ev {
     /// The bottleneck's next delivery is due.
     LinkDue,
     /// An ACK frame reaches the sender.
-    Ack(usize, AckFrame),
+    Ack(usize, Box<AckFrame>),
     /// The receiver's delayed-ACK timer.
     AckTimer(usize),
     /// The receiver's loop wakes: one ACK for what arrived.
@@ -104,8 +104,13 @@ struct FlowState {
     one_way: Duration,
     held: Option<Built>,
     /// ACK frames that arrived and wait for the sender's loop.
-    inbox: Vec<AckFrame>,
+    inbox: Vec<Box<AckFrame>>,
     timer_at: Option<Instant>,
+    /// When the earliest pending `LossTimer` event fires: the timer moves
+    /// on every packet sent, so an event is queued only when the timer
+    /// moves earlier than the one queued, and a later timer is re-queued
+    /// when that event fires (the queue stays small).
+    timer_event_at: Option<Instant>,
     deadline: Instant,
     done_at: Option<Instant>,
     started: bool,
@@ -140,7 +145,8 @@ struct Sim<'a> {
     epoch: Instant,
     queue: BinaryHeap<Queued>,
     seq: u64,
-    link: lbe_netem::Link<(usize, Built)>,
+    /// Items: (flow, packet number), kept small: the delay line is a heap.
+    link: lbe_netem::Link<(usize, u64)>,
     link_due: Option<Instant>,
     flows: Vec<FlowState>,
     events: u64,
@@ -222,6 +228,7 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
             held: None,
             inbox: Vec::new(),
             timer_at: None,
+            timer_event_at: None,
             deadline,
             done_at: None,
             started: false,
@@ -366,7 +373,7 @@ impl Sim<'_> {
 
     fn transmit(&mut self, i: usize, built: Built, now: Instant) {
         let delay = self.flows[i].one_way;
-        self.link.enqueue(now, built.size, delay, (i, built));
+        self.link.enqueue(now, built.size, delay, (i, built.pn));
         self.schedule_link();
     }
 
@@ -382,9 +389,9 @@ impl Sim<'_> {
     /// Datagrams leaving the delay line reach their receivers.
     fn deliver(&mut self, now: Instant) {
         while let Some(d) = self.link.poll(now) {
-            let (i, built) = d.item;
+            let (i, pn) = d.item;
             let r = &mut self.flows[i].receiver;
-            if !r.received.insert(built.pn) {
+            if !r.received.insert(pn) {
                 continue;
             }
             r.largest_time = Some(now);
@@ -427,11 +434,11 @@ impl Sim<'_> {
             at,
             Ev::Ack(
                 i,
-                AckFrame {
+                Box::new(AckFrame {
                     pn,
                     ranges,
                     ack_delay,
-                },
+                }),
             ),
         );
     }
@@ -469,8 +476,20 @@ impl Sim<'_> {
     fn on_loss_timer(&mut self, i: usize, now: Instant) {
         let t = self.t_ms(now);
         let f = &mut self.flows[i];
-        if f.timer_at != Some(now) {
-            return;
+        if f.timer_event_at == Some(now) {
+            f.timer_event_at = None;
+        }
+        match f.timer_at {
+            Some(at) if at == now => {}
+            Some(at) if at > now => {
+                // The timer moved later since this event was queued.
+                if f.timer_event_at.is_none() {
+                    f.timer_event_at = Some(at);
+                    self.push(at, Ev::LossTimer(i));
+                }
+                return;
+            }
+            _ => return,
         }
         f.timer_at = None;
         let Some(sender) = f.sender.as_mut() else {
@@ -492,9 +511,10 @@ impl Sim<'_> {
             return;
         };
         let next = sender.loss_timer();
-        if next != f.timer_at {
-            f.timer_at = next;
-            if let Some(at) = next {
+        f.timer_at = next;
+        if let Some(at) = next {
+            if f.timer_event_at.is_none_or(|queued| at < queued) {
+                f.timer_event_at = Some(at);
                 self.push(at, Ev::LossTimer(i));
             }
         }
