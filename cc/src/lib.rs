@@ -34,10 +34,12 @@ pub mod ledbat;
 pub mod ledbatpp;
 pub mod pacing;
 pub mod params;
+mod recovery;
 pub mod rng;
 mod round;
 #[cfg(test)]
 mod testkit;
+mod window;
 
 pub use params::ParamError;
 
