@@ -68,6 +68,24 @@ pub fn parse_or_exit<T: clap::Parser>(tool: &str) -> T {
     }
 }
 
+/// `--cc`'s help: the grammar and every controller name
+/// ([`crate::spec::controller_names`]).
+pub fn cc_help(role: &str) -> String {
+    format!(
+        "{role}: NAME[:key=value,...], NAME one of {}",
+        crate::spec::controller_names().join(", ")
+    )
+}
+
+/// `--background-cc`'s help: the plug-ins, to which a live connection can
+/// be switched ([`crate::spec::plugin_names`]), or cubic.
+pub fn background_cc_help() -> String {
+    format!(
+        "Controller for background connections: NAME[:key=value,...], NAME one of {} (or cubic: no switch)",
+        crate::spec::plugin_names().join(", ")
+    )
+}
+
 /// A `--cc` value parser for clap: the spec, or the spec's one-line error.
 pub fn parse_cc(text: &str) -> Result<crate::CcSpec, String> {
     text.parse().map_err(|e: crate::SpecError| e.to_string())

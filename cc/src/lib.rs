@@ -18,6 +18,10 @@
 //! * `cdg`: [`cdg`], the CAIA delay-gradient controller (Linux `tcp_cdg`);
 //! * `fixed`: [`fixed`], a constant window for end-to-end tests.
 //!
+//! A controller is named by a `--cc` spec, `NAME[:key=value,...]`
+//! ([`spec`]; `"ledbatpp:target=25ms".parse::<ControllerConfig>()`), and
+//! qlog files carry the spec in their names ([`qlog_name`]).
+//!
 //! The LEDBAT family reads its delay signal through [`delay`]: RTT minus the
 //! peer's ACK delay, a current-delay filter and a base-delay history.
 #![forbid(unsafe_code)]
@@ -34,14 +38,17 @@ pub mod ledbat;
 pub mod ledbatpp;
 pub mod pacing;
 pub mod params;
+pub mod qlog_name;
 mod recovery;
 pub mod rng;
 mod round;
+pub mod spec;
 #[cfg(test)]
 mod testkit;
 mod window;
 
 pub use params::ParamError;
+pub use spec::SpecError;
 
 /// The largest congestion window any controller of this crate reports,
 /// bytes (4 GiB: a full window at 100 Gbit/s over a 340 ms path).
@@ -239,6 +246,16 @@ impl ControllerConfig {
             Self::Ledbat(_) => "ledbat",
             Self::Cdg(_) => "cdg",
             Self::Fixed(_) => "fixed",
+        }
+    }
+
+    /// The target queuing delay, for the controllers that have one
+    /// (LEDBAT++ and LEDBAT).
+    pub fn target(&self) -> Option<Duration> {
+        match self {
+            Self::LedbatPlusPlus(c) => Some(c.target()),
+            Self::Ledbat(c) => Some(c.target()),
+            Self::Cdg(_) | Self::Fixed(_) => None,
         }
     }
 

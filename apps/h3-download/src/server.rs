@@ -96,8 +96,9 @@ pub fn check_background_cc(spec: &CcSpec) -> Result<(), Error> {
         return Ok(());
     }
     Err(Error::new(format!(
-        "--background-cc '{spec}': quiche cannot switch a live connection to its own '{}'; use one of the plug-ins (ledbatpp, ledbat, cdg, fixed) or plain cubic",
-        spec.as_str()
+        "--background-cc '{spec}': quiche cannot switch a live connection to its own '{}'; use one of the plug-ins ({}) or plain cubic",
+        spec.as_str(),
+        quiche_lbe::spec::plugin_names().join(", ")
     )))
 }
 

@@ -50,9 +50,11 @@ struct ClientCli {
     /// Server address.
     #[arg(long)]
     connect: SocketAddr,
-    /// The sender's congestion controller: NAME[:key=value,...], NAME one of
-    /// cubic, reno, bbr2, ledbat, ledbatpp, cdg.
-    #[arg(long, value_parser = quiche_lbe::cli::parse_cc)]
+    #[arg(
+        long,
+        value_parser = quiche_lbe::cli::parse_cc,
+        help = quiche_lbe::cli::cc_help("The sender's congestion controller")
+    )]
     cc: CcSpec,
     /// Payload size, e.g. 50MB, 1GiB.
     #[arg(long, value_parser = lbe_units::parse_size)]

@@ -21,9 +21,12 @@ struct Cli {
     /// The directory to serve.
     #[arg(long)]
     root: PathBuf,
-    /// Controller for background connections: NAME[:key=value,...], NAME
-    /// one of ledbatpp, ledbat, cdg, fixed (or cubic: no switch).
-    #[arg(long, default_value = "ledbatpp", value_parser = quiche_lbe::cli::parse_cc)]
+    #[arg(
+        long,
+        default_value = "ledbatpp",
+        value_parser = quiche_lbe::cli::parse_cc,
+        help = quiche_lbe::cli::background_cc_help()
+    )]
     background_cc: CcSpec,
     #[command(flatten)]
     server: ServerFlags,
