@@ -1,9 +1,46 @@
-//! Sizes (`50MB`, `1GiB`, `375kB`), rates (`20mbit`, `1gbit`) and durations
-//! (`30s`, `2m`, `500ms`) as every quiche-lbe tool reads and writes them.
-//! Errors say what was given and what is allowed, in one line.
+//! Sizes, rates and durations as every quiche-lbe tool reads and writes
+//! them: the one parser for each (`lbe-netem`, `lbe-lab`, `quic-bulk`,
+//! `h3-fetch`, `qlog-analysis` and `lbe-cc`'s spec parameters all call it).
+//!
+//! # Grammar
+//!
+//! A quantity is a decimal number (digits, one optional `.`, `_` allowed
+//! between digits), optional spaces, and a unit:
+//!
+//! | quantity | units | limits |
+//! | --- | --- | --- |
+//! | size, bytes | none or `B`; `kB`/`KB`, `MB`, `GB`, `TB` (×1000); `KiB`, `MiB`, `GiB`, `TiB` (×1024) | 0 to [`MAX_SIZE_BYTES`] (1 TiB) |
+//! | rate, bits per second | `bit`, `kbit`, `mbit`, `gbit`, `tbit`, or `bps`, `kbps`, `mbps`, `gbps`, `tbps`, or `b/s`, `kb/s`…; any case | above 0, at most [`MAX_RATE_BPS`] (100 Gbit/s) |
+//! | duration | `ns`, `us` (`µs`), `ms`, `s`, `m` (`min`), `h` | 0 to [`MAX_DURATION`] (1 h) |
+//!
+//! A capital `B` is a byte and a lowercase `b` a bit, in every form: a size
+//! takes a capital `B` (`375kB` is 375 000 bytes), and `375kb`, kilobits,
+//! is refused as a size rather than guessed at; a rate is always bits per
+//! second, `20Mbps` included (unlike `tc`, where `bps` means bytes per
+//! second). Rates have no byte forms.
+//!
+//! Errors are one line: what was given, what was wrong, and the forms or
+//! limits allowed. No input makes a parser panic.
 #![forbid(unsafe_code)]
 
 use std::time::Duration;
+
+/// Largest size accepted, bytes (1 TiB).
+pub const MAX_SIZE_BYTES: u64 = 1 << 40;
+
+/// Largest rate accepted, bits per second (100 Gbit/s): beyond it
+/// serialisation times drop under a nanosecond per byte, and no tool here
+/// sends or emulates that fast.
+pub const MAX_RATE_BPS: u64 = 100_000_000_000;
+
+/// Largest duration accepted (1 hour): RTTs, buffers, run and window
+/// lengths, timeouts.
+pub const MAX_DURATION: Duration = Duration::from_secs(3600);
+
+const SIZE_FORMS: &str =
+    "a number with an optional unit B, kB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 50MB)";
+const RATE_FORMS: &str = "a number with a unit bit, kbit, mbit, gbit or tbit (e.g. 20mbit)";
+const DURATION_FORMS: &str = "a number with a unit ns, us, ms, s, m or h (e.g. 30s)";
 
 /// Splits `12.5MB` into `(12.5, "MB")`.
 fn split_number(text: &str) -> Option<(f64, &str)> {
@@ -24,58 +61,57 @@ fn unit_error(kind: &str, text: &str, unit: &str, forms: &str) -> String {
     }
 }
 
-/// A size in bytes: a number with an optional unit, `B`, `kB`/`KB`, `MB`,
-/// `GB`, `TB` (powers of 1000) or `KiB`, `MiB`, `GiB`, `TiB` (powers of 1024).
+/// A size in bytes (see the grammar in the crate docs).
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    const FORMS: &str =
-        "a number with an optional unit B, kB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 50MB)";
-    let err = || format!("bad size '{text}': expected {FORMS}");
+    let err = || format!("bad size '{text}': expected {SIZE_FORMS}");
     let (number, unit) = split_number(text).ok_or_else(err)?;
     let scale: f64 = match unit {
-        "" | "B" | "b" => 1.0,
-        "k" | "kB" | "KB" | "kb" => 1e3,
-        "M" | "MB" | "mb" => 1e6,
-        "G" | "GB" | "gb" => 1e9,
-        "T" | "TB" | "tb" => 1e12,
-        "Ki" | "KiB" => 1024.0,
-        "Mi" | "MiB" => 1024.0 * 1024.0,
-        "Gi" | "GiB" => 1024.0 * 1024.0 * 1024.0,
-        "Ti" | "TiB" => 1024.0_f64.powi(4),
-        _ => return Err(unit_error("size", text, unit, FORMS)),
+        "" | "B" => 1.0,
+        "kB" | "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0_f64.powi(4),
+        _ if unit.ends_with('b') => return Err(format!(
+            "bad size '{text}': '{unit}' is bits, a size takes a capital B; expected {SIZE_FORMS}"
+        )),
+        _ => return Err(unit_error("size", text, unit, SIZE_FORMS)),
     };
     let bytes = (number * scale).round();
-    if bytes < 0.0 || bytes > u64::MAX as f64 {
-        return Err(err());
+    if bytes > MAX_SIZE_BYTES as f64 {
+        return Err(format!("bad size '{text}': at most 1TiB is supported"));
     }
     Ok(bytes as u64)
 }
 
-/// A rate in bits per second: a number with a unit `bit`, `kbit`, `mbit`,
-/// `gbit`, `tbit` (or `bps`, `kbps`, `mbps`, `gbps`: bits, not `tc`'s bytes,
-/// per second; any case).
+/// A rate in bits per second (see the grammar in the crate docs).
 pub fn parse_rate(text: &str) -> Result<u64, String> {
-    const FORMS: &str = "a number with a unit bit, kbit, mbit, gbit or tbit (e.g. 20mbit)";
     let (number, unit) =
-        split_number(text).ok_or_else(|| format!("bad rate '{text}': expected {FORMS}"))?;
+        split_number(text).ok_or_else(|| format!("bad rate '{text}': expected {RATE_FORMS}"))?;
     let scale = match unit.to_ascii_lowercase().as_str() {
         "bit" | "bps" | "b/s" => 1.0,
         "kbit" | "kbps" | "kb/s" => 1e3,
         "mbit" | "mbps" | "mb/s" => 1e6,
         "gbit" | "gbps" | "gb/s" => 1e9,
         "tbit" | "tbps" | "tb/s" => 1e12,
-        _ => return Err(unit_error("rate", text, unit, FORMS)),
+        _ => return Err(unit_error("rate", text, unit, RATE_FORMS)),
     };
     let bps = (number * scale).round();
-    if bps <= 0.0 || bps > u64::MAX as f64 {
+    if bps <= 0.0 {
         return Err(format!("bad rate '{text}': must be above zero"));
+    }
+    if bps > MAX_RATE_BPS as f64 {
+        return Err(format!("bad rate '{text}': at most 100gbit is supported"));
     }
     Ok(bps as u64)
 }
 
-/// A duration: a number with a unit `ns`, `us`, `ms`, `s`, `m` or `h`.
+/// A duration (see the grammar in the crate docs).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    const FORMS: &str = "a number with a unit ns, us, ms, s, m or h (e.g. 30s)";
-    let err = || format!("bad duration '{text}': expected {FORMS}");
+    let err = || format!("bad duration '{text}': expected {DURATION_FORMS}");
     let (number, unit) = split_number(text).ok_or_else(err)?;
     let seconds = match unit {
         "ns" => number / 1e9,
@@ -84,10 +120,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => number,
         "m" | "min" => number * 60.0,
         "h" => number * 3600.0,
-        _ => return Err(unit_error("duration", text, unit, FORMS)),
+        _ => return Err(unit_error("duration", text, unit, DURATION_FORMS)),
     };
-    if seconds < 0.0 {
-        return Err(err());
+    if seconds > MAX_DURATION.as_secs_f64() {
+        return Err(format!(
+            "bad duration '{text}': at most 1 hour (3600s) is supported"
+        ));
     }
     Duration::try_from_secs_f64(seconds).map_err(|_| err())
 }
@@ -128,10 +166,21 @@ mod tests {
         assert_eq!(parse_size("1.5MiB"), Ok(1_572_864));
         assert_eq!(parse_size("1200"), Ok(1200));
         assert_eq!(parse_size(" 20 MB "), Ok(20_000_000));
-        for bad in ["", "MB", "5XB", "-1MB", "1e999MB", "five"] {
+        assert_eq!(parse_size("1TiB"), Ok(MAX_SIZE_BYTES));
+        for bad in [
+            "", "MB", "5XB", "-1MB", "1e999MB", "five", "2TiB", "1k", "5M",
+        ] {
             let e = parse_size(bad).unwrap_err();
             assert!(e.starts_with(&format!("bad size '{bad}'")), "{e}");
         }
+        assert_eq!(
+            parse_size("375kb"),
+            Err("bad size '375kb': 'kb' is bits, a size takes a capital B; expected a number with an optional unit B, kB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 50MB)".into())
+        );
+        assert_eq!(
+            parse_size("2TiB"),
+            Err("bad size '2TiB': at most 1TiB is supported".into())
+        );
     }
 
     #[test]
@@ -140,7 +189,11 @@ mod tests {
         assert_eq!(parse_rate("2.5Mbit"), Ok(2_500_000));
         assert_eq!(parse_rate("1gbit"), Ok(1_000_000_000));
         assert_eq!(parse_rate("500kbps"), Ok(500_000));
-        assert_eq!(parse_rate("1tbit"), Ok(1_000_000_000_000));
+        assert_eq!(parse_rate("100gbit"), Ok(MAX_RATE_BPS));
+        assert_eq!(
+            parse_rate("1tbit"),
+            Err("bad rate '1tbit': at most 100gbit is supported".into())
+        );
         assert_eq!(
             parse_rate("20"),
             Err("bad rate '20': missing unit; expected a number with a unit bit, kbit, mbit, gbit or tbit (e.g. 20mbit)".into())
@@ -172,6 +225,11 @@ mod tests {
                 "bad duration 'ms': expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
                     .into()
             )
+        );
+        assert_eq!(parse_duration("1h"), Ok(MAX_DURATION));
+        assert_eq!(
+            parse_duration("61m"),
+            Err("bad duration '61m': at most 1 hour (3600s) is supported".into())
         );
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("1y").is_err());
