@@ -20,7 +20,7 @@
 //! start `cwnd += bytes_acked` below ssthresh, then +1 MSS per window of
 //! acknowledged bytes; no growth while less than half the window is in
 //! flight (application-limited). Loss: Reno halving, once per recovery
-//! period (RFC 9002 §7.3.2), which also starts a window reduction.
+//! period ([RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)), which also starts a window reduction.
 //!
 //! # Window reductions (Linux CWR and Recovery)
 //!
@@ -33,7 +33,7 @@
 //! during cwnd reductions"). Here likewise: a reduction lasts from a backoff
 //! (CWR) or a loss (Recovery) until an ACK for a packet sent after it
 //! began (at or after, for a backoff, which happens while an ACK is
-//! processed; strictly after, for a loss, RFC 9002 §7.3.2); during it the
+//! processed; strictly after, for a loss, [RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)); during it the
 //! round's samples accumulate but no round closes, no gradient enters the
 //! moving average, no backoff is drawn and the window does not grow. The
 //! ACK that completes it makes its samples the previous round, starts a new
@@ -74,7 +74,7 @@
 //!
 //! # Deviations from Linux `tcp_cdg.c` (net/ipv4/tcp_cdg.c)
 //!
-//! * β = 0.7 by default, seed 002's value ("a factor β (0.7 by default)",
+//! * β = 0.7 by default, seed `cdg-deadline-aware-lbe`'s value ("a factor β (0.7 by default)",
 //!   §II-A); Linux's `backoff_beta` is 0.7071·1024 = 724 ("sqrt 0.5").
 //!   `beta=0.7071` gives Linux's.
 //! * The backoff sets cwnd to β·cwnd at once; Linux's CWR state lowers it
@@ -85,7 +85,7 @@
 //!   ([`crate::delay::adjusted_rtt`]) instead of Linux's heuristic that
 //!   feeds single-packet ACKs after stretch ACKs only to the minimum.
 //! * `shadow_window` and `ineffective_backoff` (Linux's `use_shadow` and
-//!   `use_ineff`, on in Linux) are off by default: seed 002's LBE mode.
+//!   `use_ineff`, on in Linux) are off by default: seed `cdg-deadline-aware-lbe`'s LBE mode.
 //!   Linux's `use_tolerance` (off there) is not implemented.
 //! * A loss during a backoff's reduction halves the window; Linux's
 //!   ssthresh hook would apply β again, its CDG state being still BACKOFF.
@@ -95,7 +95,7 @@
 //!   and `nexp_u32`.
 //! * Application-limited: no growth while less than half the window is in
 //!   flight ([`crate::flight`]) instead of `tcp_is_cwnd_limited`.
-//! * Persistent congestion (RFC 9002 §7.6) collapses to 2 packets; Linux's
+//! * Persistent congestion ([RFC 9002 §7.6](https://www.rfc-editor.org/rfc/rfc9002#section-7.6)) collapses to 2 packets; Linux's
 //!   RTO goes to 1 packet, its Loss state then calling `cong_avoid`.
 
 use std::time::Duration;
@@ -122,7 +122,7 @@ use crate::MAX_WINDOW_BYTES;
 
 /// Backoff scale G, milliseconds (seed §II-A: 3; Linux `backoff_factor` 42).
 pub const G: f64 = 3.0;
-/// Multiplicative backoff β, dimensionless: 0.7, seed 002's default (§II-A
+/// Multiplicative backoff β, dimensionless: 0.7, seed `cdg-deadline-aware-lbe`'s default (§II-A
 /// "0.7 by default"). Linux's `backoff_beta` is 0.7071·1024 = 724/1024,
 /// "sqrt 0.5" (see the deviations in the module docs).
 pub const BETA: f64 = 0.7;
@@ -143,7 +143,7 @@ pub const DEFAULT_SEED: u64 = 0x6364_675f_6c62_6521;
 /// Gradients are clamped to ±1000 s so that sums cannot overflow, ns.
 const GRADIENT_CLAMP_NS: i64 = 1_000_000_000_000;
 
-/// Parameters of [`Cdg`]. Defaults are seed 002's (Linux's but β = 0.7),
+/// Parameters of [`Cdg`]. Defaults are seed `cdg-deadline-aware-lbe`'s (Linux's but β = 0.7),
 /// coexistence heuristics off; fields are set only through
 /// [`CdgConfig::set`], which range-checks every value.
 #[derive(Clone, Debug, PartialEq)]

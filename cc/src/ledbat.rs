@@ -17,11 +17,11 @@
 //! [`crate::flight`] for why a batched event loop needs that. The cap is the
 //! RFC's: it also lowers the window of a sender that does not use it. Loss (§2.4.2): `cwnd = max(cwnd/2, MIN_CWND·MSS)`, at most once
 //! per recovery period (a loss of a packet sent no later than the current
-//! recovery period began does not reduce again, RFC 9002 §7.3.2), and the
+//! recovery period began does not reduce again, [RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)), and the
 //! window does not increase during recovery. Persistent congestion (the
 //! RFC's retransmission timeout) collapses to MIN_CWND.
 //!
-//! # RFC 6817 §2.5's limits, and `research=true`
+//! # [RFC 6817 §2.5](https://www.rfc-editor.org/rfc/rfc6817#section-2.5)'s limits, and `research=true`
 //!
 //! "TARGET MUST be 100 milliseconds or less" and "GAIN MUST be set to 1 or
 //! less": `target` above 100 ms, `gain` above 1 and `dynamic_gain=true`

@@ -36,17 +36,17 @@
 //! Loss ("LEDBAT++ reacts by reducing the CW to half of its value when a
 //! loss is detected", seed §3): halve, at most once per
 //! recovery period — a loss of a packet sent no later than the start of the
-//! current recovery period does not reduce again (RFC 9002 §7.3.2); the
+//! current recovery period does not reduce again ([RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)); the
 //! window never increases during recovery. Minimum window 2 packets.
 //!
 //! The window does not grow while less than half of it is in flight (the
-//! sender is application-limited; RFC 9002 §7.8 and Linux's slow-start
+//! sender is application-limited; [RFC 9002 §7.8](https://www.rfc-editor.org/rfc/rfc9002#section-7.8) and Linux's slow-start
 //! cwnd-limited rule); decreases always apply.
 //!
 //! # Choices the draft leaves open
 //!
 //! * **Which RTT the freeze lasts.** §4.4 "Keep CWND frozen at 2 packets
-//!   for 2 RTT". The RTT is the smoothed RTT (RFC 9002 §5.3) of the last ACK
+//!   for 2 RTT". The RTT is the smoothed RTT ([RFC 9002 §5.3](https://www.rfc-editor.org/rfc/rfc9002#section-5.3)) of the last ACK
 //!   before the slowdown, so it includes the queue the flow had built. The
 //!   freeze is there to drain that queue and measure the base delay; with
 //!   the min RTT instead, a queue longer than 2 base RTTs (20 ms base and

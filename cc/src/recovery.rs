@@ -1,4 +1,4 @@
-//! Loss recovery periods (RFC 9002 §7.3.2), shared by the controllers.
+//! Loss recovery periods ([RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)), shared by the controllers.
 //!
 //! A loss that reduces the window starts a recovery period at the time it
 //! is detected. "A recovery period ends and the sender enters congestion

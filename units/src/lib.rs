@@ -75,9 +75,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "MiB" => 1024.0 * 1024.0,
         "GiB" => 1024.0 * 1024.0 * 1024.0,
         "TiB" => 1024.0_f64.powi(4),
-        _ if unit.ends_with('b') => return Err(format!(
+        _ if unit.ends_with('b') => {
+            return Err(format!(
             "bad size '{text}': '{unit}' is bits, a size takes a capital B; expected {SIZE_FORMS}"
-        )),
+        ))
+        }
         _ => return Err(unit_error("size", text, unit, SIZE_FORMS)),
     };
     let bytes = (number * scale).round();
