@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use lbe_app_kit::tls::Certificate;
 use qlog_analysis::FlowInput;
 use qlog_analysis::Options;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::tls::Certificate;
 
 #[test]
 fn sender_qlog_goodput_matches_what_quic_bulk_measured() {

@@ -10,9 +10,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 use std::time::Instant;
 
+use lbe_app_kit::tls;
 use lbe_cc::RttInfo;
 use quiche_lbe::qlog::Role;
-use quiche_lbe::tls;
 use quiche_lbe::CcSpec;
 
 mod common;

@@ -26,12 +26,12 @@ use std::time::Duration;
 use std::time::Instant;
 
 use indicatif::ProgressBar;
+use lbe_app_kit::endpoint::client;
+use lbe_app_kit::endpoint::client::ClientApp;
+use lbe_app_kit::endpoint::client::ClientOptions;
+use lbe_app_kit::endpoint::Conn;
 use quiche::h3;
 use quiche::h3::NameValue;
-use quiche_lbe::endpoint::client;
-use quiche_lbe::endpoint::client::ClientApp;
-use quiche_lbe::endpoint::client::ClientOptions;
-use quiche_lbe::endpoint::Conn;
 use quiche_lbe::Error;
 use serde::Deserialize;
 use serde::Serialize;
@@ -282,7 +282,7 @@ fn write_err(path: &Path, e: io::Error) -> Error {
 impl Download {
     fn bar(&mut self) {
         if self.show_progress {
-            let bar = quiche_lbe::cli::progress_bar(self.size);
+            let bar = lbe_app_kit::cli::progress_bar(self.size);
             bar.set_position(self.offset);
             self.progress = Some(bar);
         }

@@ -25,12 +25,12 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use std::time::Instant;
 
+use lbe_app_kit::endpoint::server::Server;
+use lbe_app_kit::endpoint::server::ServerApp;
+use lbe_app_kit::endpoint::server::ServerOptions;
+use lbe_app_kit::endpoint::Conn;
+use lbe_app_kit::tls;
 use quiche::h3;
-use quiche_lbe::endpoint::server::Server;
-use quiche_lbe::endpoint::server::ServerApp;
-use quiche_lbe::endpoint::server::ServerOptions;
-use quiche_lbe::endpoint::Conn;
-use quiche_lbe::tls;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 

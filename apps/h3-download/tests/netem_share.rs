@@ -35,13 +35,13 @@ use std::time::Instant;
 use std::time::SystemTime;
 
 use common::*;
+use lbe_app_kit::tls::Certificate;
 use lbe_netem::Buffer;
 use lbe_netem::Netem;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::tls::Certificate;
 
 const RATE_BPS: u64 = 20_000_000;
 const SOLO: Duration = Duration::from_secs(15);

@@ -16,12 +16,12 @@ use std::time::Duration;
 use std::time::Instant;
 use std::time::SystemTime;
 
+use lbe_app_kit::tls::Certificate;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::client::Summary as ClientSummary;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::tls::Certificate;
 use serde::Serialize;
 
 use crate::scenario::distinct_rtts;

@@ -8,12 +8,12 @@ use std::time::Duration;
 use clap::Args;
 use clap::Parser;
 use clap::Subcommand;
+use lbe_app_kit::cli::OnOff;
+use lbe_app_kit::cli::ServerFlags;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::cli::OnOff;
-use quiche_lbe::cli::ServerFlags;
 use quiche_lbe::CcSpec;
 
 #[derive(Parser)]
@@ -52,8 +52,8 @@ struct ClientCli {
     connect: SocketAddr,
     #[arg(
         long,
-        value_parser = quiche_lbe::cli::parse_cc,
-        help = quiche_lbe::cli::cc_help("The sender's congestion controller")
+        value_parser = lbe_app_kit::cli::parse_cc,
+        help = lbe_app_kit::cli::cc_help("The sender's congestion controller")
     )]
     cc: CcSpec,
     /// Payload size, e.g. 50MB, 1GiB.
@@ -87,7 +87,7 @@ struct ClientCli {
 }
 
 fn main() -> ExitCode {
-    let cli: Cli = quiche_lbe::cli::parse_or_exit("quic-bulk");
+    let cli: Cli = lbe_app_kit::cli::parse_or_exit("quic-bulk");
     let result = quic_bulk::stop_on_signals().and_then(|stop| match cli.command {
         Command::Server(s) => {
             let flags = &s.server;

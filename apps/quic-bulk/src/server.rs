@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Instant;
 
-use quiche_lbe::endpoint::server::Server;
-use quiche_lbe::endpoint::server::ServerApp;
-use quiche_lbe::endpoint::server::ServerOptions;
-use quiche_lbe::endpoint::Conn;
-use quiche_lbe::tls;
+use lbe_app_kit::endpoint::server::Server;
+use lbe_app_kit::endpoint::server::ServerApp;
+use lbe_app_kit::endpoint::server::ServerOptions;
+use lbe_app_kit::endpoint::Conn;
+use lbe_app_kit::tls;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 

@@ -9,13 +9,13 @@ use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::Duration;
 
+use lbe_app_kit::tls::Certificate;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::client::Summary;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::RunningServer;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::tls::Certificate;
 
 const CONTROLLERS: &[&str] = &["cubic", "reno", "bbr2", "ledbat", "ledbatpp", "cdg"];
 

@@ -34,8 +34,8 @@ use boring::x509::extension::SubjectAlternativeName;
 use boring::x509::X509Builder;
 use boring::x509::X509NameBuilder;
 
-use crate::spec::CcSpec;
 use crate::Error;
+use quiche_lbe::spec::CcSpec;
 
 /// Prefix of the ALPN entry that carries a client's `--cc` spec.
 pub const CC_ALPN_PREFIX: &str = "lbe-cc=";
