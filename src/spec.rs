@@ -243,55 +243,53 @@ mod tests {
     #[test]
     fn errors_name_what_is_allowed() {
         let names = controller_names().join(", ");
-        assert_eq!(
-            "vegas".parse::<CcSpec>().unwrap_err().to_string(),
-            format!("unknown congestion controller 'vegas' (allowed: {names})")
-        );
-        assert_eq!(
-            "".parse::<CcSpec>().unwrap_err().to_string(),
-            format!("empty controller name in --cc '': expected NAME[:key=value,...] with NAME one of {names}")
-        );
-        assert_eq!(
-            "fixed:packets".parse::<CcSpec>().unwrap_err().to_string(),
-            "malformed parameter 'packets' in --cc 'fixed:packets': expected key=value"
-        );
-        assert_eq!(
-            "fixed:packets=".parse::<CcSpec>().unwrap_err().to_string(),
-            "malformed parameter 'packets=' in --cc 'fixed:packets=': expected key=value"
-        );
-        assert_eq!(
-            "fixed:packets=2,packets=3"
-                .parse::<CcSpec>()
-                .unwrap_err()
-                .to_string(),
-            "parameter 'packets' given twice in --cc 'fixed:packets=2,packets=3'"
-        );
-        assert_eq!(
-            "cubic:beta=0.7".parse::<CcSpec>().unwrap_err().to_string(),
-            "'cubic' is quiche's own controller and takes only rollback=on|off (got 'beta')"
-        );
-        assert_eq!(
-            "reno:rollback=off"
-                .parse::<CcSpec>()
-                .unwrap_err()
-                .to_string(),
-            "'reno' is quiche's own controller and takes no parameters (got 'rollback')"
-        );
-        assert_eq!(
-            "cubic:rollback=maybe"
-                .parse::<CcSpec>()
-                .unwrap_err()
-                .to_string(),
-            "--cc 'cubic:rollback=maybe': bad value 'maybe' for 'rollback': expected true or false"
-        );
-        assert_eq!(
-            "fixed:size=3".parse::<CcSpec>().unwrap_err().to_string(),
-            "--cc 'fixed:size=3': unknown parameter 'size' for 'fixed' (allowed: packets)"
-        );
-        assert_eq!(
-            "fixed:packets=0".parse::<CcSpec>().unwrap_err().to_string(),
-            "--cc 'fixed:packets=0': bad value '0' for 'packets': expected a whole number from 1 to 100000"
-        );
+        let cases = [
+            (
+                "vegas",
+                format!("unknown congestion controller 'vegas' (allowed: {names})"),
+            ),
+            (
+                "",
+                format!("empty controller name in --cc '': expected NAME[:key=value,...] with NAME one of {names}"),
+            ),
+            (
+                "fixed:packets",
+                "malformed parameter 'packets' in --cc 'fixed:packets': expected key=value".into(),
+            ),
+            (
+                "fixed:packets=",
+                "malformed parameter 'packets=' in --cc 'fixed:packets=': expected key=value".into(),
+            ),
+            (
+                "fixed:packets=2,packets=3",
+                "parameter 'packets' given twice in --cc 'fixed:packets=2,packets=3'".into(),
+            ),
+            (
+                "cubic:beta=0.7",
+                "'cubic' is quiche's own controller and takes only rollback=on|off (got 'beta')"
+                    .into(),
+            ),
+            (
+                "reno:rollback=off",
+                "'reno' is quiche's own controller and takes no parameters (got 'rollback')".into(),
+            ),
+            (
+                "cubic:rollback=maybe",
+                "--cc 'cubic:rollback=maybe': bad value 'maybe' for 'rollback': expected true or false".into(),
+            ),
+            (
+                "fixed:size=3",
+                "--cc 'fixed:size=3': unknown parameter 'size' for 'fixed' (allowed: packets)".into(),
+            ),
+            (
+                "fixed:packets=0",
+                "--cc 'fixed:packets=0': bad value '0' for 'packets': expected a whole number from 1 to 100000".into(),
+            ),
+        ];
+        for (spec, message) in cases {
+            let error: String = spec.parse::<CcSpec>().unwrap_err().to_string();
+            assert_eq!(error, message, "{spec}");
+        }
     }
 
     #[test]

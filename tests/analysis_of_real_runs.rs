@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use lbe_app_kit::tls::Certificate;
 use qlog_analysis::FlowInput;
 use qlog_analysis::Options;
 use quic_bulk::client::ClientArgs;
@@ -19,16 +18,9 @@ fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
 
-    let server = quic_bulk::server::bind(&ServerArgs {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        qlog_dir: Some(dir.clone()),
-        certificate: Certificate::SelfSigned,
-        retry: true,
-        verbose: false,
-        pacing: true,
-    })
-    .unwrap()
-    .spawn();
+    let server = quic_bulk::server::bind(&ServerArgs::loopback(Some(dir.clone())))
+        .unwrap()
+        .spawn();
     let addr = server.local_addr();
 
     for (cc, direction) in [

@@ -181,14 +181,10 @@ fn download(
 
 /// `(time_ms, data)` of every record named `name` in a JSON-SEQ qlog.
 fn qlog_events(path: &Path, name: &str) -> Vec<(f64, serde_json::Value)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.split('\u{1e}')
-        .filter(|r| !r.trim().is_empty())
-        .skip(1)
-        .filter_map(|r| {
-            let v: serde_json::Value = serde_json::from_str(r.trim()).unwrap();
-            (v["name"] == name).then(|| (v["time"].as_f64().unwrap(), v["data"].clone()))
-        })
+    common::qlog_records(path)
+        .into_iter()
+        .filter(|v| v["name"] == name)
+        .map(|v| (v["time"].as_f64().unwrap(), v["data"].clone()))
         .collect()
 }
 

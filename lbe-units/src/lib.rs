@@ -162,76 +162,106 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(parse_size("50MB"), Ok(50_000_000));
-        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_size("375kB"), Ok(375_000));
-        assert_eq!(parse_size("1.5MiB"), Ok(1_572_864));
-        assert_eq!(parse_size("1200"), Ok(1200));
-        assert_eq!(parse_size(" 20 MB "), Ok(20_000_000));
-        assert_eq!(parse_size("1TiB"), Ok(MAX_SIZE_BYTES));
+        let good = [
+            ("50MB", 50_000_000),
+            ("1GiB", 1 << 30),
+            ("375kB", 375_000),
+            ("1.5MiB", 1_572_864),
+            ("1200", 1200),
+            (" 20 MB ", 20_000_000),
+            ("1TiB", MAX_SIZE_BYTES),
+        ];
+        for (text, bytes) in good {
+            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        }
         for bad in [
             "", "MB", "5XB", "-1MB", "1e999MB", "five", "2TiB", "1k", "5M",
         ] {
             let e = parse_size(bad).unwrap_err();
             assert!(e.starts_with(&format!("bad size '{bad}'")), "{e}");
         }
+        let errors = [
+            ("375kb", format!("bad size '375kb': 'kb' is bits, a size takes a capital B; expected {SIZE_FORMS}")),
+            ("2TiB", "bad size '2TiB': at most 1TiB is supported".into()),
+        ];
+        for (text, message) in errors {
+            assert_eq!(parse_size(text), Err(message), "{text}");
+        }
         assert_eq!(
-            parse_size("375kb"),
-            Err("bad size '375kb': 'kb' is bits, a size takes a capital B; expected a number with an optional unit B, kB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 50MB)".into())
-        );
-        assert_eq!(
-            parse_size("2TiB"),
-            Err("bad size '2TiB': at most 1TiB is supported".into())
+            SIZE_FORMS,
+            "a number with an optional unit B, kB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 50MB)"
         );
     }
 
     #[test]
     fn rates() {
-        assert_eq!(parse_rate("20mbit"), Ok(20_000_000));
-        assert_eq!(parse_rate("2.5Mbit"), Ok(2_500_000));
-        assert_eq!(parse_rate("1gbit"), Ok(1_000_000_000));
-        assert_eq!(parse_rate("500kbps"), Ok(500_000));
-        assert_eq!(parse_rate("100gbit"), Ok(MAX_RATE_BPS));
+        let good = [
+            ("20mbit", 20_000_000),
+            ("2.5Mbit", 2_500_000),
+            ("1gbit", 1_000_000_000),
+            ("500kbps", 500_000),
+            ("100gbit", MAX_RATE_BPS),
+        ];
+        for (text, bps) in good {
+            assert_eq!(parse_rate(text), Ok(bps), "{text}");
+        }
+        let errors = [
+            (
+                "1tbit",
+                "bad rate '1tbit': at most 100gbit is supported".to_string(),
+            ),
+            (
+                "20",
+                format!("bad rate '20': missing unit; expected {RATE_FORMS}"),
+            ),
+            (
+                "20mb",
+                format!("bad rate '20mb': unknown unit 'mb'; expected {RATE_FORMS}"),
+            ),
+            ("0mbit", "bad rate '0mbit': must be above zero".into()),
+        ];
+        for (text, message) in errors {
+            assert_eq!(parse_rate(text), Err(message), "{text}");
+        }
         assert_eq!(
-            parse_rate("1tbit"),
-            Err("bad rate '1tbit': at most 100gbit is supported".into())
-        );
-        assert_eq!(
-            parse_rate("20"),
-            Err("bad rate '20': missing unit; expected a number with a unit bit, kbit, mbit, gbit or tbit (e.g. 20mbit)".into())
-        );
-        assert_eq!(
-            parse_rate("20mb"),
-            Err("bad rate '20mb': unknown unit 'mb'; expected a number with a unit bit, kbit, mbit, gbit or tbit (e.g. 20mbit)".into())
-        );
-        assert_eq!(
-            parse_rate("0mbit"),
-            Err("bad rate '0mbit': must be above zero".into())
+            RATE_FORMS,
+            "a number with a unit bit, kbit, mbit, gbit or tbit (e.g. 20mbit)"
         );
     }
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        let good = [
+            ("30s", Duration::from_secs(30)),
+            ("2m", Duration::from_secs(120)),
+            ("500ms", Duration::from_millis(500)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("250us", Duration::from_micros(250)),
+            ("1h", MAX_DURATION),
+        ];
+        for (text, duration) in good {
+            assert_eq!(parse_duration(text), Ok(duration), "{text}");
+        }
+        let errors = [
+            (
+                "30",
+                format!("bad duration '30': missing unit; expected {DURATION_FORMS}"),
+            ),
+            (
+                "ms",
+                format!("bad duration 'ms': expected {DURATION_FORMS}"),
+            ),
+            (
+                "61m",
+                "bad duration '61m': at most 1 hour (3600s) is supported".into(),
+            ),
+        ];
+        for (text, message) in errors {
+            assert_eq!(parse_duration(text), Err(message), "{text}");
+        }
         assert_eq!(
-            parse_duration("30"),
-            Err("bad duration '30': missing unit; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)".into())
-        );
-        assert_eq!(
-            parse_duration("ms"),
-            Err(
-                "bad duration 'ms': expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
-                    .into()
-            )
-        );
-        assert_eq!(parse_duration("1h"), Ok(MAX_DURATION));
-        assert_eq!(
-            parse_duration("61m"),
-            Err("bad duration '61m': at most 1 hour (3600s) is supported".into())
+            DURATION_FORMS,
+            "a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
         );
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("1y").is_err());

@@ -582,16 +582,7 @@ pub fn bind(args: &ServeArgs) -> Result<BoundServer, Error> {
         qlog_dir: args.qlog_dir.clone(),
         retry: args.retry,
     })?;
-    let cubic: CcSpec = "cubic".parse().expect("cubic is a valid spec");
-    let config = tls::server_config(
-        &[ALPN],
-        &args.certificate,
-        &cubic,
-        &tls::Transport {
-            pacing: args.pacing,
-            ..tls::Transport::default()
-        },
-    )?;
+    let config = tls::cubic_server_config(&[ALPN], &args.certificate, args.pacing)?;
     let h3_config =
         h3::Config::new().map_err(|e| Error::new(format!("cannot configure HTTP/3: {e}")))?;
     Ok(BoundServer {

@@ -174,6 +174,26 @@ pub fn requested_no_pacing(alpn_extension: &[u8]) -> bool {
     alpn_names(alpn_extension).any(|name| name == PACING_OFF_ALPN.as_bytes())
 }
 
+/// A server configuration whose connections start on quiche's CUBIC (a
+/// client may name another controller in its ALPN list), paced or not,
+/// with the default transport otherwise: what our servers use.
+pub fn cubic_server_config(
+    alpn: &[&[u8]],
+    certificate: &Certificate,
+    pacing: bool,
+) -> Result<quiche::Config, Error> {
+    let cubic: CcSpec = "cubic".parse()?;
+    server_config(
+        alpn,
+        certificate,
+        &cubic,
+        &Transport {
+            pacing,
+            ..Transport::default()
+        },
+    )
+}
+
 /// A server configuration. Connections use `default_cc` unless the client
 /// names another controller in its ALPN list.
 pub fn server_config(

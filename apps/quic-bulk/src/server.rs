@@ -41,6 +41,21 @@ pub struct ServerArgs {
     pub pacing: bool,
 }
 
+impl ServerArgs {
+    /// A server on a free loopback port with a self-signed certificate,
+    /// Retry and pacing on, quiet: what the tests start.
+    pub fn loopback(qlog_dir: Option<PathBuf>) -> Self {
+        Self {
+            listen: (std::net::Ipv4Addr::LOCALHOST, 0).into(),
+            qlog_dir,
+            certificate: tls::Certificate::SelfSigned,
+            retry: true,
+            verbose: false,
+            pacing: true,
+        }
+    }
+}
+
 enum Phase {
     /// Waiting for the request line.
     Request(LineReader),
@@ -215,16 +230,7 @@ pub fn bind(args: &ServerArgs) -> Result<BoundServer, Error> {
         qlog_dir: args.qlog_dir.clone(),
         retry: args.retry,
     })?;
-    let cubic: CcSpec = "cubic".parse().expect("cubic is a valid spec");
-    let config = tls::server_config(
-        &[protocol::ALPN],
-        &args.certificate,
-        &cubic,
-        &tls::Transport {
-            pacing: args.pacing,
-            ..tls::Transport::default()
-        },
-    )?;
+    let config = tls::cubic_server_config(&[protocol::ALPN], &args.certificate, args.pacing)?;
     Ok(BoundServer {
         server,
         config,

@@ -9,7 +9,6 @@ use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::Duration;
 
-use lbe_app_kit::tls::Certificate;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::client::Summary;
 use quic_bulk::protocol::Amount;
@@ -20,16 +19,9 @@ use quic_bulk::server::ServerArgs;
 const CONTROLLERS: &[&str] = &["cubic", "reno", "bbr2", "ledbat", "ledbatpp", "cdg"];
 
 fn start_server(qlog_dir: &Path) -> RunningServer {
-    quic_bulk::server::bind(&ServerArgs {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        qlog_dir: Some(qlog_dir.to_path_buf()),
-        certificate: Certificate::SelfSigned,
-        retry: true,
-        verbose: false,
-        pacing: true,
-    })
-    .unwrap()
-    .spawn()
+    quic_bulk::server::bind(&ServerArgs::loopback(Some(qlog_dir.to_path_buf())))
+        .unwrap()
+        .spawn()
 }
 
 fn tempdir(name: &str) -> PathBuf {
