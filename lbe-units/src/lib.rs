@@ -132,6 +132,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|_| err())
 }
 
+/// A duration the way the grammar writes it (`60ms`, `1.5s` is `1500ms`,
+/// `600s`, `250us`), to microseconds; [`parse_duration`] reads it back.
+pub fn fmt_duration(d: Duration) -> String {
+    let us = d.as_micros();
+    if us == 0 {
+        "0ms".to_string()
+    } else if us.is_multiple_of(1_000_000) {
+        format!("{}s", us / 1_000_000)
+    } else if us.is_multiple_of(1000) {
+        format!("{}ms", us / 1000)
+    } else if us >= 1000 {
+        format!("{}ms", us as f64 / 1000.0)
+    } else {
+        format!("{us}us")
+    }
+}
+
 /// `12.3 MB`, `1.0 GB`: bytes in powers of 1000, for people.
 pub fn fmt_bytes(bytes: u64) -> String {
     let b = bytes as f64;
@@ -263,8 +280,24 @@ mod tests {
             DURATION_FORMS,
             "a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
         );
-        assert!(parse_duration("-1s").is_err());
-        assert!(parse_duration("1y").is_err());
+        for bad in ["-1s", "-5ms", "1y", "5 parsecs", "60"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations_are_formatted_as_written_and_read_back() {
+        let cases = [
+            (Duration::from_millis(60), "60ms"),
+            (Duration::from_secs(600), "600s"),
+            (Duration::from_micros(7500), "7.5ms"),
+            (Duration::from_micros(250), "250us"),
+            (Duration::ZERO, "0ms"),
+        ];
+        for (d, text) in cases {
+            assert_eq!(fmt_duration(d), text);
+            assert_eq!(parse_duration(text), Ok(d), "{text}");
+        }
     }
 
     #[test]
