@@ -15,21 +15,13 @@ use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::RunningServer;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::tls::Certificate;
 
 const CONTROLLERS: &[&str] = &["cubic", "reno", "bbr2", "ledbat", "ledbatpp", "cdg"];
 
 fn start_server(qlog_dir: &Path) -> RunningServer {
-    quic_bulk::server::bind(&ServerArgs {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        qlog_dir: Some(qlog_dir.to_path_buf()),
-        certificate: Certificate::SelfSigned,
-        retry: true,
-        verbose: false,
-        pacing: true,
-    })
-    .unwrap()
-    .spawn()
+    quic_bulk::server::bind(&ServerArgs::loopback(Some(qlog_dir.to_path_buf())))
+        .unwrap()
+        .spawn()
 }
 
 fn tempdir(name: &str) -> PathBuf {
