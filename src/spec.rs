@@ -138,11 +138,10 @@ impl CcSpec {
         &self.text
     }
 
-    /// The spec for a file name: `:` and `,` become `+`, so
-    /// `ledbatpp:target=25ms,ss_exit=0.5` reads back from
-    /// `ledbatpp+target=25ms+ss_exit=0.5`; anything else unusual becomes `_`.
+    /// The spec as qlog file names carry it ([`lbe_cc::qlog_name::cc_tag`]):
+    /// `ledbatpp:target=25ms,ss_exit=0.5` is `ledbatpp+target=25ms+ss_exit=0.5`.
     pub fn file_tag(&self) -> String {
-        lbe_cc::spec::file_tag(&self.text)
+        lbe_cc::qlog_name::cc_tag(&self.text)
     }
 
     /// The plug-in's configuration, or `None` for quiche's own controllers.

@@ -89,12 +89,12 @@
 //!   Linux's `use_tolerance` (off there) is not implemented.
 //! * A loss during a backoff's reduction halves the window; Linux's
 //!   ssthresh hook would apply β again, its CDG state being still BACKOFF.
-//! * Rounds are delimited by send times ([`crate::round`]) rather than
+//! * Rounds are delimited by send times (`round.rs`) rather than
 //!   sequence numbers; RTTs are in nanoseconds rather than microseconds; the
 //!   backoff draw uses [`SplitMix64`] and `exp` rather than `prandom_u32`
 //!   and `nexp_u32`.
 //! * Application-limited: no growth while less than half the window is in
-//!   flight ([`crate::flight`]) instead of `tcp_is_cwnd_limited`.
+//!   flight (`flight.rs`) instead of `tcp_is_cwnd_limited`.
 //! * Persistent congestion ([RFC 9002 §7.6](https://www.rfc-editor.org/rfc/rfc9002#section-7.6)) collapses to 2 packets; Linux's
 //!   RTO goes to 1 packet, its Loss state then calling `cong_avoid`.
 

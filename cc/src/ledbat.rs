@@ -14,7 +14,7 @@
 //! with `flightsize` the bytes in flight when the ACK arrived, the packets
 //! it acknowledges still counted (the RFC subtracts them after the cap), or
 //! the bytes in flight after the latest transmission if more: see
-//! [`crate::flight`] for why a batched event loop needs that. The cap is the
+//! `flight.rs` for why a batched event loop needs that. The cap is the
 //! RFC's: it also lowers the window of a sender that does not use it. Loss (§2.4.2): `cwnd = max(cwnd/2, MIN_CWND·MSS)`, at most once
 //! per recovery period (a loss of a packet sent no later than the current
 //! recovery period began does not reduce again, [RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)), and the

@@ -158,7 +158,10 @@ pub struct Snapshot {
     pub base_delay: Option<Duration>,
     /// Current (filtered) delay estimate.
     pub current_delay: Option<Duration>,
-    /// Queuing delay estimate: current − base.
+    /// The controller's queuing delay estimate, current − base of
+    /// [`delay`]: the minimum of the last `current_filter` RTT samples with
+    /// the peer's ACK delay removed, minus the base (minimum) delay. Not the
+    /// same as a qlog reader's latest RTT minus the trace's minimum.
     pub queuing_delay: Option<Duration>,
     /// Target queuing delay.
     pub target: Option<Duration>,

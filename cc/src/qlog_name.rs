@@ -7,7 +7,7 @@
 //!
 //! * `label`: the flow's label as the client named it;
 //! * `role`: `client` or `server`, who wrote the file;
-//! * `cc tag`: the `--cc` spec as [`crate::spec::file_tag`] writes it
+//! * `cc tag`: the `--cc` spec as [`cc_tag`] writes it
 //!   (`ledbatpp+target=25ms`);
 //! * `connection id`: the first 8 bytes of the connection ID, 16 lowercase
 //!   hex digits.
@@ -19,8 +19,6 @@
 //! hand-named files such as `flow-2-client-cubic.sqlog` still read.
 
 use std::fmt;
-
-use crate::spec;
 
 /// The extension of the files, JSON-SEQ qlog (RFC 7464).
 pub const EXTENSION: &str = "sqlog";
@@ -58,6 +56,29 @@ pub fn file_name(label: &str, role: Role, cc_tag: &str, conn_id: &[u8]) -> Strin
     format!("{}-{role}-{}-{id}.{EXTENSION}", safe(label), safe(cc_tag))
 }
 
+/// A spec as file names carry it: `:` and `,` become `+`
+/// (`ledbatpp:target=25ms,ss_exit=0.5` → `ledbatpp+target=25ms+ss_exit=0.5`);
+/// any character other than ASCII letters, digits, `=`, `.` and `_`
+/// becomes `_`. [`spec_of_cc_tag`] reverses it.
+pub fn cc_tag(spec: &str) -> String {
+    spec.chars()
+        .map(|c| match c {
+            ':' | ',' => '+',
+            c if c.is_ascii_alphanumeric() || matches!(c, '=' | '.' | '_') => c,
+            _ => '_',
+        })
+        .collect()
+}
+
+/// The spec a [`cc_tag`] was made from: the first `+` is the `:`, the
+/// others are `,`.
+pub fn spec_of_cc_tag(tag: &str) -> String {
+    match tag.split_once('+') {
+        Some((name, params)) => format!("{name}:{}", params.replace('+', ",")),
+        None => tag.to_string(),
+    }
+}
+
 /// What a file name's stem (extension removed) says; see the module docs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QlogName {
@@ -88,7 +109,7 @@ impl QlogName {
             .filter(|s| !s.is_empty());
         let after_role = start + parts[i].len() + 1;
         let spec = (i + 1 < parts.len())
-            .then(|| spec::spec_of_file_tag(strip_conn_id(&stem[after_role..])))
+            .then(|| spec_of_cc_tag(strip_conn_id(&stem[after_role..])))
             .filter(|s| !s.is_empty());
         Some(Self { label, role, spec })
     }
@@ -111,7 +132,7 @@ mod tests {
         let name = file_name(
             "flow-1",
             Role::Server,
-            &spec::file_tag("ledbatpp:target=25ms"),
+            &cc_tag("ledbatpp:target=25ms"),
             &[0xab, 0x01, 2, 3, 4, 5, 6, 7, 8, 9],
         );
         assert_eq!(
@@ -148,5 +169,15 @@ mod tests {
             })
         );
         assert_eq!(QlogName::parse("trace"), None);
+    }
+
+    #[test]
+    fn cc_tags_round_trip() {
+        let spec = "ledbatpp:target=25ms,ss_exit=0.5";
+        assert_eq!(cc_tag(spec), "ledbatpp+target=25ms+ss_exit=0.5");
+        assert_eq!(spec_of_cc_tag(&cc_tag(spec)), spec);
+        assert_eq!(cc_tag("cubic"), "cubic");
+        assert_eq!(spec_of_cc_tag("cubic"), "cubic");
+        assert_eq!(cc_tag("a b/c"), "a_b_c");
     }
 }

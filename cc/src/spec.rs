@@ -9,7 +9,7 @@
 //! parses a spec of one of this crate's controllers. Every error is one line
 //! that says what was wrong and what is allowed.
 //!
-//! A spec in a file name ([`crate::qlog_name`]) is its [`file_tag`].
+//! A spec in a file name is its tag, [`crate::qlog_name::cc_tag`].
 
 use std::fmt;
 use std::str::FromStr;
@@ -122,29 +122,6 @@ impl FromStr for ControllerConfig {
     }
 }
 
-/// A spec as file names carry it: `:` and `,` become `+`
-/// (`ledbatpp:target=25ms,ss_exit=0.5` → `ledbatpp+target=25ms+ss_exit=0.5`);
-/// any character other than ASCII letters, digits, `=`, `.` and `_`
-/// becomes `_`. [`spec_of_file_tag`] reverses it.
-pub fn file_tag(spec: &str) -> String {
-    spec.chars()
-        .map(|c| match c {
-            ':' | ',' => '+',
-            c if c.is_ascii_alphanumeric() || matches!(c, '=' | '.' | '_') => c,
-            _ => '_',
-        })
-        .collect()
-}
-
-/// The spec a [`file_tag`] was made from: the first `+` is the `:`, the
-/// others are `,`.
-pub fn spec_of_file_tag(tag: &str) -> String {
-    match tag.split_once('+') {
-        Some((name, params)) => format!("{name}:{}", params.replace('+', ",")),
-        None => tag.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,15 +174,5 @@ mod tests {
             err("fixed:packets=0"),
             "--cc 'fixed:packets=0': bad value '0' for 'packets': expected a whole number from 1 to 100000"
         );
-    }
-
-    #[test]
-    fn file_tags_round_trip() {
-        let spec = "ledbatpp:target=25ms,ss_exit=0.5";
-        assert_eq!(file_tag(spec), "ledbatpp+target=25ms+ss_exit=0.5");
-        assert_eq!(spec_of_file_tag(&file_tag(spec)), spec);
-        assert_eq!(file_tag("cubic"), "cubic");
-        assert_eq!(spec_of_file_tag("cubic"), "cubic");
-        assert_eq!(file_tag("a b/c"), "a_b_c");
     }
 }
