@@ -84,6 +84,8 @@ pub fn draw(chart: &XyChart, width: u32, height: u32) -> Result<String> {
             ($ctx:expr) => {{
                 let mut ctx = $ctx;
                 ctx.configure_mesh()
+                    .light_line_style(WHITE)
+                    .x_label_formatter(&|v| format!("{}", (v * 1000.0).round() / 1000.0))
                     .x_desc(chart.x_desc.as_str())
                     .y_desc(chart.y_desc.as_str())
                     .draw()

@@ -479,8 +479,21 @@ fn metric(r: &RunResult, y: &str) -> Option<f64> {
     }
 }
 
+/// The unit [`numeric`] puts an axis value in, for an axis label.
+fn unit_of(v: &str) -> &'static str {
+    if v.parse::<f64>().is_ok() {
+        ""
+    } else if lbe_units::parse_duration(v).is_ok() {
+        " (ms)"
+    } else if lbe_units::parse_rate(v).is_ok() {
+        " (Mbit/s)"
+    } else {
+        ""
+    }
+}
+
 /// An axis value as a number for an x axis: durations in ms, rates in
-/// Mbit/s, sizes in bytes, else the number itself.
+/// Mbit/s, else the number itself.
 pub fn numeric(v: &str) -> Option<f64> {
     if let Ok(x) = v.parse::<f64>() {
         return Some(x);
@@ -838,9 +851,15 @@ fn write(results: &Results, out: &Path) -> Result<(), String> {
         }
         std::fs::write(dir.join(format!("{}.csv", f.name)), table)
             .map_err(|e| format!("cannot write figure {}: {e}", f.name))?;
+        let unit = results
+            .axes
+            .iter()
+            .find(|a| a.name == f.x)
+            .and_then(|a| a.values.first())
+            .map_or("", |v| unit_of(v));
         let chart = qlog_analysis::xy::XyChart {
             title: f.title.clone().unwrap_or_else(|| f.name.clone()),
-            x_desc: f.x.clone(),
+            x_desc: format!("{}{unit}", f.x),
             y_desc: f.y.clone(),
             series,
             reference: f.reference.clone().map(|r| {
