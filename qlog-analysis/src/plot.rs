@@ -44,7 +44,7 @@ impl Default for PlotOptions {
 }
 
 /// Tableau 10: distinguishable, colour-blind friendly.
-const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),

@@ -5,6 +5,7 @@
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::plot::PALETTE;
 
 /// One line of an x–y figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,15 +27,6 @@ pub struct XyChart {
     /// Logarithmic x axis (RTTs from 10 to 400 ms, rates from 1 to 40 Mbit/s).
     pub log_x: bool,
 }
-
-const PALETTE: [RGBColor; 6] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-];
 
 fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (lo, hi) = values

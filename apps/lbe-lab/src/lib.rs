@@ -20,18 +20,9 @@ pub fn run_file(
     stop: &Arc<AtomicBool>,
     log: &dyn Fn(&str),
 ) -> Result<run::Summary, String> {
-    let scenario = scenario::load(scenario_path)?;
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let copy = out.join("scenario.toml");
-    std::fs::copy(scenario_path, &copy)
-        .map_err(|e| format!("cannot write {}: {e}", copy.display()))?;
-
+    let scenario = prepare_out(scenario_path, out)?;
     let summary = run::run(&scenario, out, stop, log)?;
-    let path = out.join("summary.json");
-    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
-    std::fs::write(&path, json + "\n")
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    log(&format!("wrote {}", path.display()));
+    write_summary(out, &summary, log)?;
 
     if report {
         let options = qlog_analysis::Options {
@@ -47,9 +38,35 @@ pub fn run_file(
             &qlog_analysis::plot::PlotOptions::default(),
         )
         .map_err(|e| format!("report: {e}"))?;
-        let path = out.join("report.html");
-        std::fs::write(&path, html).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        log(&format!("wrote {}", path.display()));
+        write_out(out, "report.html", html, log)?;
     }
     Ok(summary)
+}
+
+/// Loads the scenario, creates `out` and copies the scenario file into it
+/// (`scenario.toml`), as every run, real or simulated, starts.
+fn prepare_out(scenario_path: &Path, out: &Path) -> Result<scenario::Scenario, String> {
+    let scenario = scenario::load(scenario_path)?;
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let copy = out.join("scenario.toml");
+    std::fs::copy(scenario_path, &copy)
+        .map_err(|e| format!("cannot write {}: {e}", copy.display()))?;
+    Ok(scenario)
+}
+
+/// `out/summary.json`: pretty JSON and a final newline.
+fn write_summary(
+    out: &Path,
+    summary: &impl serde::Serialize,
+    log: &dyn Fn(&str),
+) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(summary).expect("summary serializes");
+    write_out(out, "summary.json", json + "\n", log)
+}
+
+fn write_out(out: &Path, name: &str, contents: String, log: &dyn Fn(&str)) -> Result<(), String> {
+    let path = out.join(name);
+    std::fs::write(&path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    log(&format!("wrote {}", path.display()));
+    Ok(())
 }

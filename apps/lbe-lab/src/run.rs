@@ -68,6 +68,26 @@ pub struct WindowSummary {
     pub to_s: f64,
 }
 
+impl LinkSummary {
+    /// The scenario's link as `summary.json` states it.
+    pub fn of(link: &crate::scenario::Link) -> Self {
+        LinkSummary {
+            rate_bps: link.rate_bps,
+            emulated_rtt_ms: ms(link.rtt),
+            buffer_ms: link.buffer_ms(),
+        }
+    }
+}
+
+impl From<qlog_analysis::Window> for WindowSummary {
+    fn from(w: qlog_analysis::Window) -> Self {
+        WindowSummary {
+            from_s: w.from_s,
+            to_s: w.to_s,
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct FlowSummary {
     pub id: usize,
@@ -318,15 +338,8 @@ fn summarize(
         .collect();
 
     Ok(Summary {
-        link: LinkSummary {
-            rate_bps: scenario.link.rate_bps,
-            emulated_rtt_ms: ms(scenario.link.rtt),
-            buffer_ms: scenario.link.buffer_ms(),
-        },
-        window: WindowSummary {
-            from_s: parts.window.from_s,
-            to_s: parts.window.to_s,
-        },
+        link: LinkSummary::of(&scenario.link),
+        window: parts.window.into(),
         flows,
         utilization: parts.utilization,
         max_goodput_bps: parts.max_goodput_bps,

@@ -111,15 +111,8 @@ pub fn simulate(scenario: &Scenario) -> Result<(SimSummary, qlog_analysis::Analy
     let summary = SimSummary {
         mode: "sim",
         seed: config.seed,
-        link: LinkSummary {
-            rate_bps: scenario.link.rate_bps,
-            emulated_rtt_ms: scenario.link.rtt.as_secs_f64() * 1e3,
-            buffer_ms: scenario.link.buffer_ms(),
-        },
-        window: WindowSummary {
-            from_s: parts.window.from_s,
-            to_s: parts.window.to_s,
-        },
+        link: LinkSummary::of(&scenario.link),
+        window: parts.window.into(),
         flows,
         utilization: parts.utilization,
         max_goodput_bps: parts.max_goodput_bps,
@@ -139,17 +132,9 @@ pub fn run_file(
     report: bool,
     log: &dyn Fn(&str),
 ) -> Result<SimSummary, String> {
-    let scenario = crate::scenario::load(scenario_path)?;
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let copy = out.join("scenario.toml");
-    std::fs::copy(scenario_path, &copy)
-        .map_err(|e| format!("cannot write {}: {e}", copy.display()))?;
+    let scenario = crate::prepare_out(scenario_path, out)?;
     let (summary, analysis) = simulate(&scenario)?;
-    let path = out.join("summary.json");
-    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
-    std::fs::write(&path, json + "\n")
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    log(&format!("wrote {}", path.display()));
+    crate::write_summary(out, &summary, log)?;
     if report {
         let (html, _warnings) = qlog_analysis::report::build_from_analysis(
             out,
@@ -158,9 +143,7 @@ pub fn run_file(
             &qlog_analysis::plot::PlotOptions::default(),
         )
         .map_err(|e| format!("report: {e}"))?;
-        let path = out.join("report.html");
-        std::fs::write(&path, html).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        log(&format!("wrote {}", path.display()));
+        crate::write_out(out, "report.html", html, log)?;
     }
     Ok(summary)
 }
