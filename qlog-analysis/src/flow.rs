@@ -126,8 +126,12 @@ pub struct FlowAnalysis {
     /// Legend label: the controller, made unique.
     pub label: String,
     pub flow: Option<String>,
-    /// The controller (spec) if known from the file name or the caller.
+    /// The controller (spec) if known: from the caller, the file name, the
+    /// trace's metadata or state names, or the producer (`None`: unknown).
     pub cc: Option<String>,
+    /// The implementation that wrote the trace, if it says (`quic-go`,
+    /// `aioquic`...).
+    pub producer: Option<String>,
     pub role: Role,
     /// Added to the trace's own times to put it on the analysis clock.
     pub offset_s: f64,
@@ -543,10 +547,8 @@ impl FlowAnalyzer {
         if self.in_window(t) {
             self.cf_lost_window += delta;
         }
-        if self.lost_events_total == 0 {
-            for _ in 0..delta.min(10_000) {
-                self.loss_events.push((t, 1));
-            }
+        if delta > 0 {
+            self.cf_losses.push((t, delta));
         }
         Ok(())
     }
@@ -673,6 +675,7 @@ impl FlowAnalyzer {
             label: String::new(),
             flow: None,
             cc: None,
+            producer: None,
             role: Role::Unknown,
             offset_s: self.offset_s,
             start_s,
