@@ -147,6 +147,13 @@ pub struct FlowAnalysis {
     pub stream_bytes_sent: u64,
     /// Stream bytes sent more than once.
     pub retransmitted_bytes: u64,
+    /// Application bytes delivered over the whole trace, per stream id (by
+    /// the flow's goodput method; they add up to `total_bytes`).
+    pub stream_bytes: BTreeMap<u64, u64>,
+    /// `packet_sent` events, every packet number space.
+    pub packets_sent: u64,
+    /// `packet_received` events, every packet number space.
+    pub packets_received: u64,
     /// What the flow's datagrams that carried stream data held: see
     /// [`DataDatagrams`].
     pub data_datagrams: DataDatagrams,
@@ -280,6 +287,8 @@ pub struct FlowAnalyzer {
     // states
     states: Vec<StateInterval>,
     current_state: Option<(String, f64)>,
+    packets_sent: u64,
+    packets_received: u64,
     // extent
     first_event_s: Option<f64>,
     last_event_s: Option<f64>,
@@ -332,6 +341,8 @@ impl FlowAnalyzer {
             cf_losses: Vec::new(),
             states: Vec::new(),
             current_state: None,
+            packets_sent: 0,
+            packets_received: 0,
             first_event_s: None,
             last_event_s: None,
             events: 0,
@@ -356,6 +367,7 @@ impl FlowAnalyzer {
         self.last_event_s = Some(self.last_event_s.map_or(t, |l| l.max(t)));
         match &ev.data {
             EventData::QuicPacketSent(p) => {
+                self.packets_sent += 1;
                 let (Some(pn), true) =
                     (p.header.packet_number, is_app_space(&p.header.packet_type))
                 else {
@@ -390,6 +402,7 @@ impl FlowAnalyzer {
                 }
             }
             EventData::QuicPacketReceived(p) => {
+                self.packets_received += 1;
                 if !is_app_space(&p.header.packet_type) {
                     return Ok(());
                 }
@@ -590,6 +603,14 @@ impl FlowAnalyzer {
             });
         }
         let method = self.method();
+        let per_stream = match method {
+            GoodputMethod::Received => &self.received,
+            GoodputMethod::AckedSent | GoodputMethod::None => &self.acked,
+        };
+        let stream_bytes: BTreeMap<u64, u64> = per_stream
+            .iter()
+            .map(|(id, set)| (*id, set.len()))
+            .collect();
         let (bytes, total_bytes, delivered) = match method {
             GoodputMethod::AckedSent | GoodputMethod::None => {
                 (self.acked_window, self.acked_total, self.acked_buckets)
@@ -686,6 +707,9 @@ impl FlowAnalyzer {
             stream_bytes_sent: self.stream_bytes_sent,
             data_datagrams: self.data_datagrams,
             retransmitted_bytes,
+            stream_bytes,
+            packets_sent: self.packets_sent,
+            packets_received: self.packets_received,
             summary: FlowSummary {
                 bytes,
                 goodput_bps,
