@@ -26,14 +26,21 @@
 //! gives a figure, and the sender's trace gives the method the design asks
 //! for.
 //!
-//! # RTT and queuing delay
+//! # RTT, and RTT above base (`queuing_delay_ms`)
 //!
 //! Each `latest_rtt` in `recovery_metrics_updated` is one RTT sample (quiche
 //! logs it when it changes, i.e. on every ACK that yields a new sample). The
-//! base RTT is the smallest sample of the whole trace; the queuing delay of a
-//! sample is `latest_rtt − base`. Statistics are per sample, over the samples
+//! base RTT is the smallest sample of the whole trace; a sample's *RTT above
+//! base* is `latest_rtt − base`. Statistics are per sample, over the samples
 //! inside the window. Percentiles come from an HDR histogram (3 significant
 //! digits, µs units), min and mean are exact.
+//!
+//! RTT above base is what `summary.json` calls `queuing_delay_ms` (the key
+//! the design names). It is *not* the queuing delay the controllers in `cc`
+//! act on, which is the minimum of the last 4 samples, ACK delay removed,
+//! minus their base (`cc/src/delay.rs`): this one is measured from outside,
+//! per raw sample, against the trace's own minimum, so it includes the
+//! peer's ACK delay and every sample's jitter.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -70,9 +77,11 @@ pub struct RttStats {
     pub p99: Option<f64>,
 }
 
-/// Queuing-delay statistics over the window (RTT − base RTT), in ms.
+/// RTT-above-base statistics over the window (`latest_rtt` − the trace's
+/// smallest `latest_rtt`), in ms; see the module docs for how it differs
+/// from a controller's queuing delay.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
-pub struct QueuingDelayStats {
+pub struct RttAboveBaseStats {
     pub mean: Option<f64>,
     pub p95: Option<f64>,
 }
@@ -85,7 +94,9 @@ pub struct FlowSummary {
     /// `bytes × 8 / window length`.
     pub goodput_bps: f64,
     pub rtt_ms: RttStats,
-    pub queuing_delay_ms: QueuingDelayStats,
+    /// RTT above base (not the controllers' queuing delay: see the module
+    /// docs); named `queuing_delay_ms` as `summary.json`'s key.
+    pub queuing_delay_ms: RttAboveBaseStats,
     /// Packets declared lost inside the window.
     pub lost_packets: u64,
 }
@@ -106,8 +117,8 @@ pub struct FlowSeries {
     pub latest_rtt_ms: Points,
     pub smoothed_rtt_ms: Points,
     pub min_rtt_ms: Points,
-    /// `latest_rtt − base RTT`.
-    pub queuing_delay_ms: Points,
+    /// RTT above base: `latest_rtt − base RTT`.
+    pub rtt_above_base_ms: Points,
     pub states: Vec<StateInterval>,
     /// Packet losses: (time, packets lost then).
     pub losses: Vec<(f64, u64)>,
@@ -647,13 +658,13 @@ impl FlowAnalyzer {
                 p99: Some(q(self.rtt_hist.value_at_quantile(0.99))),
             };
             let b = base.unwrap_or(self.rtt_min_ms);
-            let qd = QueuingDelayStats {
+            let qd = RttAboveBaseStats {
                 mean: Some((mean - b).max(0.0)),
                 p95: Some((p95 - b).max(0.0)),
             };
             (rtt, qd)
         } else {
-            (RttStats::default(), QueuingDelayStats::default())
+            (RttStats::default(), RttAboveBaseStats::default())
         };
 
         let lost_packets = if self.lost_events_total > 0 {
@@ -733,7 +744,7 @@ impl FlowAnalyzer {
                 latest_rtt_ms: latest,
                 smoothed_rtt_ms: self.smoothed_rtt.finish(),
                 min_rtt_ms: self.min_rtt.finish(),
-                queuing_delay_ms: queuing,
+                rtt_above_base_ms: queuing,
                 states: self.states,
                 losses: if self.lost_events_total > 0 {
                     self.loss_events
