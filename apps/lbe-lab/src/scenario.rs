@@ -199,7 +199,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
     let src = Source { path, text };
     let raw: RawScenario = toml::from_str(text).map_err(|e| {
         let line = e.span().map_or(1, |s| src.line_of(s.start));
-        format!("{}:{line}: {}", path.display(), e.message().trim())
+        // toml's messages can span lines ("invalid string\nexpected ..."):
+        // one line, as every error of ours.
+        let message: Vec<&str> = e
+            .message()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        format!("{}:{line}: {}", path.display(), message.join("; "))
     })?;
 
     let link_span = raw.link.span();
