@@ -150,6 +150,57 @@ pub fn decode(
     })
 }
 
+/// The fast path for the `qlog` crate's own dialect (`quic:` names, what
+/// quiche writes): its typed decode, taken only when it succeeds and every
+/// stream frame's end fits in 64 bits; `None` sends the event down the
+/// lenient path, which reports what is odd.
+pub fn decode_typed(kind: Kind, json: &str) -> Option<EventData> {
+    let data = match kind {
+        Kind::PacketSent => {
+            EventData::QuicPacketSent(serde_json::from_str::<PacketSent>(json).ok()?)
+        }
+        Kind::PacketReceived => {
+            EventData::QuicPacketReceived(serde_json::from_str::<PacketReceived>(json).ok()?)
+        }
+        Kind::Metrics => EventData::QuicMetricsUpdated(
+            serde_json::from_str::<RecoveryMetricsUpdated>(json).ok()?,
+        ),
+        Kind::CongestionState => EventData::QuicCongestionStateUpdated(
+            serde_json::from_str::<CongestionStateUpdated>(json).ok()?,
+        ),
+        Kind::PacketLost => {
+            EventData::QuicPacketLost(serde_json::from_str::<PacketLost>(json).ok()?)
+        }
+    };
+    let frames = match &data {
+        EventData::QuicPacketSent(p) => p.frames.as_deref(),
+        EventData::QuicPacketReceived(p) => p.frames.as_deref(),
+        _ => None,
+    };
+    let sound = frames.unwrap_or_default().iter().all(|f| match f {
+        // Without `raw`, the length may be a 0.3-style `length` the typed
+        // decode does not read.
+        QuicFrame::Stream { offset, raw, .. } => {
+            match raw.as_ref().and_then(|r| r.payload_length.or(r.length)) {
+                Some(len) => offset.unwrap_or(0).checked_add(len).is_some(),
+                None => false,
+            }
+        }
+        _ => true,
+    });
+    // Non-finite RTTs are the lenient path's to report.
+    let finite = match &data {
+        EventData::QuicMetricsUpdated(m) => {
+            [m.min_rtt, m.smoothed_rtt, m.latest_rtt, m.rtt_variance]
+                .iter()
+                .flatten()
+                .all(|v| v.is_finite())
+        }
+        _ => true,
+    };
+    (sound && finite).then_some(data)
+}
+
 struct Decoder<'a, 'n> {
     name: &'a str,
     note: &'n mut dyn FnMut(Note),
@@ -559,6 +610,30 @@ mod tests {
         };
         assert_eq!(r, &vec![AckRange::new(3, 5), AckRange::new(9, 9)]);
         assert_eq!(notes.len(), 1);
+    }
+
+    #[test]
+    fn typed_fast_path_only_for_what_it_reads_right() {
+        let frames = |f: &str| {
+            format!(r#"{{"header":{{"packet_type":"1RTT","packet_number":1}},"frames":[{f}]}}"#)
+        };
+        let ok = frames(
+            r#"{"frame_type":"stream","stream_id":0,"offset":0,"raw":{"payload_length":5}}"#,
+        );
+        assert!(decode_typed(Kind::PacketSent, &ok).is_some());
+        // 0.3's `length` under a quic: name: the lenient path reads it.
+        let old = frames(r#"{"frame_type":"stream","stream_id":0,"offset":0,"length":5}"#);
+        assert!(decode_typed(Kind::PacketSent, &old).is_none());
+        let (ev, _) = run(Kind::PacketSent, serde_json::from_str(&old).unwrap());
+        let Some(EventData::QuicPacketSent(p)) = ev else {
+            panic!()
+        };
+        let QuicFrame::Stream { raw, .. } = &p.frames.unwrap()[0] else {
+            panic!()
+        };
+        assert_eq!(raw.as_ref().unwrap().payload_length, Some(5));
+        // An unknown frame type fails the typed decode.
+        assert!(decode_typed(Kind::PacketSent, &frames(r#"{"frame_type":"teleport"}"#)).is_none());
     }
 
     #[test]

@@ -607,18 +607,15 @@ impl<'s> Reader<'s> {
             self.skip(format!("{name}: an event without `data`"), line);
             return Ok(Step::Continue);
         };
-        let value = match serde_json::from_str::<serde_json::Value>(raw.get()) {
-            Ok(v) => v,
-            Err(_) => {
-                self.skip(format!("{name}: `data` is not valid JSON"), line);
-                return Ok(Step::Continue);
-            }
+        let typed = if name.starts_with("quic:") {
+            dialect::decode_typed(kind, raw.get())
+        } else {
+            None
         };
-        let mut notes = Vec::new();
-        let data = dialect::decode(kind, &name, &value, &mut |n| notes.push(n));
-        for n in notes {
-            self.skip(n, line);
-        }
+        let data = match typed {
+            Some(d) => Some(d),
+            None => self.decode_lenient(kind, &name, raw, line),
+        };
         let Some(data) = data else {
             return Ok(Step::Continue);
         };
@@ -635,6 +632,29 @@ impl<'s> Reader<'s> {
             .map_err(|m| Error::malformed(self.path, line, format!("{name}: {m}")))?;
         }
         Ok(Step::Continue)
+    }
+
+    /// Any dialect, field by field; what is odd is counted.
+    fn decode_lenient(
+        &mut self,
+        kind: dialect::Kind,
+        name: &str,
+        raw: &RawValue,
+        line: u64,
+    ) -> Option<EventData> {
+        let value = match serde_json::from_str::<serde_json::Value>(raw.get()) {
+            Ok(v) => v,
+            Err(_) => {
+                self.skip(format!("{name}: `data` is not valid JSON"), line);
+                return None;
+            }
+        };
+        let mut notes = Vec::new();
+        let data = dialect::decode(kind, name, &value, &mut |n| notes.push(n));
+        for n in notes {
+            self.skip(n, line);
+        }
+        data
     }
 
     /// An event's time as milliseconds since the trace's reference time.
