@@ -3,6 +3,7 @@
 #   qlog-analysis/tests/fixtures/stacks/quic-go/  (Go program, quic-go from the Go module proxy)
 #   qlog-analysis/tests/fixtures/stacks/aioquic/  (Python, aioquic from PyPI in a virtualenv)
 #   qlog-analysis/tests/fixtures/stacks/quiche/   (our quic-bulk, LEDBAT++)
+#   qlog-analysis/tests/fixtures/stacks/quiche-0.17/  (a 0.3-era quiche from crates.io, in memory)
 # Each directory gets the two traces of one short loopback download and
 # counts.json: the implementation's own counts (stream bytes, packets sent,
 # packets lost), which tests/stacks.rs compares with qlog-analysis's figures.
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 out=qlog-analysis/tests/fixtures/stacks
 stacks=("$@")
-[ ${#stacks[@]} -eq 0 ] && stacks=(quic-go aioquic quiche)
+[ ${#stacks[@]} -eq 0 ] && stacks=(quic-go aioquic quiche quiche-0.17)
 
 for stack in "${stacks[@]}"; do
     rm -rf "$out/$stack"
@@ -71,8 +72,19 @@ with open(os.path.join(d, "counts.json"), "w") as f:
 print(json.dumps(counts, indent=2))
 PY
         ;;
+    quiche-0.17)
+        # quiche 0.17.2 builds its own BoringSSL (cmake) on first use.
+        tool=qlog-analysis/fixtures/tools/quiche-0.17
+        CARGO_TARGET_DIR="$root/target/qlog-fixtures-quiche-0.17" cargo build --release --manifest-path "$tool/Cargo.toml"
+        tmp=$(mktemp -d)
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+            -keyout "$tmp/key.pem" -out "$tmp/cert.pem" -days 2 -subj /CN=localhost 2>/dev/null
+        "$root/target/qlog-fixtures-quiche-0.17/release/quiche-0-17-fixture" "$out/quiche-0.17" \
+            "$tmp/cert.pem" "$tmp/key.pem" 100000 30,31,60
+        rm -rf "$tmp"
+        ;;
     *)
-        echo "qlog-fixtures.sh: unknown stack '$stack' (allowed: quic-go, aioquic, quiche)" >&2
+        echo "qlog-fixtures.sh: unknown stack '$stack' (allowed: quic-go, aioquic, quiche, quiche-0.17)" >&2
         exit 2
         ;;
     esac

@@ -7,6 +7,7 @@
 //! | quic-go | JSON-SEQ, quic-14 header, 0.3 event names            | producer (cubic)  |
 //! | aioquic | JSON `traces[]`, 0.3, absolute epoch times, `cwnd`   | unknown           |
 //! | quiche  | JSON-SEQ, -13 `quic:` names (our quic-bulk)          | file name         |
+//! | quiche 0.17 | JSON-SEQ, qlog 0.3 (`transport:`, `recovery:`), no `packet_lost` | file name |
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -127,6 +128,29 @@ fn quiche_sender_and_receiver_match_quic_bulk_counts() {
         r.stream_bytes.keys().copied().collect::<Vec<_>>(),
         vec![0, 4]
     );
+}
+
+#[test]
+fn quiche_0_17_sender_and_receiver_match_its_counts() {
+    let c = counts("quiche-0.17");
+    let s = flow("quiche-0.17", "server");
+    assert_eq!(s.role, Role::Server);
+    assert_eq!(s.cc.as_deref(), Some("cubic"));
+    assert_eq!(s.goodput_method, GoodputMethod::AckedSent);
+    assert_eq!(s.stream_bytes, payload(&c));
+    assert_eq!(s.packets_sent, count(&c, "server", "packets_sent"));
+    // quiche 0.17 logs no packet_lost events: its losses show only as the
+    // stream bytes it sent again, which match its own count.
+    assert_eq!(s.lost_packets_total, 0);
+    assert!(count(&c, "server", "packets_lost") > 0);
+    assert_eq!(s.retransmitted_bytes, count(&c, "server", "stream_retrans_bytes"));
+
+    let r = flow("quiche-0.17", "client");
+    assert_eq!(r.role, Role::Client);
+    assert_eq!(r.goodput_method, GoodputMethod::Received);
+    assert_eq!(r.stream_bytes, payload(&c));
+    assert_eq!(r.total_bytes, count(&c, "client", "stream_bytes"));
+    assert_eq!(r.packets_sent, count(&c, "client", "packets_sent"));
 }
 
 /// quic-go's CUBIC, aioquic's and our LEDBAT++ senders in one analysis,
