@@ -317,23 +317,8 @@ where
 
     // 3. Resolve the window.
     let extents: Vec<(f64, f64)> = pending.iter().map(|(_, a)| a.extent()).collect();
-    let from_s = options
-        .from_s
-        .unwrap_or_else(|| extents.iter().map(|e| e.0).fold(f64::INFINITY, f64::min));
-    let to_s = options.to_s.unwrap_or_else(|| {
-        extents
-            .iter()
-            .map(|e| e.1)
-            .fold(f64::NEG_INFINITY, f64::max)
-    });
-    // No events at all: an empty window at 0.
-    let from_s = if from_s.is_finite() { from_s } else { 0.0 };
-    let to_s = if to_s.is_finite() && to_s > from_s {
-        to_s
-    } else {
-        from_s
-    };
-    let window = Window { from_s, to_s };
+    let window = resolve_window(&extents, options);
+    let Window { from_s, to_s } = window;
 
     // 4. Finish each flow and name it.
     let mut trace_counter: HashMap<usize, usize> = HashMap::new();
@@ -396,22 +381,68 @@ where
     }
     make_labels_unique(&mut flows);
 
-    let mut analysis = Analysis {
-        window,
-        link_rate_bps: options.link_rate_bps,
-        datagram_overhead_bytes: options.datagram_overhead_bytes,
-        active_tolerance_s: options.active_tolerance_s,
-        total_goodput_bps: 0.0,
-        utilization: None,
-        max_goodput_bps: None,
-        utilization_of_max: None,
-        jain_index: None,
-        jain_flows: Vec::new(),
-        flows,
-        warnings,
+    Ok(Analysis::assemble(window, flows, warnings, options))
+}
+
+/// The window over every flow's extent when `options` leaves an end open.
+fn resolve_window(extents: &[(f64, f64)], options: &Options) -> Window {
+    let from_s = options
+        .from_s
+        .unwrap_or_else(|| extents.iter().map(|e| e.0).fold(f64::INFINITY, f64::min));
+    let to_s = options.to_s.unwrap_or_else(|| {
+        extents
+            .iter()
+            .map(|e| e.1)
+            .fold(f64::NEG_INFINITY, f64::max)
+    });
+    // No events at all: an empty window at 0.
+    let from_s = if from_s.is_finite() { from_s } else { 0.0 };
+    let to_s = if to_s.is_finite() && to_s > from_s {
+        to_s
+    } else {
+        from_s
     };
-    analysis.aggregate();
-    Ok(analysis)
+    Window { from_s, to_s }
+}
+
+/// A flow whose events were fed to a [`FlowAnalyzer`] in memory (by a
+/// simulator) rather than read from a qlog file.
+pub struct MemoryFlow {
+    pub analyzer: FlowAnalyzer,
+    pub label: String,
+    /// Controller spec, e.g. `ledbatpp`.
+    pub cc: Option<String>,
+    pub flow: Option<String>,
+    /// Queuing-delay target in ms (default: from the controller spec).
+    pub target_ms: Option<f64>,
+    pub role: Role,
+}
+
+/// [`analyze`] for flows fed in memory: the same window, per-flow figures,
+/// shares, utilisation and Jain's index. Times are on the analysis clock
+/// already (each analyzer's offset).
+pub fn analyze_in_memory(flows: Vec<MemoryFlow>, options: &Options) -> Result<Analysis> {
+    if flows.is_empty() {
+        return Err(Error::Invalid("no flows given".into()));
+    }
+    let extents: Vec<(f64, f64)> = flows.iter().map(|f| f.analyzer.extent()).collect();
+    let window = resolve_window(&extents, options);
+    let mut out = Vec::with_capacity(flows.len());
+    for (i, f) in flows.into_iter().enumerate() {
+        let mut fa = f.analyzer.finish(window.from_s, window.to_s);
+        fa.index = i;
+        fa.qlog = PathBuf::new();
+        fa.role = f.role;
+        fa.target_ms = f
+            .target_ms
+            .or_else(|| f.cc.as_deref().and_then(naming::target_ms_of));
+        fa.cc = f.cc;
+        fa.flow = f.flow;
+        fa.label = f.label;
+        out.push(fa);
+    }
+    make_labels_unique(&mut out);
+    Ok(Analysis::assemble(window, out, Vec::new(), options))
 }
 
 /// Give flows with the same label a distinguishing suffix (flow id, role or
@@ -453,6 +484,30 @@ fn short(id: &str) -> &str {
 }
 
 impl Analysis {
+    fn assemble(
+        window: Window,
+        flows: Vec<FlowAnalysis>,
+        warnings: Vec<Warning>,
+        options: &Options,
+    ) -> Analysis {
+        let mut analysis = Analysis {
+            window,
+            link_rate_bps: options.link_rate_bps,
+            datagram_overhead_bytes: options.datagram_overhead_bytes,
+            active_tolerance_s: options.active_tolerance_s,
+            total_goodput_bps: 0.0,
+            utilization: None,
+            max_goodput_bps: None,
+            utilization_of_max: None,
+            jain_index: None,
+            jain_flows: Vec::new(),
+            flows,
+            warnings,
+        };
+        analysis.aggregate();
+        analysis
+    }
+
     /// The `summary.json` parts of this analysis.
     pub fn summary_parts(&self) -> SummaryParts {
         SummaryParts {

@@ -36,10 +36,11 @@ pub mod series;
 pub mod synth;
 pub mod text;
 pub mod units;
+pub mod xy;
 
 pub use analysis::{
-    analyze, jain_index, summary_parts, Analysis, FlowInput, Options, SummaryParts, TimeBase,
-    Window,
+    analyze, analyze_in_memory, jain_index, summary_parts, Analysis, FlowInput, MemoryFlow,
+    Options, SummaryParts, TimeBase, Window,
 };
 pub use error::{Error, Warning};
 pub use flow::{FlowAnalysis, FlowSummary, GoodputMethod, RttAboveBaseStats, RttStats};

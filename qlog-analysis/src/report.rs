@@ -246,7 +246,31 @@ pub fn build(
     opts.link_rate_bps = overrides.link_rate_bps.or(opts.link_rate_bps);
     opts.time_base = overrides.time_base;
     let inputs: Vec<FlowInput> = run.qlogs.iter().map(FlowInput::new).collect();
-    let mut a = analysis::analyze(inputs, &opts)?;
+    let a = analysis::analyze(inputs, &opts)?;
+    let source = format!("{} qlog file(s)", run.qlogs.len());
+    render(dir, &run, a, &source, plot_opts)
+}
+
+/// Build the report page for a run whose flows were analysed in memory (a
+/// simulator's): `dir` holds its `summary.json` and `scenario.toml`, which
+/// the page shows as for a real run.
+pub fn build_from_analysis(
+    dir: &Path,
+    a: Analysis,
+    source: &str,
+    plot_opts: &PlotOptions,
+) -> Result<(String, Vec<Warning>)> {
+    let run = scan_dir(dir)?;
+    render(dir, &run, a, source, plot_opts)
+}
+
+fn render(
+    dir: &Path,
+    run: &RunDir,
+    mut a: Analysis,
+    source: &str,
+    plot_opts: &PlotOptions,
+) -> Result<(String, Vec<Warning>)> {
     let all = a.flows.len();
     let senders = a.sender_indices();
     let dropped = all - senders.len();
@@ -269,9 +293,9 @@ pub fn build(
     let _ = writeln!(h, "<h1>Run report: {}</h1>", esc(&name));
     let _ = writeln!(
         h,
-        "<p class=sub>{} flow(s) from {} qlog file(s){}; figures computed by qlog-analysis over the window below.</p>",
+        "<p class=sub>{} flow(s) from {}{}; figures computed by qlog-analysis over the window below.</p>",
         a.flows.len(),
-        run.qlogs.len(),
+        esc(source),
         if dropped > 0 { format!(", {dropped} receiver-side trace(s) left out") } else { String::new() }
     );
 

@@ -4,6 +4,8 @@
 
 pub mod run;
 pub mod scenario;
+pub mod sim;
+pub mod sweep;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;

@@ -1,4 +1,6 @@
-//! `lbe-lab run SCENARIO.toml --out DIR`, `lbe-lab check SCENARIO.toml`.
+//! `lbe-lab run SCENARIO.toml --out DIR [--sim]`, `lbe-lab check SCENARIO.toml`,
+//! `lbe-lab sweep SWEEP.toml --out DIR [--jobs N] [--shard I/N] [--real]`,
+//! `lbe-lab merge DIR... --out DIR`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +26,10 @@ enum Command {
         scenario: PathBuf,
         #[arg(long)]
         out: PathBuf,
+        /// Run it in the deterministic simulator (virtual time, seconds for
+        /// minutes of scenario) instead of in real time through lbe-netem.
+        #[arg(long)]
+        sim: bool,
         /// Skip the HTML report and plots.
         #[arg(long)]
         no_report: bool,
@@ -33,6 +39,54 @@ enum Command {
     },
     /// Check a scenario file without running it.
     Check { scenario: Vec<PathBuf> },
+    /// Run a grid of scenarios (a sweep file) in the simulator; write
+    /// results.json, results.csv and figures/ into DIR.
+    Sweep {
+        sweep: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Simulations run in parallel (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only the runs numbered I modulo N (I from 0): one task of a
+        /// Slurm job array or a Kubernetes Indexed Job; `lbe-lab merge`
+        /// combines the shards.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<lbe_lab::sweep::Shard>,
+        /// Run in real time through lbe-netem, one run at a time, each
+        /// into DIR/runs/<index>/.
+        #[arg(long)]
+        real: bool,
+        /// Print only errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Combine the shards of a sweep into one results.json, results.csv
+    /// and figures/ (the same as running it unsharded).
+    Merge {
+        dirs: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn print_flow(name: &str, cc: &str, figures: &qlog_analysis::FlowSummary) {
+    println!(
+        "{:<12} {:<24} {:>14} RTT p50 {:>7.1} ms  queue mean {:>6.1} ms",
+        name,
+        cc,
+        lbe_units::fmt_rate(figures.goodput_bps),
+        figures.rtt_ms.p50.unwrap_or(f64::NAN),
+        figures.queuing_delay_ms.mean.unwrap_or(f64::NAN)
+    );
+}
+
+fn print_totals(utilization: Option<f64>, jain_index: Option<f64>) {
+    println!(
+        "utilization {}  jain {}",
+        utilization.map_or("-".into(), |u| format!("{u:.3}")),
+        jain_index.map_or("-".into(), |j| format!("{j:.3}"))
+    );
 }
 
 fn main() -> ExitCode {
@@ -43,9 +97,79 @@ fn main() -> ExitCode {
             println!("{}: ok, {} flows", p.display(), s.flows.len());
             Ok(())
         }),
+        Command::Sweep {
+            sweep,
+            out,
+            jobs,
+            shard,
+            real,
+            quiet,
+        } => quiche_lbe::cli::stop_on_signals()
+            .map_err(|e| e.to_string())
+            .and_then(|stop| {
+                let sweep = lbe_lab::sweep::load(&sweep)?;
+                let jobs = jobs
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+                if jobs == 0 {
+                    return Err("--jobs must be at least 1".to_string());
+                }
+                let start = std::time::Instant::now();
+                let log = move |line: &str| {
+                    if !quiet {
+                        eprintln!("[{:6.1}s] {line}", start.elapsed().as_secs_f64());
+                    }
+                };
+                if !quiet {
+                    eprintln!(
+                        "sweep '{}': {} runs{}",
+                        sweep.name,
+                        sweep.len(),
+                        shard.map_or(String::new(), |s| format!(
+                            ", shard {}/{}",
+                            s.index, s.count
+                        ))
+                    );
+                }
+                let options = lbe_lab::sweep::Options { jobs, shard, real };
+                let r = lbe_lab::sweep::run(&sweep, &out, &options, &stop, &log)?;
+                println!(
+                    "{} runs → {}",
+                    r.runs.len(),
+                    out.join("results.json").display()
+                );
+                Ok(())
+            }),
+        Command::Merge { dirs, out } => lbe_lab::sweep::merge(&dirs, &out).map(|r| {
+            println!(
+                "{} runs of '{}' → {}",
+                r.runs.len(),
+                r.sweep,
+                out.join("results.json").display()
+            );
+        }),
         Command::Run {
             scenario,
             out,
+            sim: true,
+            no_report,
+            quiet,
+        } => {
+            let log = move |line: &str| {
+                if !quiet {
+                    eprintln!("{line}");
+                }
+            };
+            lbe_lab::sim::run_file(&scenario, &out, !no_report, &log).map(|summary| {
+                for f in &summary.flows {
+                    print_flow(&f.name, &f.cc, &f.figures);
+                }
+                print_totals(summary.utilization, summary.jain_index);
+            })
+        }
+        Command::Run {
+            scenario,
+            out,
+            sim: false,
             no_report,
             quiet,
         } => quiche_lbe::cli::stop_on_signals()
@@ -59,22 +183,9 @@ fn main() -> ExitCode {
                 };
                 let summary = lbe_lab::run_file(&scenario, &out, !no_report, &stop, &log)?;
                 for f in &summary.flows {
-                    println!(
-                        "{:<12} {:<24} {:>14} RTT p50 {:>7.1} ms  queue mean {:>6.1} ms",
-                        f.name,
-                        f.cc,
-                        lbe_units::fmt_rate(f.figures.goodput_bps),
-                        f.figures.rtt_ms.p50.unwrap_or(f64::NAN),
-                        f.figures.queuing_delay_ms.mean.unwrap_or(f64::NAN)
-                    );
+                    print_flow(&f.name, &f.cc, &f.figures);
                 }
-                println!(
-                    "utilization {}  jain {}",
-                    summary
-                        .utilization
-                        .map_or("-".into(), |u| format!("{u:.3}")),
-                    summary.jain_index.map_or("-".into(), |j| format!("{j:.3}"))
-                );
+                print_totals(summary.utilization, summary.jain_index);
                 Ok(())
             }),
     };

@@ -127,6 +127,9 @@ pub fn run(
         scenario.link.buffer,
     );
     config.down.loss = scenario.link.loss;
+    if let Some(seed) = scenario.seed {
+        config.down.seed = seed;
+    }
     config.down.cross_traffic_bps = scenario.link.cross_traffic_bps;
     config.stats = Some(out.join("netem-stats.jsonl"));
     config.paths = rtts[1..]

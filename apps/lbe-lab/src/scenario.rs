@@ -1,6 +1,9 @@
 //! Scenario files: one emulated bottleneck, several flows.
 //!
 //! ```toml
+//! seed = 1              # optional, top level: seeds the random loss; the
+//!                       # same scenario and seed give the same simulated
+//!                       # run (lbe-lab run --sim), byte for byte
 //! [link]
 //! rate = "20mbit"
 //! rtt = "50ms"
@@ -44,6 +47,10 @@ pub struct Scenario {
     pub window: Option<(Duration, Duration)>,
     pub ports: Ports,
     pub flows: Vec<Flow>,
+    /// Seeds the bottleneck's random loss (`lbe-netem`'s own seed when
+    /// unset; 1 in the simulator). Controllers seed themselves from their
+    /// spec (CDG's `seed`).
+    pub seed: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -107,6 +114,7 @@ impl Flow {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawScenario {
+    seed: Option<u64>,
     link: Spanned<RawLink>,
     analysis: Option<RawAnalysis>,
     ports: Option<RawPorts>,
@@ -372,6 +380,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
         window,
         ports,
         flows,
+        seed: raw.seed,
     })
 }
 

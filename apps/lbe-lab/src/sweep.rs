@@ -1,0 +1,863 @@
+//! Sweeps: a grid of scenarios run in the simulator (or in real time), with
+//! results that shard across machines and merge back.
+//!
+//! A sweep file is a scenario file (see [`crate::scenario`]) in which any
+//! value of `[link]`, `[analysis]` or a `[[flow]]` may be a list: the grid
+//! is every combination of the lists. `seeds = N` (or a list) repeats each
+//! combination with seeds 1..=N. `[[figure]]` tables say what to plot.
+//!
+//! ```toml
+//! name = "solo-rate-vs-rtt"
+//! seeds = 8
+//! [link]
+//! rate = "20mbit"
+//! rtt = ["10ms", "20ms", "50ms"]
+//! buffer = ["500ms", "30ms"]
+//! [[flow]]
+//! cc = "ledbatpp"
+//! stop = "300s"
+//! [[figure]]
+//! name = "rate-vs-rtt"
+//! x = "link.rtt"              # an axis
+//! y = "flow1.goodput_mbps"    # a metric (below)
+//! series = ["link.buffer"]    # one line per value (default: the other axes)
+//! title = "LEDBAT++ alone"
+//! log_x = true
+//! reference = [[10, 18.0], [20, 18.1]]   # the paper's points, same units
+//! reference_label = "seed 000 Fig. 2"
+//! where = { "link.buffer" = "500ms" }    # only these runs (optional)
+//! ```
+//!
+//! Axes are named `link.KEY`, `analysis.KEY`, `flowN.KEY` (N from 1) and
+//! `seed`. Metrics: `utilization`, `utilization_of_max`, `jain_index`,
+//! `total_goodput_mbps`, and per flow `flowN.goodput_mbps`, `flowN.share`,
+//! `flowN.queue_mean_ms`, `flowN.queue_p95_ms`, `flowN.lost_packets`.
+//!
+//! Runs are numbered in grid order (the last axis, `seed`, fastest).
+//! `--shard I/N` runs those whose number is I modulo N (I from 0, as
+//! Kubernetes' `JOB_COMPLETION_INDEX`; a Slurm array passes
+//! `$SLURM_ARRAY_TASK_ID`), and [`merge`] puts shards back together: the
+//! merged `results.json` is byte for byte the unsharded one.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use serde::Deserialize;
+use serde::Serialize;
+use toml::Table;
+use toml::Value;
+
+use crate::scenario::Scenario;
+
+/// One swept key and its values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Axis {
+    pub name: String,
+    /// As written in the file (`"10ms"`, `0.01`, `3`).
+    pub values: Vec<String>,
+}
+
+/// A `[[figure]]` of a sweep file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    pub name: String,
+    pub x: String,
+    pub y: String,
+    #[serde(default)]
+    pub series: Option<Vec<String>>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub log_x: bool,
+    #[serde(default)]
+    pub reference: Option<Vec<(f64, f64)>>,
+    #[serde(default)]
+    pub reference_label: Option<String>,
+    /// Only the runs whose axes have these values (`where = { "link.buffer" = "500ms" }`).
+    #[serde(default, rename = "where")]
+    pub filter: Option<BTreeMap<String, String>>,
+}
+
+/// A checked sweep.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    pub name: String,
+    pub axes: Vec<Axis>,
+    pub figures: Vec<FigureSpec>,
+    base: Table,
+    raw_axes: Vec<(AxisPath, Vec<Value>)>,
+    path: String,
+}
+
+#[derive(Clone, Debug)]
+enum AxisPath {
+    Seed,
+    Key(&'static str, String),
+    Flow(usize, String),
+}
+
+/// What one run measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub index: usize,
+    /// Axis name → value, as in the file.
+    pub params: BTreeMap<String, String>,
+    pub utilization: Option<f64>,
+    pub utilization_of_max: Option<f64>,
+    pub jain_index: Option<f64>,
+    pub flows: Vec<FlowResult>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowResult {
+    pub name: String,
+    pub cc: String,
+    pub goodput_bps: f64,
+    pub share: Option<f64>,
+    pub queue_mean_ms: Option<f64>,
+    pub queue_p95_ms: Option<f64>,
+    pub lost_packets: u64,
+}
+
+/// Which runs of a sweep one process does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("--shard '{s}': expected I/N with 0 <= I < N, e.g. 0/4");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// `results.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    pub sweep: String,
+    /// `sim` or `real`.
+    pub mode: String,
+    pub runs_total: usize,
+    pub axes: Vec<Axis>,
+    pub figures: Vec<FigureSpec>,
+    /// `null` for a whole sweep (or a merge of all its shards).
+    pub shard: Option<Shard>,
+    pub runs: Vec<RunResult>,
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Reads and checks a sweep file: every point of the grid must be a valid
+/// scenario.
+pub fn load(path: &Path) -> Result<Sweep, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    parse(path, &text)
+}
+
+/// Checks a sweep's text; `path` names it in errors.
+pub fn parse(path: &Path, text: &str) -> Result<Sweep, String> {
+    let p = path.display().to_string();
+    let mut doc: Table = text.parse().map_err(|e: toml::de::Error| {
+        let line = e.span().map_or(1, |s| {
+            text[..s.start.min(text.len())].matches('\n').count() + 1
+        });
+        format!("{p}:{line}: {}", e.message().trim())
+    })?;
+    let name = match doc.remove("name") {
+        None => path
+            .file_stem()
+            .map_or("sweep".into(), |s| s.to_string_lossy().into_owned()),
+        Some(Value::String(s)) => s,
+        Some(_) => return Err(format!("{p}: 'name' must be a string")),
+    };
+    let figures: Vec<FigureSpec> = match doc.remove("figure") {
+        None => Vec::new(),
+        Some(v) => v
+            .try_into()
+            .map_err(|e: toml::de::Error| format!("{p}: [[figure]]: {}", e.message().trim()))?,
+    };
+    let mut raw_axes: Vec<(AxisPath, Vec<Value>)> = Vec::new();
+    for table in ["link", "analysis"] {
+        if let Some(Value::Table(t)) = doc.get(table) {
+            for (k, v) in t {
+                if let Value::Array(a) = v {
+                    raw_axes.push((AxisPath::Key(table, k.clone()), a.clone()));
+                }
+            }
+        }
+    }
+    if let Some(Value::Array(flows)) = doc.get("flow") {
+        for (i, f) in flows.iter().enumerate() {
+            if let Value::Table(t) = f {
+                for (k, v) in t {
+                    if let Value::Array(a) = v {
+                        raw_axes.push((AxisPath::Flow(i, k.clone()), a.clone()));
+                    }
+                }
+            }
+        }
+    }
+    let seeds = match (doc.remove("seeds"), doc.get("seed")) {
+        (Some(_), Some(_)) => return Err(format!("{p}: give 'seeds' or 'seed', not both")),
+        (Some(Value::Integer(n)), None) if (1..=10_000).contains(&n) => {
+            Some((1..=n).map(Value::Integer).collect::<Vec<_>>())
+        }
+        (Some(Value::Array(a)), None) => Some(a),
+        (Some(_), None) => {
+            return Err(format!(
+                "{p}: 'seeds' must be a count from 1 to 10000 or a list of seeds"
+            ))
+        }
+        (None, Some(Value::Array(a))) => {
+            let a = a.clone();
+            doc.remove("seed");
+            Some(a)
+        }
+        (None, _) => None,
+    };
+    if let Some(s) = seeds {
+        raw_axes.push((AxisPath::Seed, s));
+    }
+    for (path_, values) in &raw_axes {
+        if values.is_empty() {
+            return Err(format!("{p}: {} is an empty list", axis_name(path_)));
+        }
+    }
+    let axes: Vec<Axis> = raw_axes
+        .iter()
+        .map(|(a, v)| Axis {
+            name: axis_name(a),
+            values: v.iter().map(value_text).collect(),
+        })
+        .collect();
+    let sweep = Sweep {
+        name,
+        axes,
+        figures,
+        base: doc,
+        raw_axes,
+        path: p.clone(),
+    };
+    let total = sweep.len();
+    if total > 1_000_000 {
+        return Err(format!(
+            "{p}: {total} runs; a sweep may have at most 1000000"
+        ));
+    }
+    for i in 0..total {
+        sweep.scenario(i)?;
+    }
+    for f in &sweep.figures {
+        sweep.check_figure(f)?;
+    }
+    Ok(sweep)
+}
+
+fn axis_name(a: &AxisPath) -> String {
+    match a {
+        AxisPath::Seed => "seed".into(),
+        AxisPath::Key(t, k) => format!("{t}.{k}"),
+        AxisPath::Flow(i, k) => format!("flow{}.{k}", i + 1),
+    }
+}
+
+impl Sweep {
+    /// Number of runs in the grid.
+    pub fn len(&self) -> usize {
+        self.raw_axes.iter().map(|(_, v)| v.len()).product()
+    }
+
+    /// Whether the grid is empty (never: every axis has a value).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each axis's value index for run `index` (the last axis fastest).
+    fn digits(&self, mut index: usize) -> Vec<usize> {
+        let mut d = vec![0; self.raw_axes.len()];
+        for (k, (_, v)) in self.raw_axes.iter().enumerate().rev() {
+            d[k] = index % v.len();
+            index /= v.len();
+        }
+        d
+    }
+
+    /// Run `index`'s parameters.
+    pub fn params(&self, index: usize) -> BTreeMap<String, String> {
+        self.digits(index)
+            .iter()
+            .zip(&self.axes)
+            .map(|(&d, a)| (a.name.clone(), a.values[d].clone()))
+            .collect()
+    }
+
+    /// Run `index` as a scenario.
+    pub fn scenario(&self, index: usize) -> Result<Scenario, String> {
+        let mut doc = self.base.clone();
+        for (&d, (path, values)) in self.digits(index).iter().zip(&self.raw_axes) {
+            let v = values[d].clone();
+            match path {
+                AxisPath::Seed => {
+                    doc.insert("seed".into(), v);
+                }
+                AxisPath::Key(t, k) => {
+                    if let Some(Value::Table(tab)) = doc.get_mut(*t) {
+                        tab.insert(k.clone(), v);
+                    }
+                }
+                AxisPath::Flow(i, k) => {
+                    if let Some(Value::Array(flows)) = doc.get_mut("flow") {
+                        if let Some(Value::Table(tab)) = flows.get_mut(*i) {
+                            tab.insert(k.clone(), v);
+                        }
+                    }
+                }
+            }
+        }
+        // Top-level keys must come before any table in TOML.
+        let mut ordered = Table::new();
+        for (k, v) in doc
+            .iter()
+            .filter(|(_, v)| !matches!(v, Value::Table(_) | Value::Array(_)))
+        {
+            ordered.insert(k.clone(), v.clone());
+        }
+        for (k, v) in doc
+            .iter()
+            .filter(|(_, v)| matches!(v, Value::Table(_) | Value::Array(_)))
+        {
+            ordered.insert(k.clone(), v.clone());
+        }
+        let text = toml::to_string(&ordered).map_err(|e| format!("{}: {e}", self.path))?;
+        let params = self
+            .params(index)
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        crate::scenario::parse(Path::new("scenario"), &text).map_err(|e| {
+            let e = e.strip_prefix("scenario:").unwrap_or(&e);
+            let e = e.split_once(": ").map_or(e, |(_, m)| m);
+            format!("{}: run {index} ({params}): {e}", self.path)
+        })
+    }
+
+    fn check_figure(&self, f: &FigureSpec) -> Result<(), String> {
+        let p = &self.path;
+        if f.name.is_empty()
+            || !f
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(format!(
+                "{p}: figure name '{}': letters, digits, '-' and '_' only",
+                f.name
+            ));
+        }
+        let known = |a: &str| self.axes.iter().any(|x| x.name == a);
+        if !known(&f.x) {
+            return Err(format!(
+                "{p}: figure '{}': x '{}' is not an axis of the sweep (axes: {})",
+                f.name,
+                f.x,
+                self.axes
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        for (a, v) in f.filter.iter().flatten() {
+            let axis = self.axes.iter().find(|x| &x.name == a).ok_or_else(|| {
+                format!(
+                    "{p}: figure '{}': where '{a}' is not an axis of the sweep",
+                    f.name
+                )
+            })?;
+            if !axis.values.contains(v) {
+                return Err(format!(
+                    "{p}: figure '{}': where {a} = '{v}' is not one of its values ({})",
+                    f.name,
+                    axis.values.join(", ")
+                ));
+            }
+        }
+        for s in f.series.iter().flatten() {
+            if !known(s) {
+                return Err(format!(
+                    "{p}: figure '{}': series '{s}' is not an axis of the sweep",
+                    f.name
+                ));
+            }
+        }
+        let flows = self
+            .base
+            .get("flow")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        metric_check(&f.y, flows).map_err(|e| format!("{p}: figure '{}': {e}", f.name))
+    }
+}
+
+const RUN_METRICS: [&str; 4] = [
+    "utilization",
+    "utilization_of_max",
+    "jain_index",
+    "total_goodput_mbps",
+];
+const FLOW_METRICS: [&str; 5] = [
+    "goodput_mbps",
+    "share",
+    "queue_mean_ms",
+    "queue_p95_ms",
+    "lost_packets",
+];
+
+fn metric_check(y: &str, flows: usize) -> Result<(), String> {
+    let allowed = || {
+        format!(
+            "{}, or flowN.{{{}}} with N from 1 to {flows}",
+            RUN_METRICS.join(", "),
+            FLOW_METRICS.join(", ")
+        )
+    };
+    if RUN_METRICS.contains(&y) {
+        return Ok(());
+    }
+    if let Some((f, m)) = y.split_once('.') {
+        if let Some(n) = f.strip_prefix("flow").and_then(|n| n.parse::<usize>().ok()) {
+            if (1..=flows).contains(&n) && FLOW_METRICS.contains(&m) {
+                return Ok(());
+            }
+        }
+    }
+    Err(format!("unknown metric '{y}' (allowed: {})", allowed()))
+}
+
+fn metric(r: &RunResult, y: &str) -> Option<f64> {
+    match y {
+        "utilization" => r.utilization,
+        "utilization_of_max" => r.utilization_of_max,
+        "jain_index" => r.jain_index,
+        "total_goodput_mbps" => Some(r.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e6),
+        _ => {
+            let (f, m) = y.split_once('.')?;
+            let n: usize = f.strip_prefix("flow")?.parse().ok()?;
+            let fl = r.flows.get(n.checked_sub(1)?)?;
+            match m {
+                "goodput_mbps" => Some(fl.goodput_bps / 1e6),
+                "share" => fl.share,
+                "queue_mean_ms" => fl.queue_mean_ms,
+                "queue_p95_ms" => fl.queue_p95_ms,
+                "lost_packets" => Some(fl.lost_packets as f64),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// An axis value as a number for an x axis: durations in ms, rates in
+/// Mbit/s, sizes in bytes, else the number itself.
+pub fn numeric(v: &str) -> Option<f64> {
+    if let Ok(x) = v.parse::<f64>() {
+        return Some(x);
+    }
+    if let Ok(d) = lbe_units::parse_duration(v) {
+        return Some(d.as_secs_f64() * 1e3);
+    }
+    if let Ok(r) = lbe_units::parse_rate(v) {
+        return Some(r as f64 / 1e6);
+    }
+    None
+}
+
+fn result_of(
+    index: usize,
+    params: BTreeMap<String, String>,
+    parts: &qlog_analysis::SummaryParts,
+    flows: &[(String, String)],
+) -> RunResult {
+    let total: f64 = parts.flows.iter().map(|f| f.goodput_bps).sum();
+    RunResult {
+        index,
+        params,
+        utilization: parts.utilization,
+        utilization_of_max: parts.utilization_of_max,
+        jain_index: parts.jain_index,
+        flows: parts
+            .flows
+            .iter()
+            .zip(flows)
+            .map(|(f, (name, cc))| FlowResult {
+                name: name.clone(),
+                cc: cc.clone(),
+                goodput_bps: f.goodput_bps,
+                share: (total > 0.0).then(|| f.goodput_bps / total),
+                queue_mean_ms: f.queuing_delay_ms.mean,
+                queue_p95_ms: f.queuing_delay_ms.p95,
+                lost_packets: f.lost_packets,
+            })
+            .collect(),
+    }
+}
+
+/// Runs one point in the simulator.
+pub fn run_sim(sweep: &Sweep, index: usize) -> Result<RunResult, String> {
+    let scenario = sweep.scenario(index)?;
+    let config = crate::sim::config(&scenario)?;
+    let out = lbe_sim::run(&config)?;
+    let flows: Vec<(String, String)> = scenario
+        .flows
+        .iter()
+        .map(|f| (f.name.clone(), f.cc.to_string()))
+        .collect();
+    Ok(result_of(
+        index,
+        sweep.params(index),
+        &out.analysis.summary_parts(),
+        &flows,
+    ))
+}
+
+/// How to run a sweep.
+pub struct Options {
+    pub jobs: usize,
+    pub shard: Option<Shard>,
+    /// Real time through lbe-netem, one run at a time, each into
+    /// `out/runs/<index>/`.
+    pub real: bool,
+}
+
+/// Runs `sweep` (or its shard) into `out`: `results.json`, `results.csv`
+/// and `figures/`.
+pub fn run(
+    sweep: &Sweep,
+    out: &Path,
+    options: &Options,
+    stop: &Arc<AtomicBool>,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<Results, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let indices: Vec<usize> = (0..sweep.len())
+        .filter(|i| options.shard.is_none_or(|s| i % s.count == s.index))
+        .collect();
+    let mut runs: Vec<RunResult> = Vec::with_capacity(indices.len());
+    if options.real {
+        for &i in &indices {
+            if stop.load(Ordering::Relaxed) {
+                return Err("interrupted".into());
+            }
+            let scenario = sweep.scenario(i)?;
+            let dir = out.join("runs").join(i.to_string());
+            let s = crate::run::run(&scenario, &dir, stop, &|_| {})?;
+            let parts = qlog_analysis::SummaryParts {
+                window: qlog_analysis::Window {
+                    from_s: s.window.from_s,
+                    to_s: s.window.to_s,
+                },
+                flows: s.flows.iter().map(|f| f.figures.clone()).collect(),
+                utilization: s.utilization,
+                max_goodput_bps: s.max_goodput_bps,
+                utilization_of_max: s.utilization_of_max,
+                jain_index: s.jain_index,
+            };
+            let flows: Vec<(String, String)> = s
+                .flows
+                .iter()
+                .map(|f| (f.name.clone(), f.cc.clone()))
+                .collect();
+            runs.push(result_of(i, sweep.params(i), &parts, &flows));
+            log(&format!("run {i} done ({}/{})", runs.len(), indices.len()));
+        }
+    } else {
+        let next = AtomicUsize::new(0);
+        let done = AtomicUsize::new(0);
+        let slots: Mutex<Vec<Option<Result<RunResult, String>>>> =
+            Mutex::new(vec![None; indices.len()]);
+        std::thread::scope(|scope| {
+            for _ in 0..options.jobs.max(1) {
+                scope.spawn(|| loop {
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&i) = indices.get(k) else { return };
+                    let r = run_sim(sweep, i);
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if n.is_multiple_of(10) || n == indices.len() {
+                        log(&format!("{n}/{} runs done", indices.len()));
+                    }
+                    slots.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(r);
+                });
+            }
+        });
+        if stop.load(Ordering::Relaxed) {
+            return Err("interrupted".into());
+        }
+        for r in slots.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            runs.push(r.ok_or("a run did not finish")??);
+        }
+    }
+    let results = Results {
+        sweep: sweep.name.clone(),
+        mode: if options.real { "real" } else { "sim" }.into(),
+        runs_total: sweep.len(),
+        axes: sweep.axes.clone(),
+        figures: sweep.figures.clone(),
+        shard: options.shard,
+        runs,
+    };
+    write(&results, out)?;
+    Ok(results)
+}
+
+/// Combines shards: the same sweep, every run exactly once.
+pub fn merge(inputs: &[impl AsRef<Path>], out: &Path) -> Result<Results, String> {
+    let mut merged: Option<Results> = None;
+    for dir in inputs {
+        let path = dir.as_ref().join("results.json");
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        let r: Results = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a sweep's results.json: {e}", path.display()))?;
+        match &mut merged {
+            None => merged = Some(r),
+            Some(m) => {
+                if (&m.sweep, &m.mode, m.runs_total, &m.axes, &m.figures)
+                    != (&r.sweep, &r.mode, r.runs_total, &r.axes, &r.figures)
+                {
+                    return Err(format!(
+                        "{}: a different sweep ('{}', {} runs) from the first ('{}', {} runs)",
+                        path.display(),
+                        r.sweep,
+                        r.runs_total,
+                        m.sweep,
+                        m.runs_total
+                    ));
+                }
+                m.runs.extend(r.runs);
+            }
+        }
+    }
+    let mut m = merged.ok_or("merge needs at least one directory")?;
+    m.runs.sort_by_key(|r| r.index);
+    if let Some(w) = m.runs.windows(2).find(|w| w[0].index == w[1].index) {
+        return Err(format!("run {} appears in more than one shard", w[0].index));
+    }
+    let have: Vec<usize> = m.runs.iter().map(|r| r.index).collect();
+    let missing: Vec<usize> = (0..m.runs_total)
+        .filter(|i| have.binary_search(i).is_err())
+        .collect();
+    if !missing.is_empty() {
+        let first: Vec<String> = missing.iter().take(10).map(|i| i.to_string()).collect();
+        return Err(format!(
+            "{} of {} runs missing (first: {}); merge every shard",
+            missing.len(),
+            m.runs_total,
+            first.join(", ")
+        ));
+    }
+    m.shard = None;
+    write(&m, out)?;
+    Ok(m)
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or(String::new(), |x| format!("{x}"))
+}
+
+/// `results.csv`: a row per run, the axes then the figures.
+pub fn csv(results: &Results) -> String {
+    let mut s = String::from("index");
+    for a in &results.axes {
+        let _ = write!(s, ",{}", a.name);
+    }
+    s.push_str(",utilization,utilization_of_max,jain_index");
+    let flows = results.runs.first().map_or(0, |r| r.flows.len());
+    for n in 1..=flows {
+        for m in [
+            "cc",
+            "goodput_bps",
+            "share",
+            "queue_mean_ms",
+            "queue_p95_ms",
+            "lost_packets",
+        ] {
+            let _ = write!(s, ",flow{n}.{m}");
+        }
+    }
+    s.push('\n');
+    for r in &results.runs {
+        let _ = write!(s, "{}", r.index);
+        for a in &results.axes {
+            let _ = write!(s, ",{}", r.params.get(&a.name).map_or("", String::as_str));
+        }
+        let _ = write!(
+            s,
+            ",{},{},{}",
+            opt(r.utilization),
+            opt(r.utilization_of_max),
+            opt(r.jain_index)
+        );
+        for f in &r.flows {
+            let _ = write!(
+                s,
+                ",{},{},{},{},{},{}",
+                f.cc,
+                f.goodput_bps,
+                opt(f.share),
+                opt(f.queue_mean_ms),
+                opt(f.queue_p95_ms),
+                f.lost_packets
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The points of a figure: per series, per x, mean/min/max of y over the
+/// runs that share them.
+pub fn figure_points(results: &Results, f: &FigureSpec) -> Vec<qlog_analysis::xy::XySeries> {
+    let series_axes: Vec<String> = match &f.series {
+        Some(s) => s.clone(),
+        None => results
+            .axes
+            .iter()
+            .map(|a| a.name.clone())
+            .filter(|n| n != &f.x && n != "seed" && !f.filter.iter().flatten().any(|(a, _)| a == n))
+            .collect(),
+    };
+    let xs = results
+        .axes
+        .iter()
+        .find(|a| a.name == f.x)
+        .map(|a| a.values.clone())
+        .unwrap_or_default();
+    let mut groups: BTreeMap<String, BTreeMap<usize, Vec<f64>>> = BTreeMap::new();
+    for r in &results.runs {
+        let wanted = f
+            .filter
+            .iter()
+            .flatten()
+            .all(|(a, v)| r.params.get(a) == Some(v));
+        if !wanted {
+            continue;
+        }
+        let key = series_axes
+            .iter()
+            .map(|a| format!("{a}={}", r.params.get(a).map_or("", String::as_str)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let Some(xv) = r.params.get(&f.x) else {
+            continue;
+        };
+        let Some(xi) = xs.iter().position(|v| v == xv) else {
+            continue;
+        };
+        if let Some(y) = metric(r, &f.y).filter(|y| y.is_finite()) {
+            groups
+                .entry(key)
+                .or_default()
+                .entry(xi)
+                .or_default()
+                .push(y);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(label, by_x)| qlog_analysis::xy::XySeries {
+            label: if label.is_empty() { f.y.clone() } else { label },
+            points: by_x
+                .into_iter()
+                .map(|(xi, ys)| {
+                    let x = numeric(&xs[xi]).unwrap_or(xi as f64);
+                    let mean = ys.iter().sum::<f64>() / ys.len() as f64;
+                    let min = ys.iter().copied().fold(f64::INFINITY, f64::min);
+                    let max = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    (x, mean, min, max)
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn write(results: &Results, out: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let put = |name: &str, body: String| {
+        let p = out.join(name);
+        std::fs::write(&p, body).map_err(|e| format!("cannot write {}: {e}", p.display()))
+    };
+    put(
+        "results.json",
+        serde_json::to_string_pretty(results).expect("results serialize") + "\n",
+    )?;
+    put("results.csv", csv(results))?;
+    // Figures only for a whole sweep: a shard has a part of every line.
+    if results.shard.is_some() || results.figures.is_empty() {
+        return Ok(());
+    }
+    let dir = out.join("figures");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for f in &results.figures {
+        let series = figure_points(results, f);
+        let mut table = format!("series,{},{} mean,min,max\n", f.x, f.y);
+        for s in &series {
+            for p in &s.points {
+                let _ = writeln!(table, "{},{},{},{},{}", s.label, p.0, p.1, p.2, p.3);
+            }
+        }
+        if let Some(refs) = &f.reference {
+            let label = f.reference_label.as_deref().unwrap_or("reference");
+            for (x, y) in refs {
+                let _ = writeln!(table, "{label},{x},{y},,");
+            }
+        }
+        std::fs::write(dir.join(format!("{}.csv", f.name)), table)
+            .map_err(|e| format!("cannot write figure {}: {e}", f.name))?;
+        let chart = qlog_analysis::xy::XyChart {
+            title: f.title.clone().unwrap_or_else(|| f.name.clone()),
+            x_desc: f.x.clone(),
+            y_desc: f.y.clone(),
+            series,
+            reference: f.reference.clone().map(|r| {
+                (
+                    f.reference_label
+                        .clone()
+                        .unwrap_or_else(|| "reference".into()),
+                    r,
+                )
+            }),
+            log_x: f.log_x,
+        };
+        match qlog_analysis::xy::draw(&chart, 900, 480) {
+            Ok(svg) => std::fs::write(dir.join(format!("{}.svg", f.name)), svg)
+                .map_err(|e| format!("cannot write figure {}: {e}", f.name))?,
+            Err(e) => return Err(format!("figure {}: {e}", f.name)),
+        }
+    }
+    Ok(())
+}

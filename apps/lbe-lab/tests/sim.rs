@@ -1,0 +1,333 @@
+//! The simulator through lbe-lab: same inputs and outputs as a real run,
+//! deterministic, sweeps that shard and merge; and the dynamics claims
+//! (fairness, yield, late-comer) asserted where they are deterministic.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use lbe_lab::scenario::Scenario;
+use lbe_lab::sim::SimSummary;
+
+fn scenario(text: &str) -> Scenario {
+    lbe_lab::scenario::parse(Path::new("test.toml"), text).unwrap()
+}
+
+fn simulate(text: &str) -> SimSummary {
+    lbe_lab::sim::simulate(&scenario(text)).unwrap().0
+}
+
+fn goodputs(s: &SimSummary) -> Vec<f64> {
+    s.flows.iter().map(|f| f.figures.goodput_bps).collect()
+}
+
+fn share(s: &SimSummary, flow: usize) -> f64 {
+    let g = goodputs(s);
+    g[flow] / g.iter().sum::<f64>()
+}
+
+fn with_seed(text: &str, seed: u64) -> String {
+    format!("seed = {seed}\n{text}")
+}
+
+const PAIR: &str = r#"
+[link]
+rate = "20mbit"
+rtt = "50ms"
+buffer = "500ms"
+[analysis]
+from = "20s"
+to = "60s"
+[[flow]]
+cc = "ledbatpp"
+stop = "60s"
+[[flow]]
+cc = "ledbatpp"
+stop = "60s"
+"#;
+
+#[test]
+fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
+    let dir = std::env::temp_dir().join(format!("lbe-sim-det-{}", std::process::id()));
+    let file = dir.join("pair.toml");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&file, with_seed(PAIR, 7)).unwrap();
+    let read = |out: &str| {
+        lbe_lab::sim::run_file(&file, &dir.join(out), true, &|_| {}).unwrap();
+        std::fs::read(dir.join(out).join("summary.json")).unwrap()
+    };
+    let a = read("a");
+    let b = read("b");
+    assert_eq!(a, b);
+    let json: serde_json::Value = serde_json::from_slice(&a).unwrap();
+    assert_eq!(json["mode"], "sim");
+    assert_eq!(json["seed"], 7);
+    assert!(json["utilization"].as_f64().unwrap() > 0.8);
+    let report = std::fs::read_to_string(dir.join("a/report.html")).unwrap();
+    assert!(report.contains("the simulator (lbe-lab run --sim)"));
+    std::fs::write(&file, with_seed(PAIR, 8)).unwrap();
+    assert_ne!(read("c"), a, "another seed, another run");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_summary_has_the_keys_of_a_real_run() {
+    let s = simulate(PAIR);
+    let json = serde_json::to_value(&s).unwrap();
+    for key in [
+        "link",
+        "window",
+        "flows",
+        "utilization",
+        "max_goodput_bps",
+        "utilization_of_max",
+        "jain_index",
+    ] {
+        assert!(json.get(key).is_some(), "missing {key}");
+    }
+    let flow = &json["flows"][0];
+    for key in [
+        "id",
+        "name",
+        "cc",
+        "start_s",
+        "stop_s",
+        "bytes",
+        "goodput_bps",
+        "rtt_ms",
+        "queuing_delay_ms",
+        "lost_packets",
+        "qlog",
+    ] {
+        assert!(flow.get(key).is_some(), "missing flows[].{key}");
+    }
+    assert_eq!(json["window"]["from_s"], 20.0);
+    assert_eq!(json["window"]["to_s"], 60.0);
+}
+
+#[test]
+fn what_the_simulator_cannot_run_is_refused_with_the_reason() {
+    let bbr = PAIR.replace("cc = \"ledbatpp\"\nstop", "cc = \"bbr2\"\nstop");
+    let e = lbe_lab::sim::simulate(&scenario(&bbr)).err().unwrap();
+    assert!(e.contains("bbr2 runs on quiche's gcongestion"), "{e}");
+    let cross = PAIR.replace(
+        "buffer = \"500ms\"",
+        "buffer = \"500ms\"\ncross_traffic = \"1mbit\"",
+    );
+    let e = lbe_lab::sim::simulate(&scenario(&cross)).err().unwrap();
+    assert!(e.contains("cross_traffic is not simulated"), "{e}");
+}
+
+/// Seed 000 §6: two LEDBAT++ flows starting together split the link, Jain's
+/// index above 0.96.
+#[test]
+fn two_ledbatpp_flows_starting_together_split_the_link() {
+    for seed in 1..=3 {
+        let s = simulate(&with_seed(PAIR, seed));
+        let jain = s.jain_index.unwrap();
+        assert!(jain > 0.96, "seed {seed}: Jain {jain}, {:?}", goodputs(&s));
+    }
+}
+
+/// Seed 000 §6: no late-comer advantage. The flow that started first keeps
+/// well over a third of the link (plain LEDBAT's keeps about 1 %, below).
+#[test]
+fn a_late_ledbatpp_flow_does_not_take_the_link() {
+    let text = PAIR
+        .replace(
+            "[[flow]]\ncc = \"ledbatpp\"\nstop = \"60s\"\n[[flow]]",
+            "[[flow]]\ncc = \"ledbatpp\"\nstop = \"90s\"\n[[flow]]",
+        )
+        .replace(
+            "cc = \"ledbatpp\"\nstop = \"60s\"\n",
+            "cc = \"ledbatpp\"\nstart = \"10s\"\nstop = \"90s\"\n",
+        )
+        .replace(
+            "from = \"20s\"\nto = \"60s\"",
+            "from = \"30s\"\nto = \"90s\"",
+        );
+    for seed in 1..=3 {
+        let s = simulate(&with_seed(&text, seed));
+        assert_eq!(s.flows[1].start_s, 10.0);
+        let first = share(&s, 0);
+        assert!(first > 0.33, "seed {seed}: first flow's share {first}");
+        assert!(
+            s.jain_index.unwrap() > 0.9,
+            "seed {seed}: {:?}",
+            s.jain_index
+        );
+    }
+}
+
+/// Seed 001 / seed 000 §2: plain LEDBAT's late-comer takes the link.
+#[test]
+fn plain_ledbat_shows_the_late_comer_advantage() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ledbat-latecomer.toml");
+    let s = lbe_lab::sim::simulate(&lbe_lab::scenario::load(&path).unwrap())
+        .unwrap()
+        .0;
+    let g = goodputs(&s);
+    assert!(g[1] > 20.0 * g[0], "second / first = {:?}", g);
+}
+
+const VS_CUBIC: &str = r#"
+[link]
+rate = "20mbit"
+rtt = "50ms"
+buffer = "BUFFER"
+[analysis]
+from = "20s"
+to = "50s"
+[[flow]]
+cc = "ledbatpp"
+stop = "50s"
+[[flow]]
+cc = "cubic"
+start = "10s"
+stop = "50s"
+"#;
+
+/// Seed 000 §6: with a 500 ms buffer CUBIC takes most of the link; with a
+/// 30 ms buffer (LEDBAT++ on losses alone) CUBIC still gets at least 2.5
+/// times what LEDBAT++ gets.
+#[test]
+fn ledbatpp_yields_to_cubic() {
+    for seed in 1..=3 {
+        let big = simulate(&with_seed(&VS_CUBIC.replace("BUFFER", "500ms"), seed));
+        assert!(
+            share(&big, 0) < 0.05,
+            "seed {seed}: 500 ms: {:?}",
+            goodputs(&big)
+        );
+        let small = simulate(&with_seed(&VS_CUBIC.replace("BUFFER", "30ms"), seed));
+        let g = goodputs(&small);
+        assert!(g[1] > 2.5 * g[0], "seed {seed}: 30 ms: {g:?}");
+    }
+}
+
+/// Seed 002 Table I: CDG's share against CUBIC moves with G (mean of three
+/// seeds; quiche's CUBIC with its rollback off, as Linux's).
+#[test]
+fn cdg_share_against_cubic_rises_with_g() {
+    let text = r#"
+[link]
+rate = "10mbit"
+rtt = "50ms"
+buffer = "50ms"
+[analysis]
+from = "45s"
+to = "100s"
+[[flow]]
+cc = "cdg:g=G"
+stop = "100s"
+[[flow]]
+cc = "cubic:rollback=off"
+start = "30s"
+stop = "100s"
+"#;
+    let mut shares = Vec::new();
+    for g in ["0.1", "2", "6", "120"] {
+        let mean = (1..=3)
+            .map(|seed| share(&simulate(&with_seed(&text.replace("G", g), seed)), 0))
+            .sum::<f64>()
+            / 3.0;
+        shares.push(mean);
+    }
+    assert!(shares.windows(2).all(|w| w[0] < w[1]), "{shares:?}");
+    assert!(shares[0] < 0.1 && shares[3] > 0.2, "{shares:?}");
+}
+
+const SWEEP: &str = r#"
+name = "tiny"
+seeds = 2
+[link]
+rate = "10mbit"
+rtt = ["20ms", "80ms"]
+buffer = "100ms"
+[analysis]
+from = "2s"
+to = "8s"
+[[flow]]
+cc = ["ledbatpp", "cubic"]
+stop = "8s"
+[[figure]]
+name = "util"
+x = "link.rtt"
+y = "utilization"
+"#;
+
+#[test]
+fn a_sharded_sweep_merges_into_the_unsharded_results() {
+    let dir = std::env::temp_dir().join(format!("lbe-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tiny.toml");
+    std::fs::write(&file, SWEEP).unwrap();
+    let sweep = lbe_lab::sweep::load(&file).unwrap();
+    assert_eq!(sweep.len(), 8);
+    let stop = Arc::new(AtomicBool::new(false));
+    let run = |out: &str, shard: Option<&str>| {
+        let options = lbe_lab::sweep::Options {
+            jobs: 2,
+            shard: shard.map(|s| s.parse().unwrap()),
+            real: false,
+        };
+        lbe_lab::sweep::run(&sweep, &dir.join(out), &options, &stop, &|_| {}).unwrap()
+    };
+    let whole = run("whole", None);
+    assert_eq!(whole.runs.len(), 8);
+    assert_eq!(whole.runs[3].params["link.rtt"], "20ms");
+    assert_eq!(whole.runs[3].params["flow1.cc"], "cubic");
+    assert_eq!(whole.runs[3].params["seed"], "2");
+    assert!(dir.join("whole/figures/util.svg").exists());
+    for (i, s) in ["0/3", "1/3", "2/3"].iter().enumerate() {
+        let part = run(&format!("s{i}"), Some(s));
+        assert!(part.runs.iter().all(|r| r.index % 3 == i));
+    }
+    let merged = dir.join("merged");
+    lbe_lab::sweep::merge(&[dir.join("s0"), dir.join("s1"), dir.join("s2")], &merged).unwrap();
+    for f in [
+        "results.json",
+        "results.csv",
+        "figures/util.svg",
+        "figures/util.csv",
+    ] {
+        let (a, b) = (
+            std::fs::read_to_string(dir.join("whole").join(f)).unwrap(),
+            std::fs::read_to_string(merged.join(f)).unwrap(),
+        );
+        assert!(a == b, "{f} differs:\n{a}\n---\n{b}");
+    }
+    let e = lbe_lab::sweep::merge(&[dir.join("s0"), dir.join("s2")], &dir.join("m2")).unwrap_err();
+    assert!(e.starts_with("3 of 8 runs missing (first: 1, 4, 7)"), "{e}");
+    let e = lbe_lab::sweep::merge(&[dir.join("s0"), dir.join("s0")], &dir.join("m3")).unwrap_err();
+    assert_eq!(e, "run 0 appears in more than one shard");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sweep_files_with_mistakes_are_refused_naming_the_run() {
+    let bad = |text: &str| lbe_lab::sweep::parse(Path::new("s.toml"), text).unwrap_err();
+    let e = bad(&SWEEP.replace("[\"20ms\", \"80ms\"]", "[\"20ms\", \"0ms\"]"));
+    assert!(
+        e.starts_with(
+            "s.toml: run 4 (flow1.cc=ledbatpp, link.rtt=0ms, seed=1): link rtt must be above zero"
+        ),
+        "{e}"
+    );
+    let e = bad(&SWEEP.replace("y = \"utilization\"", "y = \"speed\""));
+    assert!(
+        e.contains("unknown metric 'speed' (allowed: utilization"),
+        "{e}"
+    );
+    let e = bad(&SWEEP.replace("x = \"link.rtt\"", "x = \"link.rate\""));
+    assert!(
+        e.contains("x 'link.rate' is not an axis of the sweep (axes: link.rtt, flow1.cc, seed)"),
+        "{e}"
+    );
+    let e = bad(&SWEEP.replace("seeds = 2", "seeds = 0"));
+    assert!(e.contains("'seeds' must be a count from 1 to 10000"), "{e}");
+    for s in ["3/3", "1", "a/b", "0/0"] {
+        let e = s.parse::<lbe_lab::sweep::Shard>().unwrap_err();
+        assert!(e.contains("expected I/N with 0 <= I < N"), "{e}");
+    }
+}

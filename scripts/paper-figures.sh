@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Regenerates the seeds' figures in the simulator: every sweeps/*.toml (or the
+# ones named) into OUT/<sweep>/ with results.csv, results.json and figures/
+# (SVG + CSV, the seed's numbers beside ours where the seed states them).
+#
+#   scripts/paper-figures.sh [OUT] [SWEEP.toml...]     (default OUT: paper-figures)
+#
+# Builds what it needs first. Prints each sweep's runs and time, and where
+# its figures are.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-paper-figures}
+shift || true
+sweeps=("$@")
+if [ ${#sweeps[@]} -eq 0 ]; then
+    sweeps=(sweeps/*.toml)
+fi
+make -s build >/dev/null 2>&1 || make build
+lab=target/release/lbe-lab
+mkdir -p "$out"
+total_start=$SECONDS
+for sweep in "${sweeps[@]}"; do
+    name=$(basename "$sweep" .toml)
+    start=$SECONDS
+    "$lab" sweep "$sweep" --out "$out/$name" --quiet
+    echo "paper-figures: $name: $(( SECONDS - start )) s; figures in $out/$name/figures/"
+done
+echo "paper-figures: all in $(( SECONDS - total_start )) s"

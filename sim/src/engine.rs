@@ -1,0 +1,589 @@
+//! The event loop: virtual time, the bottleneck, senders and receivers.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::time::Duration;
+use std::time::Instant;
+
+use qlog_analysis::flow::FlowAnalyzer;
+use qlog_analysis::Analysis;
+use qlog_analysis::MemoryFlow;
+use qlog_analysis::Role;
+use serde::Serialize;
+
+use quiche_lbe::lbe_cc::rng::SplitMix64;
+
+use crate::ack::AckPolicy;
+use crate::ack::Received;
+use crate::record::Recorder;
+use crate::rtt::RttEstimator;
+use crate::sender::Built;
+use crate::sender::DataLimit;
+use crate::sender::Sender;
+use crate::Config;
+use crate::FlowEnd;
+use crate::GRACE;
+
+/// quiche's initial RTT before any sample (RFC 9002 §6.2.2: 333 ms).
+const INITIAL_RTT: Duration = Duration::from_millis(333);
+/// quiche's default `max_ack_delay` transport parameter.
+const MAX_ACK_DELAY: Duration = Duration::from_millis(25);
+/// How early our apps release a paced datagram (`quiche_lbe::endpoint::RELEASE_SLACK`).
+const RELEASE_SLACK: Duration = Duration::from_millis(1);
+
+#[derive(Debug)]
+enum Ev {
+    /// The flow's first data (after its handshake).
+    Start(usize),
+    /// The flow stops taking new data.
+    Stop(usize),
+    /// A held datagram is released onto the link.
+    Release(usize),
+    /// The loss-detection timer.
+    LossTimer(usize),
+    /// The bottleneck's next delivery is due.
+    LinkDue,
+    /// An ACK frame reaches the sender.
+    Ack(usize, Box<AckFrame>),
+    /// The receiver's delayed-ACK timer.
+    AckTimer(usize),
+    /// The receiver's loop wakes: one ACK for what arrived.
+    ReceiverWake(usize),
+    /// The sender's loop wakes: the ACKs that arrived, then sending.
+    SenderWake(usize),
+}
+
+/// An ACK-only packet from a receiver.
+#[derive(Debug)]
+struct AckFrame {
+    pn: u64,
+    /// Inclusive, ascending.
+    ranges: Vec<(u64, u64)>,
+    ack_delay: Duration,
+}
+
+struct Queued {
+    at: Instant,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Queued {
+    // A min-heap on (time, insertion order).
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+struct Receiver {
+    received: Received,
+    /// A wake-up is scheduled ([`Config::host_latency`]).
+    wake_scheduled: bool,
+    /// Ack-eliciting packets not yet acknowledged, and when the first came.
+    pending: u32,
+    pending_since: Option<Instant>,
+    largest_time: Option<Instant>,
+    next_ack_pn: u64,
+}
+
+struct FlowState {
+    sender: Option<Sender>,
+    receiver: Receiver,
+    recorder: Recorder,
+    one_way: Duration,
+    held: Option<Built>,
+    /// ACK frames that arrived and wait for the sender's loop.
+    inbox: Vec<Box<AckFrame>>,
+    timer_at: Option<Instant>,
+    /// When the earliest pending `LossTimer` event fires: the timer moves
+    /// on every packet sent, so an event is queued only when the timer
+    /// moves earlier than the one queued, and a later timer is re-queued
+    /// when that event fires (the queue stays small).
+    timer_event_at: Option<Instant>,
+    deadline: Instant,
+    done_at: Option<Instant>,
+    started: bool,
+}
+
+/// What a flow did, beside the figures of the analysis.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FlowStats {
+    pub sent_packets: u64,
+    pub lost_packets: u64,
+    pub spurious_losses: u64,
+    /// Stream bytes the flow offered (new data, retransmissions not counted).
+    pub stream_bytes: u64,
+    /// When every byte was acknowledged (byte-counted flows), seconds.
+    pub finished_s: Option<f64>,
+}
+
+/// A finished run.
+pub struct SimOutput {
+    pub analysis: Analysis,
+    pub flows: Vec<FlowStats>,
+    /// What the bottleneck counted.
+    pub link: lbe_netem::Totals,
+    /// Events the loop processed.
+    pub events: u64,
+    /// Virtual time the run covered.
+    pub duration: Duration,
+}
+
+struct Sim<'a> {
+    config: &'a Config,
+    epoch: Instant,
+    queue: BinaryHeap<Queued>,
+    seq: u64,
+    /// Items: (flow, packet number), kept small: the delay line is a heap.
+    link: lbe_netem::Link<(usize, u64)>,
+    link_due: Option<Instant>,
+    flows: Vec<FlowState>,
+    events: u64,
+    /// Draws the endpoints' wake-up latencies.
+    rng: SplitMix64,
+}
+
+fn ms(d: Duration) -> f32 {
+    d.as_secs_f64() as f32 * 1e3
+}
+
+/// Runs `config` to the end.
+pub fn run(config: &Config) -> Result<SimOutput, String> {
+    if config.flows.is_empty() {
+        return Err("a run needs at least one flow".into());
+    }
+    // Every controller is built before anything runs, so a spec the
+    // simulator cannot run fails at once.
+    let mut controllers = Vec::new();
+    for f in &config.flows {
+        controllers.push(
+            crate::controller(&f.cc, &config.framing)
+                .map_err(|e| format!("flow {} ({}): {e}", f.name, f.cc))?,
+        );
+    }
+    let epoch = Instant::now();
+    let link = lbe_netem::Link::new(&lbe_netem::LinkConfig {
+        rate_bps: Some(config.link.rate_bps),
+        buffer: Some(config.link.buffer),
+        loss: config.link.loss,
+        seed: config.seed,
+        overhead: lbe_netem::IPV4_UDP_OVERHEAD,
+        ..lbe_netem::LinkConfig::default()
+    });
+    let (from, to) = match config.window {
+        Some((f, t)) => (Some(f.as_secs_f64()), Some(t.as_secs_f64())),
+        None => (None, None),
+    };
+    let mut sim = Sim {
+        config,
+        epoch,
+        queue: BinaryHeap::new(),
+        seq: 0,
+        link,
+        link_due: None,
+        flows: Vec::new(),
+        events: 0,
+        rng: SplitMix64::new(config.seed ^ 0x5eed_1a7e_0c10_c4a1),
+    };
+    for (i, (f, cc)) in config.flows.iter().zip(controllers).enumerate() {
+        let limit = match f.end {
+            FlowEnd::Stop(t) => DataLimit::Until(epoch + t),
+            FlowEnd::Bytes(b) => DataLimit::Bytes(b),
+        };
+        let deadline = epoch
+            + match f.end {
+                FlowEnd::Stop(t) => t + GRACE,
+                FlowEnd::Bytes(_) => f.start + GRACE.max(Duration::from_secs(3600)),
+            };
+        let sender = Sender::new(
+            cc,
+            RttEstimator::new(INITIAL_RTT, MAX_ACK_DELAY),
+            config.framing,
+            limit,
+            f.pacing,
+        );
+        sim.flows.push(FlowState {
+            sender: Some(sender),
+            receiver: Receiver {
+                received: Received::default(),
+                wake_scheduled: false,
+                pending: 0,
+                pending_since: None,
+                largest_time: None,
+                next_ack_pn: 0,
+            },
+            recorder: Recorder::new(FlowAnalyzer::new(0.0, from, to, 0.1)),
+            one_way: f.rtt / 2,
+            held: None,
+            inbox: Vec::new(),
+            timer_at: None,
+            timer_event_at: None,
+            deadline,
+            done_at: None,
+            started: false,
+        });
+        // The handshake: the server's first 1-RTT data leaves 1.5 RTTs after
+        // the client's first packet, with one RTT sample taken.
+        sim.push(epoch + f.start + f.rtt + f.rtt / 2, Ev::Start(i));
+        if let FlowEnd::Stop(t) = f.end {
+            sim.push(epoch + t, Ev::Stop(i));
+        }
+    }
+    sim.run_loop();
+    sim.finish()
+}
+
+impl Sim<'_> {
+    fn push(&mut self, at: Instant, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Queued {
+            at,
+            seq: self.seq,
+            ev,
+        });
+    }
+
+    /// One wake-up latency of an endpoint's loop: exponential with mean
+    /// [`Config::host_latency`], from the run's seed, so that seeds differ
+    /// as repeated lab runs do (see [`crate::HOST_LATENCY`]).
+    fn wake_latency(&mut self) -> Duration {
+        let u = self.rng.next_f64();
+        self.config.host_latency.mul_f64(-(1.0 - u).ln())
+    }
+
+    fn t_ms(&self, now: Instant) -> f64 {
+        now.saturating_duration_since(self.epoch).as_secs_f64() * 1e3
+    }
+
+    fn run_loop(&mut self) {
+        while let Some(Queued { at, ev, .. }) = self.queue.pop() {
+            self.events += 1;
+            if self.flows.iter().all(|f| f.done_at.is_some()) {
+                break;
+            }
+            match ev {
+                Ev::Start(i) => {
+                    let rtt = self.config.flows[i].rtt;
+                    let f = &mut self.flows[i];
+                    f.started = true;
+                    if let Some(s) = f.sender.as_mut() {
+                        s.rtt.update(rtt, Duration::ZERO, at);
+                    }
+                    self.try_send(i, at);
+                }
+                Ev::Stop(i) => {
+                    if let Some(s) = self.flows[i].sender.as_mut() {
+                        s.stop_new_data(at);
+                    }
+                    self.check_done(i, at);
+                }
+                Ev::Release(i) => {
+                    if let Some(b) = self.flows[i].held.take() {
+                        self.transmit(i, b, at);
+                    }
+                    self.try_send(i, at);
+                }
+                Ev::LossTimer(i) => self.on_loss_timer(i, at),
+                Ev::LinkDue => {
+                    if self.link_due == Some(at) {
+                        self.link_due = None;
+                    }
+                    self.deliver(at);
+                }
+                Ev::Ack(flow, frame) => {
+                    let f = &mut self.flows[flow];
+                    let first = f.inbox.is_empty();
+                    f.inbox.push(frame);
+                    if first {
+                        let wake = at + self.wake_latency();
+                        self.push(wake, Ev::SenderWake(flow));
+                    }
+                }
+                Ev::SenderWake(i) => {
+                    let inbox = std::mem::take(&mut self.flows[i].inbox);
+                    for frame in inbox {
+                        self.on_ack(i, &frame, at);
+                    }
+                    self.try_send(i, at);
+                }
+                Ev::ReceiverWake(i) => {
+                    self.flows[i].receiver.wake_scheduled = false;
+                    self.send_ack(i, at);
+                }
+                Ev::AckTimer(i) => {
+                    let r = &self.flows[i].receiver;
+                    if r.pending > 0
+                        && r.pending_since
+                            .is_some_and(|t| t + self.ack_delay_limit() <= at)
+                    {
+                        self.send_ack(i, at);
+                    }
+                }
+            }
+        }
+    }
+
+    fn ack_delay_limit(&self) -> Duration {
+        match self.config.ack_policy {
+            AckPolicy::Immediate => Duration::ZERO,
+            AckPolicy::EverySecond { max_ack_delay } => max_ack_delay,
+        }
+    }
+
+    /// Builds and sends what the window, the pacer and the data allow.
+    fn try_send(&mut self, i: usize, now: Instant) {
+        if !self.flows[i].started || self.flows[i].held.is_some() || self.flows[i].done_at.is_some()
+        {
+            return;
+        }
+        loop {
+            let f = &mut self.flows[i];
+            let Some(sender) = f.sender.as_mut() else {
+                return;
+            };
+            let Some(built) = sender.build(now) else {
+                break;
+            };
+            let t = self.t_ms(now);
+            let f = &mut self.flows[i];
+            f.recorder.packet_sent(t, built.pn, built.size, built.chunk);
+            match built.release {
+                Some(release) if release > now + RELEASE_SLACK => {
+                    // Held: nothing more is built until it has left.
+                    f.held = Some(built);
+                    self.push(release - RELEASE_SLACK, Ev::Release(i));
+                    break;
+                }
+                _ => self.transmit(i, built, now),
+            }
+        }
+        self.arm_timer(i);
+    }
+
+    fn transmit(&mut self, i: usize, built: Built, now: Instant) {
+        let delay = self.flows[i].one_way;
+        self.link.enqueue(now, built.size, delay, (i, built.pn));
+        self.schedule_link();
+    }
+
+    fn schedule_link(&mut self) {
+        if let Some(due) = self.link.next_delivery() {
+            if self.link_due.is_none_or(|d| due < d) {
+                self.link_due = Some(due);
+                self.push(due, Ev::LinkDue);
+            }
+        }
+    }
+
+    /// Datagrams leaving the delay line reach their receivers.
+    fn deliver(&mut self, now: Instant) {
+        while let Some(d) = self.link.poll(now) {
+            let (i, pn) = d.item;
+            let r = &mut self.flows[i].receiver;
+            if !r.received.insert(pn) {
+                continue;
+            }
+            r.largest_time = Some(now);
+            r.pending += 1;
+            r.pending_since.get_or_insert(now);
+            match self.config.ack_policy {
+                AckPolicy::Immediate => {
+                    if !r.wake_scheduled {
+                        r.wake_scheduled = true;
+                        let at = now + self.wake_latency();
+                        self.push(at, Ev::ReceiverWake(i));
+                    }
+                }
+                AckPolicy::EverySecond { max_ack_delay } => {
+                    if r.pending >= 2 {
+                        self.send_ack(i, now);
+                    } else {
+                        self.push(now + max_ack_delay, Ev::AckTimer(i));
+                    }
+                }
+            }
+        }
+        self.link_due = None;
+        self.schedule_link();
+    }
+
+    fn send_ack(&mut self, i: usize, now: Instant) {
+        let f = &mut self.flows[i];
+        let r = &mut f.receiver;
+        r.pending = 0;
+        r.pending_since = None;
+        let ack_delay = r
+            .largest_time
+            .map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        let pn = r.next_ack_pn;
+        r.next_ack_pn += 1;
+        let ranges = r.received.ranges();
+        let at = now + f.one_way;
+        self.push(
+            at,
+            Ev::Ack(
+                i,
+                Box::new(AckFrame {
+                    pn,
+                    ranges,
+                    ack_delay,
+                }),
+            ),
+        );
+    }
+
+    fn on_ack(&mut self, i: usize, frame: &AckFrame, now: Instant) {
+        let AckFrame {
+            pn,
+            ref ranges,
+            ack_delay,
+        } = *frame;
+        let t = self.t_ms(now);
+        let f = &mut self.flows[i];
+        let Some(sender) = f.sender.as_mut() else {
+            return;
+        };
+        f.recorder.ack_received(t, pn, ranges, ms(ack_delay));
+        let out = sender.on_ack(ranges, ack_delay, now);
+        for &lost in &out.lost {
+            f.recorder.lost(t, lost);
+        }
+        let rtt = &sender.rtt;
+        f.recorder.metrics(
+            t,
+            out.rtt_sample.then(|| ms(rtt.latest_rtt)),
+            ms(rtt.smoothed_rtt),
+            ms(rtt.min_rtt),
+            sender.cc().congestion_window() as u64,
+            sender.bytes_in_flight() as u64,
+        );
+        let state = sender.state(now);
+        f.recorder.state(t, state);
+        self.check_done(i, now);
+    }
+
+    fn on_loss_timer(&mut self, i: usize, now: Instant) {
+        let t = self.t_ms(now);
+        let f = &mut self.flows[i];
+        if f.timer_event_at == Some(now) {
+            f.timer_event_at = None;
+        }
+        match f.timer_at {
+            Some(at) if at == now => {}
+            Some(at) if at > now => {
+                // The timer moved later since this event was queued.
+                if f.timer_event_at.is_none() {
+                    f.timer_event_at = Some(at);
+                    self.push(at, Ev::LossTimer(i));
+                }
+                return;
+            }
+            _ => return,
+        }
+        f.timer_at = None;
+        let Some(sender) = f.sender.as_mut() else {
+            return;
+        };
+        let lost = sender.on_loss_timer(now);
+        for &pn in &lost {
+            f.recorder.lost(t, pn);
+        }
+        let state = sender.state(now);
+        f.recorder.state(t, state);
+        self.try_send(i, now);
+        self.arm_timer(i);
+    }
+
+    fn arm_timer(&mut self, i: usize) {
+        let f = &mut self.flows[i];
+        let Some(sender) = f.sender.as_ref() else {
+            return;
+        };
+        let next = sender.loss_timer();
+        f.timer_at = next;
+        if let Some(at) = next {
+            if f.timer_event_at.is_none_or(|queued| at < queued) {
+                f.timer_event_at = Some(at);
+                self.push(at, Ev::LossTimer(i));
+            }
+        }
+    }
+
+    fn check_done(&mut self, i: usize, now: Instant) {
+        let f = &mut self.flows[i];
+        if f.done_at.is_some() {
+            return;
+        }
+        let finished = f.sender.as_ref().is_some_and(|s| s.finished(now));
+        if finished || now >= f.deadline {
+            f.done_at = Some(now);
+        }
+    }
+
+    fn finish(self) -> Result<SimOutput, String> {
+        let config = self.config;
+        let end = self
+            .flows
+            .iter()
+            .filter_map(|f| f.done_at)
+            .max()
+            .unwrap_or(self.epoch);
+        let mut stats = Vec::new();
+        let mut flows = Vec::new();
+        for ((state, flow), i) in self.flows.into_iter().zip(&config.flows).zip(1..) {
+            let sender = state.sender.as_ref();
+            stats.push(FlowStats {
+                sent_packets: sender.map_or(0, |s| s.sent_packets()),
+                lost_packets: sender.map_or(0, |s| s.lost_packets()),
+                spurious_losses: sender.map_or(0, |s| s.spurious_losses()),
+                stream_bytes: sender.map_or(0, |s| s.stream_bytes_sent()),
+                finished_s: match flow.end {
+                    FlowEnd::Bytes(_) => state
+                        .done_at
+                        .filter(|_| sender.is_some_and(|s| s.finished(end)))
+                        .map(|t| t.saturating_duration_since(self.epoch).as_secs_f64()),
+                    FlowEnd::Stop(_) => None,
+                },
+            });
+            flows.push(MemoryFlow {
+                analyzer: state.recorder.into_analyzer(),
+                label: flow.cc.to_string(),
+                cc: Some(flow.cc.to_string()),
+                flow: Some(if flow.name.is_empty() {
+                    format!("flow{i}")
+                } else {
+                    flow.name.clone()
+                }),
+                target_ms: None,
+                role: Role::Server,
+            });
+        }
+        let options = qlog_analysis::Options {
+            from_s: config.window.map(|(f, _)| f.as_secs_f64()),
+            to_s: config.window.map(|(_, t)| t.as_secs_f64()),
+            link_rate_bps: Some(config.link.rate_bps as f64),
+            datagram_overhead_bytes: u64::from(lbe_netem::IPV4_UDP_OVERHEAD),
+            ..qlog_analysis::Options::default()
+        };
+        let analysis =
+            qlog_analysis::analyze_in_memory(flows, &options).map_err(|e| e.to_string())?;
+        Ok(SimOutput {
+            analysis,
+            flows: stats,
+            link: self.link.totals().clone(),
+            events: self.events,
+            duration: end.saturating_duration_since(self.epoch),
+        })
+    }
+}
