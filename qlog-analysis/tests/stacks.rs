@@ -143,7 +143,10 @@ fn quiche_0_17_sender_and_receiver_match_its_counts() {
     // stream bytes it sent again, which match its own count.
     assert_eq!(s.lost_packets_total, 0);
     assert!(count(&c, "server", "packets_lost") > 0);
-    assert_eq!(s.retransmitted_bytes, count(&c, "server", "stream_retrans_bytes"));
+    assert_eq!(
+        s.retransmitted_bytes,
+        count(&c, "server", "stream_retrans_bytes")
+    );
 
     let r = flow("quiche-0.17", "client");
     assert_eq!(r.role, Role::Client);
