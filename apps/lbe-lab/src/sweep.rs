@@ -260,12 +260,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Sweep, String> {
         raw_axes,
         path: p.clone(),
     };
-    let total = sweep.len();
-    if total > 1_000_000 {
-        return Err(format!(
-            "{p}: {total} runs; a sweep may have at most 1000000"
-        ));
-    }
+    // Checked: with enough axes the product overflows (and would wrap to
+    // a small number in a release build).
+    let total = sweep
+        .raw_axes
+        .iter()
+        .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))
+        .filter(|n| *n <= 1_000_000)
+        .ok_or_else(|| format!("{p}: more than 1000000 runs; a sweep may have at most 1000000"))?;
     for i in 0..total {
         sweep.scenario(i)?;
     }
