@@ -9,6 +9,7 @@
 //! | cc-spec  | `quiche_lbe::CcSpec::from_str` (the `--cc` grammar)                |
 //! | units    | `lbe_units::parse_size` / `parse_rate` / `parse_duration`          |
 //! | scenario | `lbe_lab::scenario::parse` (scenario files)                        |
+//! | sweep    | `lbe_lab::sweep::parse` (sweep files: grids of scenarios)          |
 //! | h3-fields| h3-serve's `range`, `priority`, `:path` (`Root::join`), `content-range`, `repr-digest`, etags; h3-fetch's URL |
 //! | part-meta| h3-fetch's `FILE.part.meta` (`PartMeta`, as `fetch.rs` loads it)   |
 //!
@@ -378,6 +379,56 @@ fn scenario_case(text: &str) -> Verdict {
     }
 }
 
+// ------------------------------------------------------------------ sweep
+
+const SWEEP_TOKENS: &[&str] = &[
+    "\n",
+    "seeds = ",
+    "seed = ",
+    "name = ",
+    "[link]\n",
+    "[analysis]\n",
+    "[[flow]]\n",
+    "[[figure]]\n",
+    "rate = ",
+    "rtt = ",
+    "start = ",
+    "cc = ",
+    "x = ",
+    "y = ",
+    "[\"1mbit\", \"2mbit\"]",
+    "[\"0s\", \"2s\", \"5s\"]",
+    "[1, 2, 3]",
+    "[]",
+    "10000",
+    "10001",
+    "0",
+    "-1",
+    "\"flow2.start\"",
+    "\"link.rate\"",
+    "\"share\"",
+    "=",
+    "[",
+    "]",
+    ",",
+];
+
+fn sweep_case(text: &str) -> Verdict {
+    match lbe_lab::sweep::parse(Path::new("fuzz.toml"), text) {
+        // Never empty: every axis has a value.
+        Ok(sweep) if sweep.is_empty() => Err("a parsed sweep has no run".into()),
+        Ok(_) => Ok(()),
+        Err(e) => {
+            one_line_but_quoted("sweep", text, &e)?;
+            if e.starts_with("fuzz.toml") {
+                Ok(())
+            } else {
+                Err(format!("sweep error does not name the file: {e}"))
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------------ h3
 
 const H3_TOKENS: &[&str] = &[
@@ -558,6 +609,7 @@ fn main() {
         "cc-spec",
         "units",
         "scenario",
+        "sweep",
         "h3-fields",
         "part-meta",
     ];
@@ -592,6 +644,7 @@ fn main() {
     let share = Duration::from_secs_f64(budget / chosen.len() as f64);
     let qlog_seeds = qlog_seeds();
     let scenario_seeds = files(&workspace().join("scenarios"), &["toml"]);
+    let sweep_seeds = files(&workspace().join("sweeps"), &["toml"]);
     let meta_seeds = part_meta_seeds();
     let root_dir = std::env::temp_dir().join(format!("lbe-fuzz-root-{}", std::process::id()));
     std::fs::create_dir_all(&root_dir).expect("temp dir");
@@ -647,6 +700,21 @@ fn main() {
                     }
                 },
                 &|d| scenario_case(&text_of(d)),
+            ),
+            "sweep" => drive(
+                name,
+                deadline,
+                &mut rng,
+                &panic_message,
+                &mut |r| {
+                    if r.chance(5) {
+                        token_string(r, SWEEP_TOKENS, 40).into_bytes()
+                    } else {
+                        let s = r.pick(&sweep_seeds).clone();
+                        mutate(r, &s, &sweep_seeds, SWEEP_TOKENS)
+                    }
+                },
+                &|d| sweep_case(&text_of(d)),
             ),
             "h3-fields" => drive(
                 name,
