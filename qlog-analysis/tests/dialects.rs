@@ -115,3 +115,34 @@ fn unknown_frames_are_skipped_and_warned_once() {
         "{w:?}"
     );
 }
+
+#[test]
+fn a_bad_first_event_does_not_hide_the_good_ones() {
+    let seq = std::fs::read_to_string(fixture("flow-a-server-ledbatpp.sqlog")).unwrap();
+    let (header, events) = seq.split_at(seq[1..].find('\u{1e}').unwrap() + 1);
+    let p = write(
+        "bad-first-server-ledbatpp.sqlog",
+        &format!("{header}\u{1e}{{bad\n{events}"),
+    );
+    let (a, _) = only(&fixture("flow-a-server-ledbatpp.sqlog"));
+    let (b, w) = only(&p);
+    assert_eq!(a.summary, b.summary);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].ends_with(":2: warning: a record that is not valid JSON; skipped it"),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn a_cut_short_header_is_an_error() {
+    let p = write(
+        "cut-header.sqlog",
+        "\u{1e}{\"qlog_version\":\"0.3\",\"trace\":{",
+    );
+    let e = analyze([&p], &Options::default()).unwrap_err().to_string();
+    assert!(
+        e.ends_with("cut-header.sqlog:1: the qlog header record is cut short (file truncated?)"),
+        "{e}"
+    );
+}

@@ -318,6 +318,8 @@ pub(crate) struct Reader<'s> {
     skips: BTreeMap<String, Skip>,
     decoded: u64,
     other: u64,
+    /// Events whose envelope (name, numeric time) was read.
+    timed_events: u64,
     bytes: u64,
     // The current trace.
     last_time_ms: f64,
@@ -336,6 +338,7 @@ impl<'s> Reader<'s> {
             skips: BTreeMap::new(),
             decoded: 0,
             other: 0,
+            timed_events: 0,
             bytes: 0,
             last_time_ms: 0.0,
             clock_set: false,
@@ -362,9 +365,10 @@ impl<'s> Reader<'s> {
             .count += 1;
     }
 
-    /// Anything read that the analysis can use (a header or an event).
+    /// Anything read that the analysis can use: a trace with an event, or
+    /// with nothing skipped (a header-only file is an idle flow).
     fn usable(&self) -> bool {
-        !self.headers.is_empty() && (self.decoded + self.other > 0 || self.skips.is_empty())
+        !self.headers.is_empty() && (self.timed_events > 0 || self.skips.is_empty())
     }
 
     fn begin_trace(&mut self, header: TraceHeader) {
@@ -382,7 +386,8 @@ impl<'s> Reader<'s> {
         let Some(h) = self.headers.last_mut() else {
             return;
         };
-        if h.role == Role::Unknown {
+        // An explicit vantage point wins over the role told by the events.
+        if full.role != Role::Unknown {
             h.role = full.role;
         }
         h.title = h.title.take().or(full.title);
@@ -516,11 +521,11 @@ impl<'s> Reader<'s> {
                         continue;
                     }
                     Err(e) if e.is_eof() && rec.at_eof => {
-                        self.warn(
-                            Some(rec.line),
-                            "the qlog header record is cut short (file truncated?)".into(),
-                        );
-                        break Ok(());
+                        break Err(Error::malformed(
+                            self.path,
+                            rec.line,
+                            "the qlog header record is cut short (file truncated?)",
+                        ));
                     }
                     Err(_) => {
                         self.skip("a record that is not valid JSON".into(), rec.line);
@@ -592,6 +597,7 @@ impl<'s> Reader<'s> {
             return Ok(Step::Continue);
         };
         let time_ms = self.clock(time);
+        self.timed_events += 1;
         let Some(kind) = dialect::kind_of(&name) else {
             self.other += 1;
             return Ok(if self.headers_only {
