@@ -34,12 +34,14 @@ if [ "${1:-}" = "--quick" ]; then
     exit 0
 fi
 start=$(date +%s.%N)
-/usr/bin/time -f "%M" -o "$tmp/time2" "$lab" sweep sweeps/seed000-fig2-fig10.toml --out "$tmp/fig2" --quiet >/dev/null
+/usr/bin/time -f "%U %S %M" -o "$tmp/time2" "$lab" sweep sweeps/seed000-fig2-fig10.toml --out "$tmp/fig2" --quiet >/dev/null
 end=$(date +%s.%N)
-kb=$(cat "$tmp/time2")
-python3 - "$start" "$end" "$kb" <<'PY'
+read -r user sys kb < "$tmp/time2"
+python3 - "$start" "$end" "$user" "$sys" "$kb" "$(nproc)" <<'PY'
 import sys
-s, e, kb = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+s, e, user, sys_, kb, cores = (float(x) for x in sys.argv[1:])
 runs = 192
-print(f"seed 000 Fig. 2 + Fig. 10 sweep: {runs} runs of 300 s in {e-s:.0f} s wall ({runs/(e-s)*60:.0f} runs/min, {runs*300/(e-s):.0f}x real time), peak {kb/1024:.1f} MiB")
+wall, cpu = e - s, user + sys_
+print(f"seed 000 Fig. 2 + Fig. 10 sweep: {runs} runs of 300 s in {wall:.0f} s wall, {cpu:.0f} s CPU "
+      f"({runs/wall*60:.0f} runs/min; {cpu/cores:.0f} s on {cores:.0f} otherwise idle cores), peak {kb/1024:.1f} MiB")
 PY

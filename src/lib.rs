@@ -7,22 +7,17 @@
 //! - parses `--cc` spec strings into either quiche's own controllers or a
 //!   configured plug-in, and installs them on a config or a connection
 //!   ([`spec`]);
-//! - builds the quiche configurations our apps share: certificates,
-//!   transport defaults, and the ALPN entry by which a client names the
-//!   controller its server should send with ([`tls`]);
-//! - sets up one qlog file per connection ([`qlog`]);
-//! - drives connections over UDP for the apps ([`endpoint`]);
-//! - holds what the apps' command lines share: signals, progress bars,
-//!   one-line usage errors ([`cli`]).
+//! - sets up one qlog file per connection ([`qlog`]).
+//!
+//! That is all a quiche user who embeds the controllers needs; the apps'
+//! toolkit (mio event loops, TLS set-up, command-line helpers) is the
+//! `lbe-app-kit` crate (`apps/lbe-app-kit`).
 
 use std::fmt;
 
 pub mod adapter;
-pub mod cli;
-pub mod endpoint;
 pub mod qlog;
 pub mod spec;
-pub mod tls;
 
 pub use adapter::PluginFactory;
 pub use spec::CcSpec;

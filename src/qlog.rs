@@ -1,6 +1,6 @@
-//! One qlog file per connection and role.
+//! One qlog file per connection and role, named by
+//! [`lbe_cc::qlog_name`] (`<label>-<role>-<cc tag>-<connection id>.sqlog`).
 
-use std::fmt;
 use std::fs;
 use std::fs::File;
 use std::io::BufWriter;
@@ -11,21 +11,8 @@ use std::sync::atomic::Ordering;
 
 use crate::Error;
 
-/// Which end of a connection wrote a qlog.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    Client,
-    Server,
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Role::Client => "client",
-            Role::Server => "server",
-        })
-    }
-}
+pub use lbe_cc::qlog_name::file_name;
+pub use lbe_cc::qlog_name::Role;
 
 /// Checks up front that `dir` exists (or can be made) and is writable.
 pub fn prepare_dir(dir: &Path) -> Result<(), Error> {
@@ -40,25 +27,6 @@ pub fn prepare_dir(dir: &Path) -> Result<(), Error> {
     File::create(&probe)
         .and_then(|_| fs::remove_file(&probe))
         .map_err(|e| Error::new(format!("qlog dir {} is not writable: {e}", dir.display())))
-}
-
-/// `<label>-<role>-<cc>-<connection id>.sqlog`: the flow's label (as the
-/// client named it), who wrote it, with which controller, and which
-/// connection.
-pub fn file_name(label: &str, role: Role, cc_tag: &str, conn_id: &[u8]) -> String {
-    let id: String = conn_id.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    let safe = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '=' | '.' | '_' | '+') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
-    format!("{}-{role}-{}-{id}.sqlog", safe(label), safe(cc_tag))
 }
 
 /// Starts writing `conn`'s qlog into `dir` (JSON-SEQ). Returns the path.
@@ -80,22 +48,4 @@ pub fn attach(
         quiche::QlogLevel::Base,
     );
     Ok(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_carry_label_role_cc_and_id() {
-        assert_eq!(
-            file_name(
-                "flow-1",
-                Role::Server,
-                "ledbatpp+target=25ms",
-                &[0xab, 0x01, 2, 3, 4, 5, 6, 7, 8, 9]
-            ),
-            "flow_1-server-ledbatpp+target=25ms-ab01020304050607.sqlog"
-        );
-    }
 }

@@ -5,12 +5,16 @@
 //! one of the `lbe-cc` plug-ins (`ledbatpp`, `ledbat`, `cdg`, and `fixed`
 //! for tests), whose parameters map onto their config structs:
 //! `ledbatpp:target=25ms`, `cdg:g=0.5`, `ledbat:target=5ms,decrease_gain=10`.
+//!
+//! The grammar and the plug-ins' parameters are `lbe-cc`'s
+//! ([`lbe_cc::spec`]); this module adds quiche's controllers.
 
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
 use lbe_cc::params::bool_value;
+use lbe_cc::spec::SpecParts;
 use lbe_cc::ControllerConfig;
 use quiche::CongestionControlAlgorithm;
 
@@ -62,18 +66,15 @@ enum Kind {
 }
 
 /// Why a spec string was rejected.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpecError(String);
+pub use lbe_cc::SpecError;
 
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// The plug-ins' names (`lbe-cc`'s controllers).
+pub fn plugin_names() -> &'static [&'static str] {
+    ControllerConfig::NAMES
 }
 
-impl std::error::Error for SpecError {}
-
-/// Every controller name a spec may start with.
+/// Every controller name a spec may start with: quiche's, then the
+/// plug-ins'.
 pub fn controller_names() -> Vec<&'static str> {
     BUILTINS
         .iter()
@@ -82,85 +83,39 @@ pub fn controller_names() -> Vec<&'static str> {
         .collect()
 }
 
-fn allowed_names() -> String {
-    controller_names().join(", ")
-}
-
 impl FromStr for CcSpec {
     type Err = SpecError;
 
     fn from_str(text: &str) -> Result<Self, SpecError> {
-        let text = text.trim();
-        let (name, params) = match text.split_once(':') {
-            Some((name, params)) => (name, Some(params)),
-            None => (text, None),
-        };
-        if name.is_empty() {
-            return Err(SpecError(format!(
-                "empty controller name in --cc '{text}': expected NAME[:key=value,...] with NAME one of {}",
-                allowed_names()
-            )));
-        }
-
-        let mut kind = if let Some((_, algo)) = BUILTINS.iter().find(|(n, _)| *n == name) {
-            Kind::Builtin {
-                algorithm: *algo,
-                cubic_rollback: true,
-            }
-        } else if let Some(config) = ControllerConfig::default_for(name) {
-            Kind::Plugin(config)
-        } else {
-            return Err(SpecError(format!(
-                "unknown congestion controller '{name}' (allowed: {})",
-                allowed_names()
-            )));
-        };
-
-        let mut seen: Vec<&str> = Vec::new();
-        for pair in params.into_iter().flat_map(|p| p.split(',')) {
-            let Some((key, value)) = pair.split_once('=') else {
-                return Err(SpecError(format!(
-                    "malformed parameter '{pair}' in --cc '{text}': expected key=value"
-                )));
-            };
-            let (key, value) = (key.trim(), value.trim());
-            if key.is_empty() || value.is_empty() {
-                return Err(SpecError(format!(
-                    "malformed parameter '{pair}' in --cc '{text}': expected key=value"
-                )));
-            }
-            if seen.contains(&key) {
-                return Err(SpecError(format!(
-                    "parameter '{key}' given twice in --cc '{text}'"
-                )));
-            }
-            seen.push(key);
-            match &mut kind {
-                Kind::Builtin {
-                    algorithm: CongestionControlAlgorithm::CUBIC,
-                    cubic_rollback,
-                } => {
-                    if key != CUBIC_ROLLBACK {
-                        return Err(SpecError(format!(
+        let names = controller_names();
+        let parts = SpecParts::parse(text, &names)?;
+        let name = parts.name;
+        let kind = match BUILTINS.iter().find(|(n, _)| *n == name) {
+            Some((_, algorithm)) => {
+                let mut cubic_rollback = true;
+                for (key, value) in &parts.params {
+                    if *algorithm != CongestionControlAlgorithm::CUBIC {
+                        return Err(SpecError::new(format!(
+                            "'{name}' is quiche's own controller and takes no parameters (got '{key}')"
+                        )));
+                    }
+                    if *key != CUBIC_ROLLBACK {
+                        return Err(SpecError::new(format!(
                             "'{name}' is quiche's own controller and takes only {CUBIC_ROLLBACK}=on|off (got '{key}')"
                         )));
                     }
-                    *cubic_rollback = bool_value(key, value)
-                        .map_err(|e| SpecError(format!("--cc '{text}': {e}")))?;
+                    cubic_rollback = bool_value(key, value)
+                        .map_err(|e| SpecError::new(format!("--cc '{}': {e}", parts.text)))?;
                 }
-                Kind::Builtin { .. } => {
-                    return Err(SpecError(format!(
-                        "'{name}' is quiche's own controller and takes no parameters (got '{key}')"
-                    )))
+                Kind::Builtin {
+                    algorithm: *algorithm,
+                    cubic_rollback,
                 }
-                Kind::Plugin(config) => config
-                    .set(key, value)
-                    .map_err(|e| SpecError(format!("--cc '{text}': {e}")))?,
             }
-        }
-
+            None => Kind::Plugin(ControllerConfig::from_parts(&parts)?),
+        };
         Ok(CcSpec {
-            text: text.to_string(),
+            text: parts.text.to_string(),
             kind,
         })
     }
@@ -183,18 +138,10 @@ impl CcSpec {
         &self.text
     }
 
-    /// The spec for a file name: `:` and `,` become `+`, so
-    /// `ledbatpp:target=25ms,ss_exit=0.5` reads back from
-    /// `ledbatpp+target=25ms+ss_exit=0.5`; anything else unusual becomes `_`.
+    /// The spec as qlog file names carry it ([`lbe_cc::qlog_name::cc_tag`]):
+    /// `ledbatpp:target=25ms,ss_exit=0.5` is `ledbatpp+target=25ms+ss_exit=0.5`.
     pub fn file_tag(&self) -> String {
-        self.text
-            .chars()
-            .map(|c| match c {
-                ':' | ',' => '+',
-                c if c.is_ascii_alphanumeric() || matches!(c, '=' | '.' | '_') => c,
-                _ => '_',
-            })
-            .collect()
+        lbe_cc::qlog_name::cc_tag(&self.text)
     }
 
     /// The plug-in's configuration, or `None` for quiche's own controllers.
@@ -294,56 +241,54 @@ mod tests {
 
     #[test]
     fn errors_name_what_is_allowed() {
-        let names = allowed_names();
-        assert_eq!(
-            "vegas".parse::<CcSpec>().unwrap_err().to_string(),
-            format!("unknown congestion controller 'vegas' (allowed: {names})")
-        );
-        assert_eq!(
-            "".parse::<CcSpec>().unwrap_err().to_string(),
-            format!("empty controller name in --cc '': expected NAME[:key=value,...] with NAME one of {names}")
-        );
-        assert_eq!(
-            "fixed:packets".parse::<CcSpec>().unwrap_err().to_string(),
-            "malformed parameter 'packets' in --cc 'fixed:packets': expected key=value"
-        );
-        assert_eq!(
-            "fixed:packets=".parse::<CcSpec>().unwrap_err().to_string(),
-            "malformed parameter 'packets=' in --cc 'fixed:packets=': expected key=value"
-        );
-        assert_eq!(
-            "fixed:packets=2,packets=3"
-                .parse::<CcSpec>()
-                .unwrap_err()
-                .to_string(),
-            "parameter 'packets' given twice in --cc 'fixed:packets=2,packets=3'"
-        );
-        assert_eq!(
-            "cubic:beta=0.7".parse::<CcSpec>().unwrap_err().to_string(),
-            "'cubic' is quiche's own controller and takes only rollback=on|off (got 'beta')"
-        );
-        assert_eq!(
-            "reno:rollback=off"
-                .parse::<CcSpec>()
-                .unwrap_err()
-                .to_string(),
-            "'reno' is quiche's own controller and takes no parameters (got 'rollback')"
-        );
-        assert_eq!(
-            "cubic:rollback=maybe"
-                .parse::<CcSpec>()
-                .unwrap_err()
-                .to_string(),
-            "--cc 'cubic:rollback=maybe': bad value 'maybe' for 'rollback': expected true or false"
-        );
-        assert_eq!(
-            "fixed:size=3".parse::<CcSpec>().unwrap_err().to_string(),
-            "--cc 'fixed:size=3': unknown parameter 'size' for 'fixed' (allowed: packets)"
-        );
-        assert_eq!(
-            "fixed:packets=0".parse::<CcSpec>().unwrap_err().to_string(),
-            "--cc 'fixed:packets=0': bad value '0' for 'packets': expected a whole number from 1 to 100000"
-        );
+        let names = controller_names().join(", ");
+        let cases = [
+            (
+                "vegas",
+                format!("unknown congestion controller 'vegas' (allowed: {names})"),
+            ),
+            (
+                "",
+                format!("empty controller name in --cc '': expected NAME[:key=value,...] with NAME one of {names}"),
+            ),
+            (
+                "fixed:packets",
+                "malformed parameter 'packets' in --cc 'fixed:packets': expected key=value".into(),
+            ),
+            (
+                "fixed:packets=",
+                "malformed parameter 'packets=' in --cc 'fixed:packets=': expected key=value".into(),
+            ),
+            (
+                "fixed:packets=2,packets=3",
+                "parameter 'packets' given twice in --cc 'fixed:packets=2,packets=3'".into(),
+            ),
+            (
+                "cubic:beta=0.7",
+                "'cubic' is quiche's own controller and takes only rollback=on|off (got 'beta')"
+                    .into(),
+            ),
+            (
+                "reno:rollback=off",
+                "'reno' is quiche's own controller and takes no parameters (got 'rollback')".into(),
+            ),
+            (
+                "cubic:rollback=maybe",
+                "--cc 'cubic:rollback=maybe': bad value 'maybe' for 'rollback': expected true or false".into(),
+            ),
+            (
+                "fixed:size=3",
+                "--cc 'fixed:size=3': unknown parameter 'size' for 'fixed' (allowed: packets)".into(),
+            ),
+            (
+                "fixed:packets=0",
+                "--cc 'fixed:packets=0': bad value '0' for 'packets': expected a whole number from 1 to 100000".into(),
+            ),
+        ];
+        for (spec, message) in cases {
+            let error: String = spec.parse::<CcSpec>().unwrap_err().to_string();
+            assert_eq!(error, message, "{spec}");
+        }
     }
 
     #[test]

@@ -11,7 +11,6 @@ use quic_bulk::client::ClientArgs;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::tls::Certificate;
 
 #[test]
 fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
@@ -19,16 +18,9 @@ fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
 
-    let server = quic_bulk::server::bind(&ServerArgs {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        qlog_dir: Some(dir.clone()),
-        certificate: Certificate::SelfSigned,
-        retry: true,
-        verbose: false,
-        pacing: true,
-    })
-    .unwrap()
-    .spawn();
+    let server = quic_bulk::server::bind(&ServerArgs::loopback(Some(dir.clone())))
+        .unwrap()
+        .spawn();
     let addr = server.local_addr();
 
     for (cc, direction) in [

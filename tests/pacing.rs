@@ -1,5 +1,5 @@
 //! Paced sending end to end, over 127.0.0.1, through the apps' own event
-//! loops (`quiche_lbe::endpoint`): a plug-in's pacing rate reaches quiche's
+//! loops (`lbe_app_kit::endpoint`): a plug-in's pacing rate reaches quiche's
 //! pacer (adapter → patch), the loop holds every datagram until quiche's
 //! `SendInfo.at`, and turning pacing off sends as before. The evidence is
 //! the sender's qlog: `packet_sent` times and the `pacing_rate` metric.
@@ -16,15 +16,15 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
 
-use quiche_lbe::endpoint::client;
-use quiche_lbe::endpoint::client::ClientApp;
-use quiche_lbe::endpoint::client::ClientOptions;
-use quiche_lbe::endpoint::server::Server;
-use quiche_lbe::endpoint::server::ServerApp;
-use quiche_lbe::endpoint::server::ServerOptions;
-use quiche_lbe::endpoint::Conn;
-use quiche_lbe::endpoint::RELEASE_SLACK;
-use quiche_lbe::tls;
+use lbe_app_kit::endpoint::client;
+use lbe_app_kit::endpoint::client::ClientApp;
+use lbe_app_kit::endpoint::client::ClientOptions;
+use lbe_app_kit::endpoint::server::Server;
+use lbe_app_kit::endpoint::server::ServerApp;
+use lbe_app_kit::endpoint::server::ServerOptions;
+use lbe_app_kit::endpoint::Conn;
+use lbe_app_kit::endpoint::RELEASE_SLACK;
+use lbe_app_kit::tls;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 use quiche_lbe::PluginFactory;
@@ -181,14 +181,10 @@ fn download(
 
 /// `(time_ms, data)` of every record named `name` in a JSON-SEQ qlog.
 fn qlog_events(path: &Path, name: &str) -> Vec<(f64, serde_json::Value)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.split('\u{1e}')
-        .filter(|r| !r.trim().is_empty())
-        .skip(1)
-        .filter_map(|r| {
-            let v: serde_json::Value = serde_json::from_str(r.trim()).unwrap();
-            (v["name"] == name).then(|| (v["time"].as_f64().unwrap(), v["data"].clone()))
-        })
+    common::qlog_records(path)
+        .into_iter()
+        .filter(|v| v["name"] == name)
+        .map(|v| (v["time"].as_f64().unwrap(), v["data"].clone()))
         .collect()
 }
 

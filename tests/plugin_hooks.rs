@@ -10,9 +10,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 use std::time::Instant;
 
+use lbe_app_kit::tls;
 use lbe_cc::RttInfo;
 use quiche_lbe::qlog::Role;
-use quiche_lbe::tls;
 use quiche_lbe::CcSpec;
 
 mod common;
@@ -192,16 +192,11 @@ fn download(
 
 /// `(event name, data)` of every record in a JSON-SEQ qlog.
 fn qlog_events(path: &Path) -> Vec<(String, serde_json::Value)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.split('\u{1e}')
-        .filter(|r| !r.trim().is_empty())
-        .skip(1)
-        .map(|r| {
-            let v: serde_json::Value = serde_json::from_str(r.trim()).unwrap();
-            (
-                v["name"].as_str().unwrap_or_default().to_string(),
-                v["data"].clone(),
-            )
+    common::qlog_records(path)
+        .into_iter()
+        .map(|v| {
+            let name = v["name"].as_str().unwrap_or_default().to_string();
+            (name, v["data"].clone())
         })
         .collect()
 }

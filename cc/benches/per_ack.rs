@@ -24,7 +24,7 @@ use lbe_cc::RttInfo;
 fn per_ack(c: &mut Criterion) {
     let mut group = c.benchmark_group("per_ack");
     group.throughput(Throughput::Elements(1));
-    for name in ["ledbatpp", "ledbat", "cdg", "fixed"] {
+    for &name in ControllerConfig::NAMES {
         let mut cc = ControllerConfig::default_for(name)
             .unwrap()
             .build(PathInfo::default());

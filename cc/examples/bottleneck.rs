@@ -71,20 +71,10 @@ fn usage() -> ! {
 }
 
 fn build(spec: &str) -> Box<dyn CongestionController> {
-    let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
-    let mut cfg = ControllerConfig::default_for(name).unwrap_or_else(|| {
-        eprintln!("unknown controller '{name}'");
+    let cfg: ControllerConfig = spec.parse().unwrap_or_else(|e| {
+        eprintln!("bottleneck: {e}");
         std::process::exit(2)
     });
-    for kv in params.split(',').filter(|s| !s.is_empty()) {
-        let Some((k, v)) = kv.split_once('=') else {
-            usage()
-        };
-        if let Err(e) = cfg.set(k, v) {
-            eprintln!("{spec}: {e}");
-            std::process::exit(2);
-        }
-    }
     cfg.build(PathInfo {
         max_datagram_size: MSS,
         initial_window_packets: 10,

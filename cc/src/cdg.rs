@@ -20,7 +20,7 @@
 //! start `cwnd += bytes_acked` below ssthresh, then +1 MSS per window of
 //! acknowledged bytes; no growth while less than half the window is in
 //! flight (application-limited). Loss: Reno halving, once per recovery
-//! period (RFC 9002 §7.3.2), which also starts a window reduction.
+//! period ([RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)), which also starts a window reduction.
 //!
 //! # Window reductions (Linux CWR and Recovery)
 //!
@@ -33,7 +33,7 @@
 //! during cwnd reductions"). Here likewise: a reduction lasts from a backoff
 //! (CWR) or a loss (Recovery) until an ACK for a packet sent after it
 //! began (at or after, for a backoff, which happens while an ACK is
-//! processed; strictly after, for a loss, RFC 9002 §7.3.2); during it the
+//! processed; strictly after, for a loss, [RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)); during it the
 //! round's samples accumulate but no round closes, no gradient enters the
 //! moving average, no backoff is drawn and the window does not grow. The
 //! ACK that completes it makes its samples the previous round, starts a new
@@ -74,7 +74,7 @@
 //!
 //! # Deviations from Linux `tcp_cdg.c` (net/ipv4/tcp_cdg.c)
 //!
-//! * β = 0.7 by default, seed 002's value ("a factor β (0.7 by default)",
+//! * β = 0.7 by default, seed `cdg-deadline-aware-lbe`'s value ("a factor β (0.7 by default)",
 //!   §II-A); Linux's `backoff_beta` is 0.7071·1024 = 724 ("sqrt 0.5").
 //!   `beta=0.7071` gives Linux's.
 //! * The backoff sets cwnd to β·cwnd at once; Linux's CWR state lowers it
@@ -85,17 +85,17 @@
 //!   ([`crate::delay::adjusted_rtt`]) instead of Linux's heuristic that
 //!   feeds single-packet ACKs after stretch ACKs only to the minimum.
 //! * `shadow_window` and `ineffective_backoff` (Linux's `use_shadow` and
-//!   `use_ineff`, on in Linux) are off by default: seed 002's LBE mode.
+//!   `use_ineff`, on in Linux) are off by default: seed `cdg-deadline-aware-lbe`'s LBE mode.
 //!   Linux's `use_tolerance` (off there) is not implemented.
 //! * A loss during a backoff's reduction halves the window; Linux's
 //!   ssthresh hook would apply β again, its CDG state being still BACKOFF.
-//! * Rounds are delimited by send times ([`crate::round`]) rather than
+//! * Rounds are delimited by send times (`round.rs`) rather than
 //!   sequence numbers; RTTs are in nanoseconds rather than microseconds; the
 //!   backoff draw uses [`SplitMix64`] and `exp` rather than `prandom_u32`
 //!   and `nexp_u32`.
 //! * Application-limited: no growth while less than half the window is in
-//!   flight ([`crate::flight`]) instead of `tcp_is_cwnd_limited`.
-//! * Persistent congestion (RFC 9002 §7.6) collapses to 2 packets; Linux's
+//!   flight (`flight.rs`) instead of `tcp_is_cwnd_limited`.
+//! * Persistent congestion ([RFC 9002 §7.6](https://www.rfc-editor.org/rfc/rfc9002#section-7.6)) collapses to 2 packets; Linux's
 //!   RTO goes to 1 packet, its Loss state then calling `cong_avoid`.
 
 use std::time::Duration;
@@ -105,9 +105,13 @@ use crate::delay;
 use crate::flight::FlightSize;
 use crate::pacing;
 use crate::params;
+use crate::recovery::RecoveryPeriod;
 use crate::rng::SplitMix64;
 use crate::round;
 use crate::round::Rounds;
+use crate::window::Checkpoint;
+use crate::window::HasWindow;
+use crate::window::WindowBounds;
 use crate::AckEvent;
 use crate::CongestionController;
 use crate::LossEvent;
@@ -118,7 +122,7 @@ use crate::MAX_WINDOW_BYTES;
 
 /// Backoff scale G, milliseconds (seed §II-A: 3; Linux `backoff_factor` 42).
 pub const G: f64 = 3.0;
-/// Multiplicative backoff β, dimensionless: 0.7, seed 002's default (§II-A
+/// Multiplicative backoff β, dimensionless: 0.7, seed `cdg-deadline-aware-lbe`'s default (§II-A
 /// "0.7 by default"). Linux's `backoff_beta` is 0.7071·1024 = 724/1024,
 /// "sqrt 0.5" (see the deviations in the module docs).
 pub const BETA: f64 = 0.7;
@@ -139,7 +143,7 @@ pub const DEFAULT_SEED: u64 = 0x6364_675f_6c62_6521;
 /// Gradients are clamped to ±1000 s so that sums cannot overflow, ns.
 const GRADIENT_CLAMP_NS: i64 = 1_000_000_000_000;
 
-/// Parameters of [`Cdg`]. Defaults are seed 002's (Linux's but β = 0.7),
+/// Parameters of [`Cdg`]. Defaults are seed `cdg-deadline-aware-lbe`'s (Linux's but β = 0.7),
 /// coexistence heuristics off; fields are set only through
 /// [`CdgConfig::set`], which range-checks every value.
 #[derive(Clone, Debug, PartialEq)]
@@ -229,25 +233,6 @@ impl CdgConfig {
     }
 }
 
-/// A window reduction under way (module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Reduction {
-    /// Linux's CWR after a delay backoff at `start`.
-    Backoff { start: Instant },
-    /// Loss recovery that began at `start`.
-    Recovery { start: Instant },
-}
-
-impl Reduction {
-    /// Whether an ACK whose newest packet was sent at `sent` completes it.
-    fn completed_by(self, sent: Instant) -> bool {
-        match self {
-            Reduction::Backoff { start } => sent >= start,
-            Reduction::Recovery { start } => sent > start,
-        }
-    }
-}
-
 /// Everything a spurious loss may have to restore.
 #[derive(Clone, Copy, Debug)]
 struct State {
@@ -256,23 +241,29 @@ struct State {
     ssthresh: u64,
     /// Bytes acknowledged towards the next +1 MSS in congestion avoidance.
     acked: u64,
-    /// Start of the latest recovery period: a loss of a packet sent no
-    /// later than this does not reduce again.
-    recovery_start: Option<Instant>,
-    reduction: Option<Reduction>,
+    /// Loss recovery (Linux's Recovery state).
+    recovery: RecoveryPeriod,
+    /// Linux's CWR after a delay backoff at this time; it ends with an ACK
+    /// of a packet sent at or after it.
+    backoff_start: Option<Instant>,
     shadow: u64,
+}
+
+impl HasWindow<u64> for State {
+    fn window_mut(&mut self) -> &mut u64 {
+        &mut self.cwnd
+    }
 }
 
 /// The CDG controller (see the module docs).
 #[derive(Debug)]
 pub struct Cdg {
     cfg: CdgConfig,
-    mss: u64,
-    min_cwnd: u64,
+    bounds: WindowBounds<u64>,
     /// G in nanoseconds.
     g_ns: f64,
     s: State,
-    saved: Option<State>,
+    saved: Checkpoint<State>,
     rounds: Rounds,
     flight: FlightSize,
     /// Smallest and largest sample of the current round (`MAX`/`ZERO` when
@@ -299,25 +290,20 @@ pub struct Cdg {
 impl Cdg {
     /// A CDG controller for `path`, in slow start at the path's initial window.
     pub fn new(cfg: CdgConfig, path: PathInfo) -> Self {
-        let mss = path.max_datagram_size.max(1);
-        let min_cwnd = cfg.min_cwnd.saturating_mul(mss).min(MAX_WINDOW_BYTES);
-        let cwnd = path
-            .initial_window_packets
-            .saturating_mul(mss)
-            .clamp(min_cwnd, MAX_WINDOW_BYTES);
+        let bounds = WindowBounds::<u64>::new(path.max_datagram_size, cfg.min_cwnd);
+        let cwnd = bounds.clamp(path.initial_window_packets.saturating_mul(bounds.mss));
         Self {
-            mss,
-            min_cwnd,
+            bounds,
             g_ns: cfg.g * 1e6,
             s: State {
                 cwnd,
                 ssthresh: u64::MAX,
                 acked: 0,
-                recovery_start: None,
-                reduction: None,
+                recovery: RecoveryPeriod::default(),
+                backoff_start: None,
                 shadow: 0,
             },
-            saved: None,
+            saved: Checkpoint::default(),
             rounds: Rounds::default(),
             flight: FlightSize::default(),
             round_min: Duration::MAX,
@@ -403,19 +389,19 @@ impl Cdg {
         if self.cfg.shadow_window {
             self.s.shadow = self.s.shadow.max(self.s.cwnd);
         }
-        self.s.cwnd = ((self.s.cwnd as f64 * self.cfg.beta) as u64).max(self.min_cwnd);
+        self.s.cwnd = ((self.s.cwnd as f64 * self.cfg.beta) as u64).max(self.bounds.min);
         self.s.ssthresh = self.s.cwnd;
         self.s.acked = 0;
         // Linux: tcp_enter_cwr.
-        self.s.reduction = Some(Reduction::Backoff { start: now });
+        self.s.backoff_start = Some(now);
         self.backoffs += 1;
         true
     }
 
     fn state_name(&self) -> &'static str {
-        if let Some(Reduction::Recovery { .. }) = self.s.reduction {
+        if self.s.recovery.in_recovery() {
             "recovery"
-        } else if let Some(Reduction::Backoff { .. }) = self.s.reduction {
+        } else if self.s.backoff_start.is_some() {
             "backoff"
         } else if self.s.cwnd < self.s.ssthresh {
             "slow_start"
@@ -456,16 +442,25 @@ impl CongestionController for Cdg {
             self.round_min = self.round_min.min(sample);
             self.round_max = self.round_max.max(sample);
         }
-        if let Some(reduction) = self.s.reduction {
-            if !largest.is_some_and(|sent| reduction.completed_by(sent)) {
-                // "Not called in CWR or Recovery state": no round end, no
-                // gradient, no growth.
-                return;
+        // Whether this ACK completes the reduction under way, if any.
+        let reduction_completed = if self.s.recovery.in_recovery() {
+            Some(self.s.recovery.on_ack(largest))
+        } else {
+            self.s
+                .backoff_start
+                .map(|start| largest.is_some_and(|sent| sent >= start))
+        };
+        match reduction_completed {
+            // "Not called in CWR or Recovery state": no round end, no
+            // gradient, no growth.
+            Some(false) => return,
+            Some(true) => {
+                // CA_EVENT_COMPLETE_CWR: rtt_prev = rtt, a new round starts.
+                self.s.backoff_start = None;
+                self.prev = self.take_round();
+                self.rounds.restart(now);
             }
-            // CA_EVENT_COMPLETE_CWR: rtt_prev = rtt, a new round starts.
-            self.s.reduction = None;
-            self.prev = self.take_round();
-            self.rounds.restart(now);
+            None => (),
         }
         let has_sample = self.round_min != Duration::MAX;
         if has_sample && self.rounds.on_ack(now, largest) && self.end_round(now) {
@@ -483,7 +478,10 @@ impl CongestionController for Cdg {
             self.s.acked = self.s.acked.saturating_add(bytes);
             let steps = self.s.acked / self.s.cwnd;
             self.s.acked -= steps * self.s.cwnd;
-            self.s.cwnd = self.s.cwnd.saturating_add(steps.saturating_mul(self.mss));
+            self.s.cwnd = self
+                .s
+                .cwnd
+                .saturating_add(steps.saturating_mul(self.bounds.mss));
         }
         self.s.cwnd = self.s.cwnd.min(MAX_WINDOW_BYTES);
         if self.cfg.shadow_window {
@@ -492,15 +490,11 @@ impl CongestionController for Cdg {
     }
 
     fn on_congestion_event(&mut self, loss: &LossEvent) {
-        if self
-            .s
-            .recovery_start
-            .is_some_and(|start| loss.largest_lost_time_sent <= start)
-        {
+        if !self.s.recovery.on_loss(loss) {
             return;
         }
-        self.s.recovery_start = Some(loss.now);
-        self.s.reduction = Some(Reduction::Recovery { start: loss.now });
+        // A loss during a backoff's CWR turns it into Recovery.
+        self.s.backoff_start = None;
         let half = self.s.cwnd / 2;
         let cwnd = if self.cfg.shadow_window {
             self.s.shadow = (self.s.shadow / 2).min(self.s.cwnd);
@@ -508,40 +502,27 @@ impl CongestionController for Cdg {
         } else {
             half
         };
-        self.s.cwnd = cwnd.max(self.min_cwnd);
+        self.s.cwnd = cwnd.max(self.bounds.min);
         self.s.ssthresh = self.s.cwnd;
         self.s.acked = 0;
     }
 
     fn on_persistent_congestion(&mut self, _now: Instant) {
-        self.s.cwnd = self.min_cwnd;
+        self.s.cwnd = self.bounds.min;
         self.s.acked = 0;
     }
 
     fn checkpoint(&mut self) {
-        self.saved = Some(self.s);
+        self.saved.save(&self.s);
     }
 
     fn rollback(&mut self) -> bool {
-        match self.saved.take() {
-            Some(saved) => {
-                self.s = saved;
-                // The MSS may have changed since the checkpoint.
-                self.s.cwnd = self.s.cwnd.clamp(self.min_cwnd, MAX_WINDOW_BYTES);
-                true
-            }
-            None => false,
-        }
+        self.saved.rollback(&mut self.s, &self.bounds)
     }
 
     fn on_mtu_change(&mut self, max_datagram_size: u64) {
-        self.mss = max_datagram_size.max(1);
-        self.min_cwnd = self
-            .cfg
-            .min_cwnd
-            .saturating_mul(self.mss)
-            .min(MAX_WINDOW_BYTES);
-        self.s.cwnd = self.s.cwnd.clamp(self.min_cwnd, MAX_WINDOW_BYTES);
+        self.bounds
+            .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
     }
 
     fn window(&self) -> u64 {

@@ -13,21 +13,21 @@
 //!           = latest_rtt               otherwise
 //! ```
 //!
-//! the plausibility rule RFC 9002 §5.3 (and quiche) use for smoothed RTT: an
+//! the plausibility rule [RFC 9002 §5.3](https://www.rfc-editor.org/rfc/rfc9002#section-5.3) (and quiche) use for smoothed RTT: an
 //! ACK delay that would take the sample below the path's minimum RTT is not
 //! believed. The cap is always applied; a caller that wants the RFC 9002
 //! "before handshake confirmation" behaviour (no cap) passes
 //! `max_ack_delay = Duration::MAX` until then. ACKs that repeat an older
 //! sample (`new_sample == false`) are not fed to the estimator.
 //!
-//! # Current and base delay (RFC 6817 §2.4.2, adapted to RTT as LEDBAT++
-//! draft -01 §4.1 does)
+//! # Current and base delay ([RFC 6817 §2.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-2.4.2), adapted to RTT as LEDBAT++
+//! [draft -01 §4.1](https://datatracker.ietf.org/doc/html/draft-irtf-iccrg-ledbat-plus-plus-01#section-4.1) does)
 //!
 //! * current delay: the minimum of the last `current_filter` samples
-//!   (CURRENT_FILTER, default 4; RFC 6817 §3.4.2 filters the current delay,
+//!   (CURRENT_FILTER, default 4; [RFC 6817 §3.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-3.4.2) filters the current delay,
 //!   the LEDBAT++ draft takes the minimum of at least 4 samples).
 //! * base delay: the minimum over `base_history` buckets of `base_bucket`
-//!   each (BASE_HISTORY, 10 one-minute buckets, RFC 6817 §2.4.2 and §3.4.1;
+//!   each (BASE_HISTORY, 10 one-minute buckets, [RFC 6817 §2.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-2.4.2) and §3.4.1;
 //!   the LEDBAT++ draft's minimum over the last 10 minutes).
 //!
 //! Buckets are aligned on the first sample, not on wall-clock minutes (this

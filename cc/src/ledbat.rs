@@ -14,14 +14,14 @@
 //! with `flightsize` the bytes in flight when the ACK arrived, the packets
 //! it acknowledges still counted (the RFC subtracts them after the cap), or
 //! the bytes in flight after the latest transmission if more: see
-//! [`crate::flight`] for why a batched event loop needs that. The cap is the
+//! `flight.rs` for why a batched event loop needs that. The cap is the
 //! RFC's: it also lowers the window of a sender that does not use it. Loss (§2.4.2): `cwnd = max(cwnd/2, MIN_CWND·MSS)`, at most once
 //! per recovery period (a loss of a packet sent no later than the current
-//! recovery period began does not reduce again, RFC 9002 §7.3.2), and the
+//! recovery period began does not reduce again, [RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)), and the
 //! window does not increase during recovery. Persistent congestion (the
 //! RFC's retransmission timeout) collapses to MIN_CWND.
 //!
-//! # RFC 6817 §2.5's limits, and `research=true`
+//! # [RFC 6817 §2.5](https://www.rfc-editor.org/rfc/rfc6817#section-2.5)'s limits, and `research=true`
 //!
 //! "TARGET MUST be 100 milliseconds or less" and "GAIN MUST be set to 1 or
 //! less": `target` above 100 ms, `gain` above 1 and `dynamic_gain=true`
@@ -73,15 +73,18 @@ use crate::delay::DelayEstimator;
 use crate::flight::FlightSize;
 use crate::pacing;
 use crate::params;
+use crate::recovery::RecoveryPeriod;
 use crate::round;
 use crate::round::Rounds;
+use crate::window::Checkpoint;
+use crate::window::HasWindow;
+use crate::window::WindowBounds;
 use crate::AckEvent;
 use crate::CongestionController;
 use crate::LossEvent;
 use crate::ParamError;
 use crate::PathInfo;
 use crate::Snapshot;
-use crate::MAX_WINDOW_BYTES;
 
 /// TARGET: 100 ms, the largest value RFC 6817 §2.5 allows (design notes).
 pub const TARGET: Duration = Duration::from_millis(100);
@@ -349,8 +352,13 @@ struct State {
     /// `f64::INFINITY` while in slow start (or when slow start is off and no
     /// loss happened yet).
     ssthresh: f64,
-    recovery_start: Option<Instant>,
-    in_recovery: bool,
+    recovery: RecoveryPeriod,
+}
+
+impl HasWindow<f64> for State {
+    fn window_mut(&mut self) -> &mut f64 {
+        &mut self.cwnd
+    }
 }
 
 /// State of the dynamic-gain framework.
@@ -372,11 +380,10 @@ struct DynamicGain {
 #[derive(Debug)]
 pub struct Ledbat {
     cfg: LedbatConfig,
-    mss: f64,
-    min_cwnd: f64,
+    bounds: WindowBounds<f64>,
     target_ns: f64,
     s: State,
-    saved: Option<State>,
+    saved: Checkpoint<State>,
     delay: DelayEstimator,
     dynamic: Option<DynamicGain>,
     flight: FlightSize,
@@ -388,9 +395,9 @@ impl Ledbat {
     /// A LEDBAT controller for `path`, starting at INIT_CWND (the RFC's
     /// initial window, not the path's).
     pub fn new(cfg: LedbatConfig, path: PathInfo) -> Self {
-        let mss = path.max_datagram_size.max(1) as f64;
-        let min_cwnd = (cfg.min_cwnd as f64 * mss).min(MAX_WINDOW_BYTES as f64);
-        let cwnd = (cfg.init_cwnd as f64 * mss).clamp(min_cwnd, MAX_WINDOW_BYTES as f64);
+        let bounds = WindowBounds::<f64>::new(path.max_datagram_size, cfg.min_cwnd);
+        let mss = bounds.mss;
+        let cwnd = bounds.clamp(cfg.init_cwnd as f64 * mss);
         let dynamic = cfg.dynamic_gain.then(|| DynamicGain {
             rounds: Rounds::default(),
             round_bytes: 0.0,
@@ -401,16 +408,14 @@ impl Ledbat {
             gain: cfg.gain,
         });
         Self {
-            mss,
-            min_cwnd,
+            bounds,
             target_ns: delay::nanos(cfg.target),
             s: State {
                 cwnd,
                 ssthresh: f64::INFINITY,
-                recovery_start: None,
-                in_recovery: false,
+                recovery: RecoveryPeriod::default(),
             },
-            saved: None,
+            saved: Checkpoint::default(),
             delay: DelayEstimator::new(&cfg.delay),
             flight: FlightSize::default(),
             dynamic,
@@ -457,7 +462,7 @@ impl Ledbat {
         };
         let base = self.delay.base().map(|b| b.as_secs_f64());
         let q = delay::nanos(self.delay.queuing());
-        let cwnd_packets = self.s.cwnd / self.mss;
+        let cwnd_packets = self.s.cwnd / self.bounds.mss;
 
         if !dg.steady {
             dg.w_max = dg.w_max.max(cwnd_packets);
@@ -470,7 +475,7 @@ impl Ledbat {
             Some(start) if round_ended => {
                 let secs = now.saturating_duration_since(start).as_secs_f64();
                 if secs > 0.0 {
-                    dg.rate = Some(dg.round_bytes / self.mss / secs);
+                    dg.rate = Some(dg.round_bytes / self.bounds.mss / secs);
                 }
                 dg.round_bytes = 0.0;
             }
@@ -506,7 +511,7 @@ impl Ledbat {
     }
 
     fn state_name(&self) -> &'static str {
-        if self.s.in_recovery {
+        if self.s.recovery.in_recovery() {
             "recovery"
         } else if self.cfg.slow_start && self.s.cwnd < self.s.ssthresh {
             "slow_start"
@@ -530,11 +535,7 @@ impl CongestionController for Ledbat {
         let bytes = ack.bytes_acked() as f64;
         let largest = round::largest_sent(ack.acked);
 
-        if self.s.in_recovery
-            && largest.is_some_and(|sent| self.s.recovery_start.is_none_or(|r| sent > r))
-        {
-            self.s.in_recovery = false;
-        }
+        self.s.recovery.on_ack(largest);
         if ack.rtt.new_sample {
             self.srtt = Some(ack.rtt.smoothed_rtt);
             self.delay.on_sample(now, delay::adjusted_rtt(&ack.rtt));
@@ -544,7 +545,7 @@ impl CongestionController for Ledbat {
         let gain = self.dynamic_gain(now, largest, bytes);
 
         let cwnd = self.s.cwnd;
-        let allowed = self.cfg.allowed_increase * self.mss;
+        let allowed = self.cfg.allowed_increase * self.bounds.mss;
         let (grown, headroom) = if self.cfg.slow_start && cwnd < self.s.ssthresh {
             (cwnd + bytes, allowed.max(bytes))
         } else {
@@ -555,53 +556,41 @@ impl CongestionController for Ledbat {
             } else {
                 gain
             };
-            (cwnd + gain * off_target * bytes * self.mss / cwnd, allowed)
+            (
+                cwnd + gain * off_target * bytes * self.bounds.mss / cwnd,
+                allowed,
+            )
         };
         let mut next = grown.min(self.flight.at_ack(ack.bytes_in_flight) as f64 + headroom);
-        if self.s.in_recovery {
+        if self.s.recovery.in_recovery() {
             next = next.min(cwnd);
         }
-        self.s.cwnd = next.clamp(self.min_cwnd, MAX_WINDOW_BYTES as f64);
+        self.s.cwnd = self.bounds.clamp(next);
     }
 
     fn on_congestion_event(&mut self, loss: &LossEvent) {
-        if self
-            .s
-            .recovery_start
-            .is_some_and(|start| loss.largest_lost_time_sent <= start)
-        {
+        if !self.s.recovery.on_loss(loss) {
             return;
         }
-        self.s.recovery_start = Some(loss.now);
-        self.s.in_recovery = true;
-        self.s.cwnd = (self.s.cwnd / 2.0).max(self.min_cwnd);
+        self.s.cwnd = (self.s.cwnd / 2.0).max(self.bounds.min);
         self.s.ssthresh = self.s.cwnd;
     }
 
     fn on_persistent_congestion(&mut self, _now: Instant) {
-        self.s.cwnd = self.min_cwnd;
+        self.s.cwnd = self.bounds.min;
     }
 
     fn checkpoint(&mut self) {
-        self.saved = Some(self.s);
+        self.saved.save(&self.s);
     }
 
     fn rollback(&mut self) -> bool {
-        match self.saved.take() {
-            Some(saved) => {
-                self.s = saved;
-                // The MSS may have changed since the checkpoint.
-                self.s.cwnd = self.s.cwnd.clamp(self.min_cwnd, MAX_WINDOW_BYTES as f64);
-                true
-            }
-            None => false,
-        }
+        self.saved.rollback(&mut self.s, &self.bounds)
     }
 
     fn on_mtu_change(&mut self, max_datagram_size: u64) {
-        self.mss = max_datagram_size.max(1) as f64;
-        self.min_cwnd = (self.cfg.min_cwnd as f64 * self.mss).min(MAX_WINDOW_BYTES as f64);
-        self.s.cwnd = self.s.cwnd.clamp(self.min_cwnd, MAX_WINDOW_BYTES as f64);
+        self.bounds
+            .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
     }
 
     fn window(&self) -> u64 {

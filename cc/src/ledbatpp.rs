@@ -36,17 +36,17 @@
 //! Loss ("LEDBAT++ reacts by reducing the CW to half of its value when a
 //! loss is detected", seed §3): halve, at most once per
 //! recovery period — a loss of a packet sent no later than the start of the
-//! current recovery period does not reduce again (RFC 9002 §7.3.2); the
+//! current recovery period does not reduce again ([RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)); the
 //! window never increases during recovery. Minimum window 2 packets.
 //!
 //! The window does not grow while less than half of it is in flight (the
-//! sender is application-limited; RFC 9002 §7.8 and Linux's slow-start
+//! sender is application-limited; [RFC 9002 §7.8](https://www.rfc-editor.org/rfc/rfc9002#section-7.8) and Linux's slow-start
 //! cwnd-limited rule); decreases always apply.
 //!
 //! # Choices the draft leaves open
 //!
 //! * **Which RTT the freeze lasts.** §4.4 "Keep CWND frozen at 2 packets
-//!   for 2 RTT". The RTT is the smoothed RTT (RFC 9002 §5.3) of the last ACK
+//!   for 2 RTT". The RTT is the smoothed RTT ([RFC 9002 §5.3](https://www.rfc-editor.org/rfc/rfc9002#section-5.3)) of the last ACK
 //!   before the slowdown, so it includes the queue the flow had built. The
 //!   freeze is there to drain that queue and measure the base delay; with
 //!   the min RTT instead, a queue longer than 2 base RTTs (20 ms base and
@@ -115,8 +115,12 @@ use crate::delay::DelayEstimator;
 use crate::flight::FlightSize;
 use crate::pacing;
 use crate::params;
+use crate::recovery::RecoveryPeriod;
 use crate::round;
 use crate::round::Rounds;
+use crate::window::Checkpoint;
+use crate::window::HasWindow;
+use crate::window::WindowBounds;
 use crate::AckEvent;
 use crate::CongestionController;
 use crate::LossEvent;
@@ -358,19 +362,23 @@ struct State {
     ssthresh: f64,
     phase: Phase,
     next_slowdown: Schedule,
-    recovery_start: Option<Instant>,
-    in_recovery: bool,
+    recovery: RecoveryPeriod,
     /// Delay samples of packets sent before this are ignored
     /// (`skip_rtt_after_restore`).
     skip_until: Option<Instant>,
+}
+
+impl HasWindow<f64> for State {
+    fn window_mut(&mut self) -> &mut f64 {
+        &mut self.cwnd
+    }
 }
 
 /// The LEDBAT++ controller (see the module docs).
 #[derive(Debug)]
 pub struct LedbatPlusPlus {
     cfg: LedbatPlusPlusConfig,
-    mss: f64,
-    min_cwnd: f64,
+    bounds: WindowBounds<f64>,
     /// `target · slow_start_exit`.
     exit_delay: Duration,
     /// TARGET in nanoseconds (≥ 1 ms, so never zero).
@@ -388,23 +396,21 @@ pub struct LedbatPlusPlus {
     /// GAIN, recomputed when the base delay changes.
     gain: f64,
     gain_base: Option<Duration>,
-    saved: Option<State>,
+    saved: Checkpoint<State>,
 }
 
 impl LedbatPlusPlus {
     /// A LEDBAT++ controller for `path`, in its initial slow start at
     /// `init_cwnd` packets (2, §4.1; the path's initial window is not used).
     pub fn new(cfg: LedbatPlusPlusConfig, path: PathInfo) -> Self {
-        let mss = path.max_datagram_size.max(1) as f64;
-        let min_cwnd = (cfg.min_cwnd as f64 * mss).min(MAX_WINDOW_BYTES as f64);
-        let cwnd = (cfg.init_cwnd as f64 * mss).clamp(min_cwnd, MAX_WINDOW_BYTES as f64);
+        let bounds = WindowBounds::<f64>::new(path.max_datagram_size, cfg.min_cwnd);
+        let cwnd = bounds.clamp(cfg.init_cwnd as f64 * bounds.mss);
         let history = cfg
             .delay
             .base_bucket
             .saturating_mul(cfg.delay.base_history as u32);
         Self {
-            mss,
-            min_cwnd,
+            bounds,
             exit_delay: cfg.target.mul_f64(cfg.slow_start_exit),
             target_ns: delay::nanos(cfg.target),
             max_slowdown_wait: history,
@@ -413,8 +419,7 @@ impl LedbatPlusPlus {
                 ssthresh: f64::INFINITY,
                 phase: Phase::InitialSlowStart,
                 next_slowdown: Schedule::None,
-                recovery_start: None,
-                in_recovery: false,
+                recovery: RecoveryPeriod::default(),
                 skip_until: None,
             },
             round_cwnd: cwnd,
@@ -424,7 +429,7 @@ impl LedbatPlusPlus {
             srtt: None,
             gain: 1.0 / cfg.gain_divisor_max as f64,
             gain_base: None,
-            saved: None,
+            saved: Checkpoint::default(),
             cfg,
         }
     }
@@ -446,7 +451,7 @@ impl LedbatPlusPlus {
     }
 
     fn halve(&mut self) {
-        self.s.cwnd = (self.s.cwnd / 2.0).max(self.min_cwnd);
+        self.s.cwnd = (self.s.cwnd / 2.0).max(self.bounds.min);
     }
 
     /// Leaves the initial slow start: "An initial slow-down is performed 2
@@ -465,7 +470,7 @@ impl LedbatPlusPlus {
     /// `ceil(log_{1+GAIN}(ssthresh / min_cwnd))` (GAIN ≥ 1/1024, so the
     /// logarithm's base is above 1).
     fn rounds_to_restore(&self) -> u64 {
-        let ratio = self.s.ssthresh / self.min_cwnd;
+        let ratio = self.s.ssthresh / self.bounds.min;
         if ratio > 1.0 {
             (ratio.ln() / self.gain.ln_1p()).ceil().min(1e6) as u64
         } else {
@@ -479,7 +484,7 @@ impl LedbatPlusPlus {
         let rtt = self.srtt.unwrap_or(Duration::ZERO);
         let freeze = rtt.saturating_mul(self.cfg.slowdown_rtts);
         self.s.ssthresh = self.s.cwnd;
-        self.s.cwnd = self.min_cwnd;
+        self.s.cwnd = self.bounds.min;
         self.s.phase = Phase::Slowdown {
             start: now,
             until: now.checked_add(freeze).unwrap_or(now),
@@ -505,7 +510,7 @@ impl LedbatPlusPlus {
                 self.round_cwnd = self.s.cwnd;
             }
             Restore::Jump => {
-                self.s.cwnd = self.s.ssthresh.max(self.min_cwnd);
+                self.s.cwnd = self.s.ssthresh.max(self.bounds.min);
                 // The time a ramp-up would have taken, in RTTs of the freeze.
                 let ramp = rtt.saturating_mul(self.rounds_to_restore().min(u32::MAX as u64) as u32);
                 let duration = now.saturating_duration_since(start).saturating_add(ramp);
@@ -590,7 +595,7 @@ impl LedbatPlusPlus {
         match self.s.phase {
             Phase::Slowdown { .. } => "slowdown",
             Phase::RampUp { .. } => "ramp_up",
-            _ if self.s.in_recovery => "recovery",
+            _ if self.s.recovery.in_recovery() => "recovery",
             Phase::InitialSlowStart | Phase::SlowStart { .. } => "slow_start",
             Phase::CongestionAvoidance => "congestion_avoidance",
         }
@@ -611,11 +616,7 @@ impl CongestionController for LedbatPlusPlus {
         let bytes = ack.bytes_acked() as f64;
         let largest = round::largest_sent(ack.acked);
 
-        if self.s.in_recovery
-            && largest.is_some_and(|sent| self.s.recovery_start.is_none_or(|r| sent > r))
-        {
-            self.s.in_recovery = false;
-        }
+        self.s.recovery.on_ack(largest);
         if ack.rtt.new_sample {
             self.srtt = Some(ack.rtt.smoothed_rtt);
         }
@@ -658,7 +659,7 @@ impl CongestionController for LedbatPlusPlus {
             return;
         }
 
-        let may_grow = !self.s.in_recovery
+        let may_grow = !self.s.recovery.in_recovery()
             && self.flight.at_ack(ack.bytes_in_flight).saturating_mul(2) >= self.s.cwnd as u64;
         let q = self.delay.queuing();
         match self.s.phase {
@@ -673,7 +674,7 @@ impl CongestionController for LedbatPlusPlus {
                     self.s.cwnd = (self.s.cwnd + self.gain * bytes).min(MAX_WINDOW_BYTES as f64);
                     if self.s.cwnd >= self.s.ssthresh {
                         // ssthresh may predate an MTU increase.
-                        self.s.cwnd = self.s.ssthresh.max(self.min_cwnd);
+                        self.s.cwnd = self.s.ssthresh.max(self.bounds.min);
                         match self.s.phase {
                             Phase::RampUp { slowdown_start, .. } => {
                                 let duration = now.saturating_duration_since(slowdown_start);
@@ -691,8 +692,8 @@ impl CongestionController for LedbatPlusPlus {
                 // §4.3, seed Eqs. (3) and (4): per RTT, CW += GAIN if q < T,
                 // CW += max(−CW/2, GAIN − C·CW·(q/T − 1)) if q > T (in MSS),
                 // spread over the round's ACKs.
-                let w = self.round_cwnd.max(self.min_cwnd);
-                let mut change = self.gain * self.mss * bytes / w;
+                let w = self.round_cwnd.max(self.bounds.min);
+                let mut change = self.gain * self.bounds.mss * bytes / w;
                 let t = self.target_ns;
                 let q = delay::nanos(q);
                 if q > t {
@@ -702,25 +703,19 @@ impl CongestionController for LedbatPlusPlus {
                 if !may_grow {
                     change = change.min(0.0);
                 }
-                self.s.cwnd = (self.s.cwnd + change).clamp(self.min_cwnd, MAX_WINDOW_BYTES as f64);
+                self.s.cwnd = self.bounds.clamp(self.s.cwnd + change);
             }
         }
     }
 
     fn on_congestion_event(&mut self, loss: &LossEvent) {
-        if self
-            .s
-            .recovery_start
-            .is_some_and(|start| loss.largest_lost_time_sent <= start)
-        {
+        if !self.s.recovery.on_loss(loss) {
             return;
         }
-        self.s.recovery_start = Some(loss.now);
-        self.s.in_recovery = true;
         match self.s.phase {
             Phase::Slowdown { .. } => {
                 // The window is already at the minimum: lower the ramp-up's goal.
-                self.s.ssthresh = (self.s.ssthresh / 2.0).max(self.min_cwnd);
+                self.s.ssthresh = (self.s.ssthresh / 2.0).max(self.bounds.min);
             }
             Phase::InitialSlowStart => {
                 self.halve();
@@ -742,8 +737,8 @@ impl CongestionController for LedbatPlusPlus {
     }
 
     fn on_persistent_congestion(&mut self, _now: Instant) {
-        self.s.cwnd = self.min_cwnd;
-        if self.s.phase == Phase::CongestionAvoidance && self.s.ssthresh > self.min_cwnd {
+        self.s.cwnd = self.bounds.min;
+        if self.s.phase == Phase::CongestionAvoidance && self.s.ssthresh > self.bounds.min {
             // Slow start back towards ssthresh, not left on delay (§4.1).
             let full = self.rounds_to_restore();
             self.s.phase = Phase::SlowStart {
@@ -753,28 +748,19 @@ impl CongestionController for LedbatPlusPlus {
     }
 
     fn checkpoint(&mut self) {
-        self.saved = Some(self.s);
+        self.saved.save(&self.s);
     }
 
     fn rollback(&mut self) -> bool {
-        match self.saved.take() {
-            Some(saved) => {
-                self.s = saved;
-                // The MSS may have changed since the checkpoint.
-                self.s.cwnd = self.s.cwnd.clamp(self.min_cwnd, MAX_WINDOW_BYTES as f64);
-                true
-            }
-            None => false,
-        }
+        self.saved.rollback(&mut self.s, &self.bounds)
     }
 
     fn on_mtu_change(&mut self, max_datagram_size: u64) {
-        self.mss = max_datagram_size.max(1) as f64;
-        self.min_cwnd = (self.cfg.min_cwnd as f64 * self.mss).min(MAX_WINDOW_BYTES as f64);
-        self.s.cwnd = self.s.cwnd.clamp(self.min_cwnd, MAX_WINDOW_BYTES as f64);
+        self.bounds
+            .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
         if let Phase::Slowdown { .. } = self.s.phase {
             // The freeze is at 2 packets of the new size.
-            self.s.cwnd = self.min_cwnd;
+            self.s.cwnd = self.bounds.min;
         }
     }
 

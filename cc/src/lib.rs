@@ -18,8 +18,36 @@
 //! * `cdg`: [`cdg`], the CAIA delay-gradient controller (Linux `tcp_cdg`);
 //! * `fixed`: [`fixed`], a constant window for end-to-end tests.
 //!
+//! A controller is named by a `--cc` spec, `NAME[:key=value,...]`
+//! ([`spec`]; `"ledbatpp:target=25ms".parse::<ControllerConfig>()`), and
+//! qlog files carry the spec in their names ([`qlog_name`]).
+//!
 //! The LEDBAT family reads its delay signal through [`delay`]: RTT minus the
 //! peer's ACK delay, a current-delay filter and a base-delay history.
+//!
+//! # References
+//!
+//! The specifications and papers the controllers implement or quote. A
+//! citation `[RFC 6817 §2.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-2.4.2)` in these docs is that section of the table's
+//! document (for the RFCs and drafts, the URL with `#section-2.4.2`); a seed
+//! is cited by its file name in the design notes' `seeds/` directory, with
+//! the paper's own section numbers.
+//!
+//! | cited as | authors | title | venue | URL |
+//! | --- | --- | --- | --- | --- |
+//! | RFC 6817 | S. Shalunov, G. Hazel, J. Iyengar, M. Kuehlewind | Low Extra Delay Background Transport (LEDBAT) | IETF RFC 6817, Experimental, 2012 | <https://www.rfc-editor.org/rfc/rfc6817> |
+//! | draft -01, §N in [`ledbatpp`] | P. Balasubramanian, O. Ertugay, D. Havey | LEDBAT++: Congestion Control for Background Traffic (draft-irtf-iccrg-ledbat-plus-plus-01) | IRTF ICCRG Internet-Draft, 2020 | <https://datatracker.ietf.org/doc/html/draft-irtf-iccrg-ledbat-plus-plus-01> |
+//! | RFC 9002 | J. Iyengar, I. Swett | QUIC Loss Detection and Congestion Control | IETF RFC 9002, Proposed Standard, 2021 | <https://www.rfc-editor.org/rfc/rfc9002> |
+//! | RFC 9000 | J. Iyengar, M. Thomson | QUIC: A UDP-Based Multiplexed and Secure Transport | IETF RFC 9000, Proposed Standard, 2021 | <https://www.rfc-editor.org/rfc/rfc9000> |
+//! | RFC 5681 | M. Allman, V. Paxson, E. Blanton | TCP Congestion Control | IETF RFC 5681, Draft Standard, 2009 | <https://www.rfc-editor.org/rfc/rfc5681> |
+//! | RFC 7464 | N. Williams | JavaScript Object Notation (JSON) Text Sequences | IETF RFC 7464, Proposed Standard, 2015 | <https://www.rfc-editor.org/rfc/rfc7464> |
+//! | CDG; Hayes and Armitage, 2011 | D. A. Hayes, G. Armitage | Revisiting TCP Congestion Control Using Delay Gradients | IFIP Networking 2011 (LNCS 6641) | <http://caia.swin.edu.au/urp/newtcp/> (CAIA's NewTCP project) |
+//! | Linux `tcp_cdg` | K. K. Jonassen | `net/ipv4/tcp_cdg.c`, CDG for Linux (since 4.2, 2015) | Linux kernel source | <https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/tree/net/ipv4/tcp_cdg.c> |
+//! | seed `ledbatpp-experimental-evaluation` (seed 000 in the design notes) | M. Bagnulo, A. García-Martínez | An experimental evaluation of LEDBAT++ | Computer Networks 212, 2022 | <https://e-archivo.uc3m.es/handle/10016/35875> |
+//! | seed `cdg-deadline-aware-lbe` (seed 002) | T.-C. Tangenes, D. A. Hayes, A. Petlund, D. Ros | Evaluating CDG as a Deadline-Aware Less-than-Best-Effort Transport Service | not named in the seed's text (authors at Simula Research Laboratory and the University of Oslo) | none known; the seed's text is the reference |
+//! | seed `ledbat-optimal-parameters` | S. Q. V. Trang, N. Kuhn, E. Lochin, C. Baudoin, E. Dubois, P. Gelard | On The Existence Of Optimal LEDBAT Parameters | IEEE ICC 2014, Sydney | <http://oatao.univ-toulouse.fr/11769/> |
+//! | seed `ledbat-dynamic-gain` | A. J. Abu, S. Gordon | A Framework for Dynamically Selecting Gain in LEDBAT Algorithm for High Speed Networks | Information Technology Journal 10(2): 358-366, 2011 | <https://doi.org/10.3923/itj.2011.358.366> |
+//! | seed `ledbat-ns2-bittorrent-utp` | D. Rossi, C. Testa, S. Valenti, L. Muscariello | LEDBAT: the new BitTorrent congestion control protocol | IEEE ICCCN 2010, Zurich (preprint arXiv:0908.0812) | <https://arxiv.org/abs/0908.0812> |
 #![forbid(unsafe_code)]
 
 use std::fmt;
@@ -34,12 +62,17 @@ pub mod ledbat;
 pub mod ledbatpp;
 pub mod pacing;
 pub mod params;
+pub mod qlog_name;
+mod recovery;
 pub mod rng;
 mod round;
+pub mod spec;
 #[cfg(test)]
 mod testkit;
+mod window;
 
 pub use params::ParamError;
+pub use spec::SpecError;
 
 /// The largest congestion window any controller of this crate reports,
 /// bytes (4 GiB: a full window at 100 Gbit/s over a 340 ms path).
@@ -125,7 +158,10 @@ pub struct Snapshot {
     pub base_delay: Option<Duration>,
     /// Current (filtered) delay estimate.
     pub current_delay: Option<Duration>,
-    /// Queuing delay estimate: current − base.
+    /// The controller's queuing delay estimate, current − base of
+    /// [`delay`]: the minimum of the last `current_filter` RTT samples with
+    /// the peer's ACK delay removed, minus the base (minimum) delay. Not the
+    /// same as a qlog reader's latest RTT minus the trace's minimum.
     pub queuing_delay: Option<Duration>,
     /// Target queuing delay.
     pub target: Option<Duration>,
@@ -237,6 +273,16 @@ impl ControllerConfig {
             Self::Ledbat(_) => "ledbat",
             Self::Cdg(_) => "cdg",
             Self::Fixed(_) => "fixed",
+        }
+    }
+
+    /// The target queuing delay, for the controllers that have one
+    /// (LEDBAT++ and LEDBAT).
+    pub fn target(&self) -> Option<Duration> {
+        match self {
+            Self::LedbatPlusPlus(c) => Some(c.target()),
+            Self::Ledbat(c) => Some(c.target()),
+            Self::Cdg(_) | Self::Fixed(_) => None,
         }
     }
 

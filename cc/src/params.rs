@@ -77,12 +77,6 @@ fn bad(key: &str, value: &str, allowed: String) -> ParamError {
     }
 }
 
-/// Parses a duration with a unit: `60ms`, `1.5s`, `250us`, `2m` (the
-/// syntax every quiche-lbe tool uses, from `lbe-units`).
-pub fn parse_duration(text: &str) -> Option<Duration> {
-    lbe_units::parse_duration(text).ok()
-}
-
 /// A duration within `[min, max]`.
 pub fn duration_in(
     key: &str,
@@ -93,41 +87,42 @@ pub fn duration_in(
     let allowed = || {
         format!(
             "a duration with a unit (e.g. 60ms) from {} to {}",
-            fmt_duration(min),
-            fmt_duration(max)
+            lbe_units::fmt_duration(min),
+            lbe_units::fmt_duration(max)
         )
     };
-    let d = parse_duration(value).ok_or_else(|| bad(key, value, allowed()))?;
+    let d = lbe_units::parse_duration(value).map_err(|_| bad(key, value, allowed()))?;
     if d < min || d > max {
         return Err(bad(key, value, allowed()));
     }
     Ok(d)
 }
 
-/// A real number within `[min, max]`.
-pub fn f64_in(key: &str, value: &str, min: f64, max: f64) -> Result<f64, ParamError> {
-    let allowed = || format!("a number from {min} to {max}");
-    let x: f64 = value
+/// A value of type `T` within `[min, max]`; `kind` says what it is ("a
+/// number"). NaN is never in range.
+fn in_range<T>(key: &str, value: &str, min: T, max: T, kind: &str) -> Result<T, ParamError>
+where
+    T: std::str::FromStr + PartialOrd + fmt::Display + Copy,
+{
+    let allowed = || format!("{kind} from {min} to {max}");
+    let x: T = value
         .trim()
         .parse()
         .map_err(|_| bad(key, value, allowed()))?;
-    if !x.is_finite() || x < min || x > max {
-        return Err(bad(key, value, allowed()));
+    match (x >= min, x <= max) {
+        (true, true) => Ok(x),
+        _ => Err(bad(key, value, allowed())),
     }
-    Ok(x)
+}
+
+/// A real number within `[min, max]`.
+pub fn f64_in(key: &str, value: &str, min: f64, max: f64) -> Result<f64, ParamError> {
+    in_range(key, value, min, max, "a number")
 }
 
 /// A whole number within `[min, max]`.
 pub fn u64_in(key: &str, value: &str, min: u64, max: u64) -> Result<u64, ParamError> {
-    let allowed = || format!("a whole number from {min} to {max}");
-    let x: u64 = value
-        .trim()
-        .parse()
-        .map_err(|_| bad(key, value, allowed()))?;
-    if x < min || x > max {
-        return Err(bad(key, value, allowed()));
-    }
-    Ok(x)
+    in_range(key, value, min, max, "a whole number")
 }
 
 /// `true`/`false` (also `on`/`off`, `yes`/`no`, `1`/`0`).
@@ -148,37 +143,9 @@ pub fn one_of<'a>(key: &str, value: &str, choices: &[&'a str]) -> Result<&'a str
         .ok_or_else(|| bad(key, value, format!("one of {}", choices.join(", "))))
 }
 
-/// Formats a duration the way specs write it (`60ms`, `1.5s`).
-pub fn fmt_duration(d: Duration) -> String {
-    let us = d.as_micros();
-    if us == 0 {
-        "0ms".to_string()
-    } else if us.is_multiple_of(1_000_000) {
-        format!("{}s", us / 1_000_000)
-    } else if us.is_multiple_of(1000) {
-        format!("{}ms", us / 1000)
-    } else if us >= 1000 {
-        format!("{}ms", us as f64 / 1000.0)
-    } else {
-        format!("{us}us")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_with_units() {
-        assert_eq!(parse_duration("60ms"), Some(Duration::from_millis(60)));
-        assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("250us"), Some(Duration::from_micros(250)));
-        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
-        assert_eq!(parse_duration("60"), None);
-        assert_eq!(parse_duration("ms"), None);
-        assert_eq!(parse_duration("-5ms"), None);
-        assert_eq!(parse_duration("5 parsecs"), None);
-    }
 
     #[test]
     fn range_errors_say_what_is_allowed() {
@@ -206,13 +173,5 @@ mod tests {
             one_of("restore", "jump", &["slow_start", "jump"]),
             Ok("jump")
         );
-    }
-
-    #[test]
-    fn formats_durations_as_written() {
-        assert_eq!(fmt_duration(Duration::from_millis(60)), "60ms");
-        assert_eq!(fmt_duration(Duration::from_secs(600)), "600s");
-        assert_eq!(fmt_duration(Duration::from_micros(7500)), "7.5ms");
-        assert_eq!(fmt_duration(Duration::from_micros(250)), "250us");
     }
 }

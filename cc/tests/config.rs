@@ -1,4 +1,4 @@
-//! The controllers as the bridge sees them: names, `default_for`, `set`,
+//! The controllers as the bridge sees them: names, specs (`FromStr`),
 //! `build`, initial windows, states and snapshots.
 
 use std::time::Duration;
@@ -8,13 +8,7 @@ use lbe_cc::ControllerConfig;
 use lbe_cc::PathInfo;
 
 fn config(spec: &str) -> Result<ControllerConfig, String> {
-    let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
-    let mut cfg = ControllerConfig::default_for(name).ok_or(format!("no controller {name}"))?;
-    for kv in params.split(',').filter(|s| !s.is_empty()) {
-        let (k, v) = kv.split_once('=').unwrap();
-        cfg.set(k, v).map_err(|e| e.to_string())?;
-    }
-    Ok(cfg)
+    spec.parse().map_err(|e: lbe_cc::SpecError| e.to_string())
 }
 
 #[test]
@@ -64,6 +58,19 @@ fn initial_windows_states_and_snapshots() {
     assert_eq!(snap.base_delay, None);
     let snap = config("ledbat").unwrap().build(path).snapshot();
     assert_eq!(snap.target, Some(Duration::from_millis(100)));
+    for (spec, target) in [
+        ("ledbatpp", Some(60)),
+        ("ledbatpp:target=25ms", Some(25)),
+        ("ledbat", Some(100)),
+        ("cdg", None),
+        ("fixed", None),
+    ] {
+        assert_eq!(
+            config(spec).unwrap().target(),
+            target.map(Duration::from_millis),
+            "{spec}"
+        );
+    }
     let snap = config("cdg:g=0.5").unwrap().build(path).snapshot();
     assert_eq!(snap.backoff_scale, Some(Duration::from_micros(500)));
     assert_eq!(snap.gradient_us, None);
@@ -147,11 +154,17 @@ fn bad_values_say_what_is_allowed() {
         ),
     ];
     for (spec, message) in cases {
-        assert_eq!(config(spec).unwrap_err(), message, "{spec}");
+        assert_eq!(
+            config(spec).unwrap_err(),
+            format!("--cc '{spec}': {message}"),
+            "{spec}"
+        );
     }
     let e = config("ledbat:restore=jump").unwrap_err();
     assert!(
-        e.starts_with("unknown parameter 'restore' for 'ledbat' (allowed: "),
+        e.starts_with(
+            "--cc 'ledbat:restore=jump': unknown parameter 'restore' for 'ledbat' (allowed: "
+        ),
         "{e}"
     );
 }

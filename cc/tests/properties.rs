@@ -46,12 +46,7 @@ const STATES: &[&str] = &[
 ];
 
 fn build(spec: &str, mss: u64, iw: u64) -> Box<dyn CongestionController> {
-    let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
-    let mut cfg = ControllerConfig::default_for(name).unwrap();
-    for kv in params.split(',').filter(|s| !s.is_empty()) {
-        let (k, v) = kv.split_once('=').unwrap();
-        cfg.set(k, v).unwrap();
-    }
+    let cfg: ControllerConfig = spec.parse().unwrap();
     cfg.build(PathInfo {
         max_datagram_size: mss,
         initial_window_packets: iw,

@@ -1,8 +1,14 @@
-//! What a qlog file's name says: quic-bulk names its files
-//! `<flow-or-connid>-<role>-<cc>.sqlog` so that flow, role and controller can
-//! be told apart. Anything else is accepted; the stem then becomes the label.
+//! What a qlog file's name says. The format,
+//! `<label>-<role>-<cc tag>-<connection id>.sqlog`, is `lbe-cc`'s
+//! [`lbe_cc::qlog_name`] (the apps write their files through it), so that
+//! flow, role and controller can be told apart. Anything else is accepted;
+//! the stem then becomes the label.
 
 use std::path::Path;
+
+use lbe_cc::qlog_name;
+use lbe_cc::qlog_name::QlogName;
+use lbe_cc::ControllerConfig;
 
 use crate::reader::Role;
 
@@ -37,60 +43,24 @@ pub fn stem_of(path: &Path) -> String {
     stem.to_string()
 }
 
-/// Split `<flow>-<role>-<cc>` (the rightmost `client`/`server` part is the
-/// role; `_` works as a separator too).
+/// Reads label, role and controller from a file name
+/// ([`lbe_cc::qlog_name::QlogName::parse`]).
 pub fn parse_file_name(path: &Path) -> NameInfo {
     let stem = stem_of(path);
-    let parts: Vec<&str> = stem.split(['-', '_']).collect();
-    let role_at = parts
-        .iter()
-        .rposition(|p| matches!(p.to_ascii_lowercase().as_str(), "client" | "server"));
-    let Some(i) = role_at else {
-        return NameInfo {
+    match QlogName::parse(&stem) {
+        Some(name) => NameInfo {
+            flow: name.label,
+            role: Some(match name.role {
+                qlog_name::Role::Client => Role::Client,
+                qlog_name::Role::Server => Role::Server,
+            }),
+            cc: name.spec,
+            stem,
+        },
+        None => NameInfo {
             stem,
             ..Default::default()
-        };
-    };
-    let role = if parts[i].eq_ignore_ascii_case("client") {
-        Role::Client
-    } else {
-        Role::Server
-    };
-    // Re-split on the original text to keep the separators inside flow/cc.
-    let mut offsets = Vec::with_capacity(parts.len());
-    let mut pos = 0;
-    for p in &parts {
-        offsets.push(pos);
-        pos += p.len() + 1;
-    }
-    let flow = (i > 0)
-        .then(|| stem[..offsets[i] - 1].to_string())
-        .filter(|s| !s.is_empty());
-    let cc = (i + 1 < parts.len())
-        .then(|| decode_cc_tag(strip_conn_id(&stem[offsets[i + 1]..])))
-        .filter(|s| !s.is_empty());
-    NameInfo {
-        flow,
-        role: Some(role),
-        cc,
-        stem,
-    }
-}
-
-/// quic-bulk ends its names with `-<16 hex digits>`, the connection ID.
-fn strip_conn_id(tail: &str) -> &str {
-    match tail.rsplit_once('-') {
-        Some((head, id)) if id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()) => head,
-        _ => tail,
-    }
-}
-
-/// quic-bulk writes a spec's `:` and `,` as `+` in file names
-/// (`ledbatpp+target=25ms+ss_exit=0.5`): the first is the `:`.
-fn decode_cc_tag(tag: &str) -> String {
-    match tag.split_once('+') {
-        Some((name, params)) => format!("{name}:{}", params.replace('+', ",")),
-        None => tag.to_string(),
+        },
     }
 }
 
@@ -100,8 +70,9 @@ pub fn cc_name(spec: &str) -> &str {
 }
 
 /// The queuing-delay target a controller spec implies, in ms: an explicit
-/// `target=` parameter, or the design's defaults (LEDBAT++ 60 ms, LEDBAT
-/// 100 ms). `None` for controllers without a delay target.
+/// `target=` parameter, or the controller's default from `lbe-cc`
+/// (LEDBAT++ 60 ms, LEDBAT 100 ms). `None` for controllers without a delay
+/// target.
 pub fn target_ms_of(spec: &str) -> Option<f64> {
     if let Some((_, params)) = spec.split_once(':') {
         for kv in params.split(',') {
@@ -112,11 +83,12 @@ pub fn target_ms_of(spec: &str) -> Option<f64> {
             }
         }
     }
-    match cc_name(spec).to_ascii_lowercase().as_str() {
-        "ledbatpp" | "ledbat++" | "ledbat_plus_plus" => Some(60.0),
-        "ledbat" => Some(100.0),
-        _ => None,
-    }
+    let name = match cc_name(spec).to_ascii_lowercase().as_str() {
+        "ledbat++" | "ledbat_plus_plus" => "ledbatpp".to_string(),
+        name => name.to_string(),
+    };
+    let target = ControllerConfig::default_for(&name)?.target()?;
+    Some(target.as_nanos() as f64 / 1e6)
 }
 
 // ---- Controller detection fallback (issue 16) -------------------------------

@@ -313,7 +313,11 @@ fn render(
         if let Some(r) = num(s.pointer("/link/rate_bps")) {
             kv("link rate", format_rate(r));
         }
-        if let Some(r) = num(s.pointer("/link/rtt_ms")) {
+        // lbe-lab's `emulated_rtt_ms` (`rtt_ms` in summaries before it).
+        let rtt = s
+            .pointer("/link/emulated_rtt_ms")
+            .or(s.pointer("/link/rtt_ms"));
+        if let Some(r) = num(rtt) {
             kv("base RTT", format!("{r} ms"));
         }
         if let Some(b) = num(s.pointer("/link/buffer_ms")) {

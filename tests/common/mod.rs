@@ -1,4 +1,5 @@
-//! A test controller shared by the integration tests.
+//! What the integration tests share: a test controller, and reading the
+//! records of a qlog.
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -82,4 +83,14 @@ impl CongestionController for TestFixed {
     fn snapshot(&self) -> Snapshot {
         self.inner.snapshot()
     }
+}
+
+/// Every event record of a JSON-SEQ qlog (RFC 7464), its header left out.
+pub fn qlog_records(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.split('\u{1e}')
+        .filter(|r| !r.trim().is_empty())
+        .skip(1)
+        .map(|r| serde_json::from_str(r.trim()).unwrap())
+        .collect()
 }

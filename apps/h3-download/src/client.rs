@@ -6,13 +6,13 @@ use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use lbe_app_kit::endpoint::client;
+use lbe_app_kit::endpoint::client::ClientApp;
+use lbe_app_kit::endpoint::client::ClientOptions;
+use lbe_app_kit::endpoint::Conn;
+use lbe_app_kit::tls;
 use quiche::h3;
 use quiche::h3::NameValue;
-use quiche_lbe::endpoint::client;
-use quiche_lbe::endpoint::client::ClientApp;
-use quiche_lbe::endpoint::client::ClientOptions;
-use quiche_lbe::endpoint::Conn;
-use quiche_lbe::tls;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 

@@ -11,7 +11,7 @@
 //!   HTTP field syntax, SHA-256.
 //!
 //! Both binaries are thin command lines over these modules; the QUIC
-//! event loops are `quiche_lbe::endpoint`'s.
+//! event loops are `lbe_app_kit::endpoint`'s.
 
 pub mod client;
 pub mod digest;

@@ -25,12 +25,12 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use std::time::Instant;
 
+use lbe_app_kit::endpoint::server::Server;
+use lbe_app_kit::endpoint::server::ServerApp;
+use lbe_app_kit::endpoint::server::ServerOptions;
+use lbe_app_kit::endpoint::Conn;
+use lbe_app_kit::tls;
 use quiche::h3;
-use quiche_lbe::endpoint::server::Server;
-use quiche_lbe::endpoint::server::ServerApp;
-use quiche_lbe::endpoint::server::ServerOptions;
-use quiche_lbe::endpoint::Conn;
-use quiche_lbe::tls;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 
@@ -96,8 +96,9 @@ pub fn check_background_cc(spec: &CcSpec) -> Result<(), Error> {
         return Ok(());
     }
     Err(Error::new(format!(
-        "--background-cc '{spec}': quiche cannot switch a live connection to its own '{}'; use one of the plug-ins (ledbatpp, ledbat, cdg, fixed) or plain cubic",
-        spec.as_str()
+        "--background-cc '{spec}': quiche cannot switch a live connection to its own '{}'; use one of the plug-ins ({}) or plain cubic",
+        spec.as_str(),
+        quiche_lbe::spec::plugin_names().join(", ")
     )))
 }
 
@@ -581,16 +582,7 @@ pub fn bind(args: &ServeArgs) -> Result<BoundServer, Error> {
         qlog_dir: args.qlog_dir.clone(),
         retry: args.retry,
     })?;
-    let cubic: CcSpec = "cubic".parse().expect("cubic is a valid spec");
-    let config = tls::server_config(
-        &[ALPN],
-        &args.certificate,
-        &cubic,
-        &tls::Transport {
-            pacing: args.pacing,
-            ..tls::Transport::default()
-        },
-    )?;
+    let config = tls::cubic_server_config(&[ALPN], &args.certificate, args.pacing)?;
     let h3_config =
         h3::Config::new().map_err(|e| Error::new(format!("cannot configure HTTP/3: {e}")))?;
     Ok(BoundServer {

@@ -41,7 +41,6 @@ use quic_bulk::client::ClientArgs;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::tls::Certificate;
 
 const RATE_BPS: u64 = 20_000_000;
 const SOLO: Duration = Duration::from_secs(15);
@@ -133,15 +132,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
         .unwrap();
 
     let mut h3 = TestServer::start(&root, |a| a.qlog_dir = Some(qlogs.clone()));
-    let bulk = quic_bulk::server::bind(&ServerArgs {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        qlog_dir: Some(qlogs.clone()),
-        certificate: Certificate::SelfSigned,
-        retry: true,
-        verbose: false,
-        pacing: true,
-    })
-    .unwrap();
+    let bulk = quic_bulk::server::bind(&ServerArgs::loopback(Some(qlogs.clone()))).unwrap();
     let bulk_addr = bulk.local_addr();
     let bulk_stop = Arc::new(AtomicBool::new(false));
     let bulk_thread = {

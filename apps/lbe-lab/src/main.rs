@@ -90,7 +90,7 @@ fn print_totals(utilization: Option<f64>, jain_index: Option<f64>) {
 }
 
 fn main() -> ExitCode {
-    let cli: Cli = quiche_lbe::cli::parse_or_exit("lbe-lab");
+    let cli: Cli = lbe_app_kit::cli::parse_or_exit("lbe-lab");
     let result = match cli.command {
         Command::Check { scenario } => scenario.iter().try_for_each(|p| {
             let s = lbe_lab::scenario::load(p)?;
@@ -104,7 +104,7 @@ fn main() -> ExitCode {
             shard,
             real,
             quiet,
-        } => quiche_lbe::cli::stop_on_signals()
+        } => lbe_app_kit::cli::stop_on_signals()
             .map_err(|e| e.to_string())
             .and_then(|stop| {
                 let sweep = lbe_lab::sweep::load(&sweep)?;
@@ -172,7 +172,7 @@ fn main() -> ExitCode {
             sim: false,
             no_report,
             quiet,
-        } => quiche_lbe::cli::stop_on_signals()
+        } => lbe_app_kit::cli::stop_on_signals()
             .map_err(|e| e.to_string())
             .and_then(|stop| {
                 let start = std::time::Instant::now();

@@ -16,12 +16,12 @@ use std::time::Duration;
 use std::time::Instant;
 use std::time::SystemTime;
 
+use lbe_app_kit::tls::Certificate;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::client::Summary as ClientSummary;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::tls::Certificate;
 use serde::Serialize;
 
 use crate::scenario::distinct_rtts;
@@ -56,7 +56,9 @@ pub struct Summary {
 #[derive(Debug, Serialize)]
 pub struct LinkSummary {
     pub rate_bps: u64,
-    pub rtt_ms: f64,
+    /// The base RTT the emulator sets up (the scenario's `rtt`), not a
+    /// measured one (each flow's `figures.rtt_ms`).
+    pub emulated_rtt_ms: f64,
     pub buffer_ms: f64,
 }
 
@@ -318,7 +320,7 @@ fn summarize(
     Ok(Summary {
         link: LinkSummary {
             rate_bps: scenario.link.rate_bps,
-            rtt_ms: ms(scenario.link.rtt),
+            emulated_rtt_ms: ms(scenario.link.rtt),
             buffer_ms: scenario.link.buffer_ms(),
         },
         window: WindowSummary {

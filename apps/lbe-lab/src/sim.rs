@@ -113,7 +113,7 @@ pub fn simulate(scenario: &Scenario) -> Result<(SimSummary, qlog_analysis::Analy
         seed: config.seed,
         link: LinkSummary {
             rate_bps: scenario.link.rate_bps,
-            rtt_ms: scenario.link.rtt.as_secs_f64() * 1e3,
+            emulated_rtt_ms: scenario.link.rtt.as_secs_f64() * 1e3,
             buffer_ms: scenario.link.buffer_ms(),
         },
         window: WindowSummary {

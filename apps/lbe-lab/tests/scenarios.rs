@@ -1,10 +1,11 @@
-//! Scenarios short enough for CI (each at most 40 s of emulated time) that
-//! check the qualitative results the seeds report, end to end: lbe-netem,
-//! quic-bulk, the controllers inside quiche, and qlog-analysis's figures.
+//! Real-time smoke tests of the lab, end to end: lbe-netem, quic-bulk, the
+//! controllers inside quiche, and qlog-analysis's figures (each at most
+//! 35 s of emulated time). Who gets what is asserted in the deterministic
+//! simulator (tests/sim.rs); here the bars have the margin measured over
+//! repeated runs (scripts/flake-check.sh).
 //!
 //! The runs share two cores with everything else, so they run one at a
-//! time, and the assertions are about who gets what (shares, ratios, a
-//! delay bound with room), not about timings.
+//! time, and nothing is asserted about timings.
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -133,113 +134,52 @@ name = "lbe"
     assert!(queue <= 75.0, "mean queuing delay {queue} ms, target 60 ms");
 }
 
-/// Real time, 40 s. `scripts/flake-check.sh -n 10` (2026-11-23): LEDBAT++'s
-/// share min 0.0018 / median 0.0019 / max 0.0020, utilization
-/// 0.924 / 0.929 / 0.938. Bars: share ≤ 0.2, utilization ≥ 0.8.
+/// Real time, 20 s: the smoke test of two flows sharing the emulated link
+/// (a LEDBAT++ download, then a CUBIC one): both run to their stop time,
+/// both deliver, and the figures across flows come out. Who gets what is
+/// asserted in the simulator (tests/sim.rs: yield to CUBIC, fairness, the
+/// late-comer), deterministically; in real time the earlier dynamics tests
+/// (LEDBAT++'s share against CUBIC 0.0018-0.0020, two LEDBAT++ flows' Jain
+/// 0.894-1.000, LEDBAT's late-comer 10-96x over `scripts/flake-check.sh -n
+/// 10`, 2026-11-23) are what the simulator now reproduces (README,
+/// "Fidelity"). Bars: each flow moved at least 1 MB over its run (one run:
+/// 26.9 MB and 18.1 MB), CUBIC at least 1 % of the window's capacity
+/// (9.3 Mbit/s), utilisation 0.5-1.0 (0.938).
 #[test]
-fn ledbatpp_yields_to_cubic_with_a_large_buffer() {
+fn two_flows_share_the_emulated_link_and_are_analysed() {
     let s = run(
-        "vs-cubic",
+        "two-flows",
         r#"
 [link]
-rate = "20mbit"
+rate = "10mbit"
 rtt = "50ms"
-buffer = "500ms"
+buffer = "200ms"
 [analysis]
-from = "15s"
-to = "40s"
+from = "10s"
+to = "20s"
 [[flow]]
 cc = "ledbatpp"
-stop = "40s"
+stop = "20s"
 name = "lbe"
 [[flow]]
 cc = "cubic"
 start = "5s"
-stop = "40s"
+stop = "20s"
 name = "cubic"
 "#,
     );
-    // Seed §6.1: CUBIC takes most of the link.
-    let test = "ledbatpp_yields_to_cubic_with_a_large_buffer";
-    let (lbe, cubic) = (goodput(&s, "lbe"), goodput(&s, "cubic"));
-    let share = figure(test, "ledbatpp_share", lbe / (lbe + cubic));
-    assert!(share <= 0.2, "LEDBAT++ {lbe} vs CUBIC {cubic}");
+    let test = "two_flows_share_the_emulated_link_and_are_analysed";
+    assert_eq!(s.flows.len(), 2);
+    for f in &s.flows {
+        let bytes = figure(test, &format!("{}_bytes", f.name), f.transfer.bytes as f64);
+        assert!(bytes >= 1e6, "{} moved {bytes} bytes", f.name);
+    }
+    let cubic = figure(test, "cubic_goodput_bps", goodput(&s, "cubic"));
+    assert!(cubic >= 0.01 * 10e6, "CUBIC delivered {cubic} bit/s");
+    assert!(s.jain_index.is_some(), "both flows span the window");
     let utilization = figure(test, "utilization", s.utilization.unwrap());
-    assert!(utilization >= 0.8, "utilization {utilization}");
-}
-
-/// Real time, 40 s. `scripts/flake-check.sh -n 10` (2026-11-23): Jain's index
-/// min 0.963 / median 0.993 / max 1.000; three earlier runs gave 0.894,
-/// 0.921, 0.999, and issue 10's clean clone 0.896, which failed the old
-/// 0.9 bar. Bar: `JAIN_LATE`.
-#[test]
-fn two_ledbatpp_flows_split_the_link_even_when_one_starts_late() {
-    let s = run(
-        "pair",
-        r#"
-[link]
-rate = "2mbit"
-rtt = "50ms"
-buffer = "500ms"
-[analysis]
-from = "25s"
-to = "40s"
-[[flow]]
-cc = "ledbatpp"
-stop = "40s"
-name = "first"
-[[flow]]
-cc = "ledbatpp"
-start = "5s"
-stop = "40s"
-name = "second"
-"#,
+    assert!(
+        (0.5..=1.0).contains(&utilization),
+        "utilization {utilization}"
     );
-    let test = "two_ledbatpp_flows_split_the_link_even_when_one_starts_late";
-    let jain = figure(test, "jain", s.jain_index.unwrap());
-    assert!(jain >= JAIN_LATE, "Jain's index {jain}");
-}
-
-/// Two LEDBAT++ flows 5 s apart, last 15 s of a 40 s run on 2 Mbit/s.
-/// Thirteen runs gave 0.894 to 1.000 (see the test); 0.75 is about a 23/77
-/// split, while plain LEDBAT's late-comer takes nearly everything (its
-/// second flow gets 10 to 96 times the first's goodput, Jain ≈ 0.5). The
-/// old bar, 0.9, sat inside the observed range and failed on a clean
-/// clone. A small link, because the flows converge by additive increase of
-/// GAIN MSS per RTT: the seed's Jain ≥ 0.94 at 20 Mbit/s comes from runs
-/// minutes long (scenarios/ledbatpp-pair-10s-apart.toml).
-const JAIN_LATE: f64 = 0.75;
-
-/// Real time, 40 s. `scripts/flake-check.sh -n 10` (2026-11-23): the second
-/// flow's goodput over the first's min 10.3 / median 61.6 / max 96.5.
-/// Bar: > 2.
-#[test]
-fn plain_ledbat_shows_the_late_comer_advantage() {
-    let s = run(
-        "latecomer",
-        r#"
-[link]
-rate = "5mbit"
-rtt = "20ms"
-buffer = "500ms"
-[analysis]
-from = "30s"
-to = "40s"
-[[flow]]
-cc = "ledbat"
-stop = "40s"
-name = "first"
-[[flow]]
-cc = "ledbat"
-start = "10s"
-stop = "40s"
-name = "second"
-"#,
-    );
-    // The second flow takes the first one's queue for base delay and
-    // pushes it out (the problem LEDBAT++'s slowdowns fix).
-    let test = "plain_ledbat_shows_the_late_comer_advantage";
-    let (first, second) = (goodput(&s, "first"), goodput(&s, "second"));
-    let ratio = figure(test, "second_over_first", second / first);
-    assert!(ratio > 2.0, "first {first}, second {second}");
 }

@@ -1,5 +1,7 @@
 //! Parsing of the command line's quantities: rates, durations, buffer sizes,
-//! loss probabilities and `ADDR=RTT` path overrides.
+//! loss probabilities and `ADDR=RTT` path overrides. Rates, durations and
+//! sizes are `lbe-units`' (one grammar, one set of limits, its crate docs);
+//! this module adds the emulator's own quantities.
 //!
 //! Every parser returns a one-line message on error that says what was wrong
 //! and which forms are allowed; none of them panics.
@@ -8,44 +10,17 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Largest rate accepted (100 Gbit/s): beyond it serialisation times drop
-/// under a nanosecond per byte and the emulator could not keep up anyway.
-pub const MAX_RATE_BPS: u64 = 100_000_000_000;
+pub use lbe_units::parse_duration;
+pub use lbe_units::parse_rate;
+pub use lbe_units::MAX_DURATION;
+pub use lbe_units::MAX_RATE_BPS;
 
-/// Largest duration accepted (1 hour), for RTTs and buffer times.
-pub const MAX_DURATION: Duration = Duration::from_secs(3600);
-
-/// Largest byte buffer accepted (16 GiB).
+/// Largest byte buffer accepted (16 GiB), a memory bound of the emulator.
 pub const MAX_BUFFER_BYTES: u64 = 16 << 30;
 
 const BUFFER_FORMS: &str =
     "a time at line rate (e.g. 500ms, 1s) or a size in bytes with a unit: B, kB, \
      MB, GB (powers of 1000) or KiB, MiB, GiB (powers of 1024), e.g. 375kB, 1MiB, 1500B";
-
-/// Parses a rate such as `20mbit`, `2.5Mbit`, `1gbit`, `500kbit` or `20Mbps`
-/// into bits per second (`lbe-units`' syntax), at most [`MAX_RATE_BPS`].
-///
-/// Note: unlike `tc`, where `bps` means *bytes* per second, `bps` here means
-/// bits per second, as in everyday networking usage ("a 20 Mbps link").
-pub fn parse_rate(s: &str) -> Result<u64, String> {
-    let bps = lbe_units::parse_rate(s)?;
-    if bps > MAX_RATE_BPS {
-        return Err(format!("bad rate '{s}': at most 100gbit is supported"));
-    }
-    Ok(bps)
-}
-
-/// Parses a duration such as `50ms`, `1s`, `250us` or `1.5s`
-/// (`lbe-units`' syntax), at most [`MAX_DURATION`].
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let d = lbe_units::parse_duration(s)?;
-    if d > MAX_DURATION {
-        return Err(format!(
-            "bad duration '{s}': at most 1 hour (3600s) is supported"
-        ));
-    }
-    Ok(d)
-}
 
 /// The bottleneck's buffer: either a time at line rate or a size in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,24 +53,24 @@ impl fmt::Display for Buffer {
 }
 
 /// Parses a buffer size: `500ms` (time at line rate) or `375kB`, `1MiB`,
-/// `1500B` (bytes). Byte units take a capital `B`, so that `kb` (kilobits?
-/// kilobytes?) is never guessed at.
+/// `1500B` (bytes), in `lbe-units`' grammar: byte units take a capital
+/// `B`, and `375kb` (kilobits) is refused, never guessed at.
 pub fn parse_buffer(s: &str) -> Result<Buffer, String> {
     let t = s.trim();
-    let buffer = if t.ends_with('B') {
-        let b = lbe_units::parse_size(t)
-            .map_err(|_| format!("bad buffer '{s}': expected {BUFFER_FORMS}"))?;
+    // `lbe-units`' errors read `bad KIND 'TEXT': WHY; expected FORMS`.
+    let why = |e: String| -> String {
+        let why = e.split_once("': ").map_or(e.as_str(), |(_, why)| why);
+        let why = why.split_once("; expected").map_or(why, |(why, _)| why);
+        format!("bad buffer '{s}': {why}; expected {BUFFER_FORMS}")
+    };
+    let buffer = if t.ends_with(['B', 'b']) {
+        let b = lbe_units::parse_size(t).map_err(why)?;
         if b > MAX_BUFFER_BYTES {
             return Err(format!("bad buffer '{s}': at most 16GiB is supported"));
         }
         Buffer::Bytes(b)
     } else {
-        let d = parse_duration(t).map_err(|e| {
-            let why = e.split_once(": ").map_or(e.as_str(), |(_, why)| why);
-            let why = why.split_once("; expected").map_or(why, |(why, _)| why);
-            format!("bad buffer '{s}': {why}; expected {BUFFER_FORMS}")
-        })?;
-        Buffer::Time(d)
+        Buffer::Time(parse_duration(t).map_err(why)?)
     };
     match buffer {
         Buffer::Bytes(0) => Err(format!("bad buffer '{s}': must be greater than zero")),
@@ -213,6 +188,10 @@ mod tests {
         assert_eq!(parse_buffer("1MiB"), Ok(Buffer::Bytes(1 << 20)));
         assert_eq!(parse_buffer("1500B"), Ok(Buffer::Bytes(1500)));
         assert_eq!(parse_buffer("1.5MB"), Ok(Buffer::Bytes(1_500_000)));
+        assert_eq!(
+            parse_buffer("375kb"),
+            Err(format!("bad buffer '375kb': 'kb' is bits, a size takes a capital B; expected {BUFFER_FORMS}"))
+        );
         for bad in ["", "500", "0ms", "0B", "375kb", "1mib", "20GiB"] {
             let e = parse_buffer(bad).unwrap_err();
             assert!(e.starts_with("bad buffer"), "{bad}: {e}");

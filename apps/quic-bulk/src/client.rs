@@ -7,11 +7,11 @@ use std::time::Duration;
 use std::time::Instant;
 
 use indicatif::ProgressBar;
-use quiche_lbe::endpoint::client;
-use quiche_lbe::endpoint::client::ClientApp;
-use quiche_lbe::endpoint::client::ClientOptions;
-use quiche_lbe::endpoint::Conn;
-use quiche_lbe::tls;
+use lbe_app_kit::endpoint::client;
+use lbe_app_kit::endpoint::client::ClientApp;
+use lbe_app_kit::endpoint::client::ClientOptions;
+use lbe_app_kit::endpoint::Conn;
+use lbe_app_kit::tls;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 use serde::Serialize;
@@ -111,7 +111,7 @@ struct BulkClient {
 impl BulkClient {
     fn new(args: ClientArgs) -> Self {
         let progress = args.progress.then(|| {
-            quiche_lbe::cli::progress_bar(match args.amount {
+            lbe_app_kit::cli::progress_bar(match args.amount {
                 Amount::Bytes(n) => Some(n),
                 Amount::DurationMs(_) => None,
             })

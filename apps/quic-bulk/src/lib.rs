@@ -8,4 +8,4 @@ pub mod server;
 pub mod stats;
 pub mod transfer;
 
-pub use quiche_lbe::cli::stop_on_signals;
+pub use lbe_app_kit::cli::stop_on_signals;

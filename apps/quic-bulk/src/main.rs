@@ -8,12 +8,12 @@ use std::time::Duration;
 use clap::Args;
 use clap::Parser;
 use clap::Subcommand;
+use lbe_app_kit::cli::OnOff;
+use lbe_app_kit::cli::ServerFlags;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
-use quiche_lbe::cli::OnOff;
-use quiche_lbe::cli::ServerFlags;
 use quiche_lbe::CcSpec;
 
 #[derive(Parser)]
@@ -50,9 +50,11 @@ struct ClientCli {
     /// Server address.
     #[arg(long)]
     connect: SocketAddr,
-    /// The sender's congestion controller: NAME[:key=value,...], NAME one of
-    /// cubic, reno, bbr2, ledbat, ledbatpp, cdg.
-    #[arg(long, value_parser = quiche_lbe::cli::parse_cc)]
+    #[arg(
+        long,
+        value_parser = lbe_app_kit::cli::parse_cc,
+        help = lbe_app_kit::cli::cc_help("The sender's congestion controller")
+    )]
     cc: CcSpec,
     /// Payload size, e.g. 50MB, 1GiB.
     #[arg(long, value_parser = lbe_units::parse_size)]
@@ -85,7 +87,7 @@ struct ClientCli {
 }
 
 fn main() -> ExitCode {
-    let cli: Cli = quiche_lbe::cli::parse_or_exit("quic-bulk");
+    let cli: Cli = lbe_app_kit::cli::parse_or_exit("quic-bulk");
     let result = quic_bulk::stop_on_signals().and_then(|stop| match cli.command {
         Command::Server(s) => {
             let flags = &s.server;

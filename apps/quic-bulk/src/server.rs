@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Instant;
 
-use quiche_lbe::endpoint::server::Server;
-use quiche_lbe::endpoint::server::ServerApp;
-use quiche_lbe::endpoint::server::ServerOptions;
-use quiche_lbe::endpoint::Conn;
-use quiche_lbe::tls;
+use lbe_app_kit::endpoint::server::Server;
+use lbe_app_kit::endpoint::server::ServerApp;
+use lbe_app_kit::endpoint::server::ServerOptions;
+use lbe_app_kit::endpoint::Conn;
+use lbe_app_kit::tls;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 
@@ -39,6 +39,21 @@ pub struct ServerArgs {
     /// Pace every connection (a client can still ask for its own to be
     /// unpaced); `false` sends each datagram as soon as quiche builds it.
     pub pacing: bool,
+}
+
+impl ServerArgs {
+    /// A server on a free loopback port with a self-signed certificate,
+    /// Retry and pacing on, quiet: what the tests start.
+    pub fn loopback(qlog_dir: Option<PathBuf>) -> Self {
+        Self {
+            listen: (std::net::Ipv4Addr::LOCALHOST, 0).into(),
+            qlog_dir,
+            certificate: tls::Certificate::SelfSigned,
+            retry: true,
+            verbose: false,
+            pacing: true,
+        }
+    }
 }
 
 enum Phase {
@@ -215,16 +230,7 @@ pub fn bind(args: &ServerArgs) -> Result<BoundServer, Error> {
         qlog_dir: args.qlog_dir.clone(),
         retry: args.retry,
     })?;
-    let cubic: CcSpec = "cubic".parse().expect("cubic is a valid spec");
-    let config = tls::server_config(
-        &[protocol::ALPN],
-        &args.certificate,
-        &cubic,
-        &tls::Transport {
-            pacing: args.pacing,
-            ..tls::Transport::default()
-        },
-    )?;
+    let config = tls::cubic_server_config(&[protocol::ALPN], &args.certificate, args.pacing)?;
     Ok(BoundServer {
         server,
         config,

@@ -45,7 +45,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli: Cli = quiche_lbe::cli::parse_or_exit("h3-fetch");
+    let cli: Cli = lbe_app_kit::cli::parse_or_exit("h3-fetch");
     let args = FetchArgs {
         url: cli.url,
         output: cli.output,
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
         progress: !cli.json,
     };
     let result =
-        quiche_lbe::cli::stop_on_signals().and_then(|stop| h3_download::fetch::run(&args, &stop));
+        lbe_app_kit::cli::stop_on_signals().and_then(|stop| h3_download::fetch::run(&args, &stop));
     match result {
         Ok(summary) => {
             if cli.json {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use h3_download::server::ServeArgs;
-use quiche_lbe::cli::ServerFlags;
+use lbe_app_kit::cli::ServerFlags;
 use quiche_lbe::CcSpec;
 
 /// Serves the files under --root over HTTP/3. A request with
@@ -21,17 +21,20 @@ struct Cli {
     /// The directory to serve.
     #[arg(long)]
     root: PathBuf,
-    /// Controller for background connections: NAME[:key=value,...], NAME
-    /// one of ledbatpp, ledbat, cdg, fixed (or cubic: no switch).
-    #[arg(long, default_value = "ledbatpp", value_parser = quiche_lbe::cli::parse_cc)]
+    #[arg(
+        long,
+        default_value = "ledbatpp",
+        value_parser = lbe_app_kit::cli::parse_cc,
+        help = lbe_app_kit::cli::background_cc_help()
+    )]
     background_cc: CcSpec,
     #[command(flatten)]
     server: ServerFlags,
 }
 
 fn main() -> ExitCode {
-    let cli: Cli = quiche_lbe::cli::parse_or_exit("h3-serve");
-    let result = quiche_lbe::cli::stop_on_signals().and_then(|stop| {
+    let cli: Cli = lbe_app_kit::cli::parse_or_exit("h3-serve");
+    let result = lbe_app_kit::cli::stop_on_signals().and_then(|stop| {
         let mut args = ServeArgs::new(cli.listen, cli.root);
         args.background_cc = cli.background_cc;
         args.qlog_dir = cli.server.qlog_dir.clone();

@@ -18,8 +18,8 @@ use super::poll_timeout;
 use super::retry::RetryTokens;
 use super::Conn;
 use super::Outbox;
-use crate::qlog::Role;
 use crate::Error;
+use quiche_lbe::qlog::Role;
 
 /// What a server does with its connections.
 pub trait ServerApp {
@@ -66,7 +66,7 @@ impl Server {
     /// Binds the listening socket.
     pub fn bind(options: ServerOptions) -> Result<Self, Error> {
         if let Some(dir) = &options.qlog_dir {
-            crate::qlog::prepare_dir(dir)?;
+            quiche_lbe::qlog::prepare_dir(dir)?;
         }
         let poll =
             mio::Poll::new().map_err(|e| Error::new(format!("cannot create a poller: {e}")))?;

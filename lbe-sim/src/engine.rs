@@ -104,7 +104,7 @@ struct FlowState {
     one_way: Duration,
     held: Option<Built>,
     /// ACK frames that arrived and wait for the sender's loop.
-    inbox: Vec<Box<AckFrame>>,
+    inbox: Vec<AckFrame>,
     timer_at: Option<Instant>,
     /// When the earliest pending `LossTimer` event fires: the timer moves
     /// on every packet sent, so an event is queued only when the timer
@@ -304,7 +304,7 @@ impl Sim<'_> {
                 Ev::Ack(flow, frame) => {
                     let f = &mut self.flows[flow];
                     let first = f.inbox.is_empty();
-                    f.inbox.push(frame);
+                    f.inbox.push(*frame);
                     if first {
                         let wake = at + self.wake_latency();
                         self.push(wake, Ev::SenderWake(flow));

@@ -38,8 +38,8 @@ use std::time::Instant;
 use ring::rand::SecureRandom;
 use ring::rand::SystemRandom;
 
-use crate::qlog::Role;
 use crate::Error;
+use quiche_lbe::qlog::Role;
 
 pub mod client;
 pub mod retry;
@@ -117,12 +117,20 @@ impl Conn {
         };
         match &self.qlog {
             None => {
-                let path =
-                    crate::qlog::attach(&mut self.quic, &dir, label, self.role, cc_tag, &self.id)?;
+                let path = quiche_lbe::qlog::attach(
+                    &mut self.quic,
+                    &dir,
+                    label,
+                    self.role,
+                    cc_tag,
+                    &self.id,
+                )?;
                 self.qlog = Some(path);
             }
             Some(old) => {
-                let new = dir.join(crate::qlog::file_name(label, self.role, cc_tag, &self.id));
+                let new = dir.join(quiche_lbe::qlog::file_name(
+                    label, self.role, cc_tag, &self.id,
+                ));
                 std::fs::rename(old, &new).map_err(|e| {
                     Error::new(format!(
                         "cannot rename qlog {} to {}: {e}",

@@ -1,380 +1,79 @@
-//! The I/O layer: sockets, the flow table and the timing loop around the two
-//! [`Link`] models (server→client: the bottleneck; client→server: the
-//! reverse path).
-//!
-//! One thread does everything, so nothing is shared or locked on the data
-//! path: a `mio` poll waits on the listening sockets, one connected upstream
-//! socket per flow, a `timerfd` armed for the next delivery (see
-//! [`crate::timer`]) and a waker for [`Stopper::stop`]. Each datagram is
-//! stamped with `Instant::now()` as it is read and handed to the model; the
-//! model says when it is due and the loop sends it then.
+//! The relay's thread: one `mio` loop that reads datagrams into the two
+//! [`Link`] models, sends them on when they are due, injects cross traffic,
+//! keeps the flow table (one upstream socket per client) and writes the
+//! stats lines.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket as StdUdpSocket};
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::Histogram;
 use mio::net::UdpSocket;
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token, Waker};
-use serde::Serialize;
+use mio::{Events, Interest, Poll, Token};
 
-use crate::model::{CrossTraffic, IntervalStats, Link, LinkConfig, Totals, Verdict};
+use super::os::{set_buffers, thread_cpu_time};
+use super::report::{
+    lateness_histogram, CrossTotals, FlowCounters, FlowLine, Lateness, StatsLine, Summary,
+};
+use super::Config;
+use crate::model::{CrossTraffic, Link, Verdict};
 use crate::rx;
 use crate::timer::{set_min_timer_slack, set_realtime, TimerFd};
-use crate::units::{Buffer, PathSpec};
 
-const WAKER: Token = Token(0);
-const TIMER: Token = Token(1);
+/// The waker's token ([`super::Stopper::stop`]).
+pub(super) const WAKER: Token = Token(0);
+/// The timerfd's token.
+pub(super) const TIMER: Token = Token(1);
+/// Listener `i` has token `LISTEN_BASE + i`.
 const LISTEN_BASE: usize = 16;
+/// Flow `id`'s upstream socket has token `FLOW_BASE + id`.
 const FLOW_BASE: usize = 1 << 20;
-/// Datagrams read from one socket before the loop checks what is due.
+/// Datagrams read from one socket before the others get a turn.
 const READ_BATCH: usize = 32;
 /// Largest UDP payload.
 const MAX_DATAGRAM: usize = 65_535;
 
-/// Everything the emulator needs to run.
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// Where clients send (port 0 picks a free port; see
-    /// [`NetemHandle::listen_addrs`]).
-    pub listen: SocketAddr,
-    /// The server every flow is relayed to.
-    pub upstream: SocketAddr,
-    /// Base RTT of flows through `listen`: rtt/2 is added each way.
-    pub rtt: Duration,
-    /// Extra listening addresses whose flows get their own base RTT, all
-    /// through the same bottleneck.
-    pub paths: Vec<PathSpec>,
-    /// The server→client bottleneck: rate, buffer, loss, seed, overhead.
-    pub down: LinkConfig,
-    /// The client→server direction: by default no rate limit and no loss.
-    pub up: LinkConfig,
-    /// Where to write the per-interval JSON lines, if anywhere.
-    pub stats: Option<PathBuf>,
-    /// Length of one stats interval (1 s).
-    pub stats_interval: Duration,
-    /// Busy-wait this long before each deadline instead of sleeping (0 by
-    /// default: the timerfd alone is accurate enough, see the README).
-    pub spin: Duration,
-    /// Run the I/O thread under `SCHED_FIFO` (priority 10) if permitted
-    /// (root or `CAP_SYS_NICE`); on by default. Without the permission the
-    /// thread runs at normal priority and says so at `info` level.
-    pub realtime: bool,
-    /// Forget a flow (and close its upstream socket) after this long without
-    /// traffic in either direction; `None` keeps every flow until the end.
-    pub idle_timeout: Option<Duration>,
-    /// `SO_RCVBUF`/`SO_SNDBUF` asked for every socket, in bytes.
-    pub socket_buffer: usize,
-    /// Take each datagram's arrival time from the kernel's receive
-    /// timestamp (`SO_TIMESTAMPNS`) rather than from when it was read.
-    pub rx_timestamps: bool,
+/// Which socket a poll token stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Source {
+    /// The listening socket of path `i` (`--listen` is 0).
+    Listener(usize),
+    /// The upstream socket of flow `id`.
+    Flow(u64),
 }
 
-impl Config {
-    /// A bottleneck of `rate_bps` with `buffer`, base RTT `rtt`, no loss, no
-    /// stats, no reverse rate limit.
-    pub fn new(
-        listen: SocketAddr,
-        upstream: SocketAddr,
-        rate_bps: u64,
-        rtt: Duration,
-        buffer: Buffer,
-    ) -> Self {
-        Self {
-            listen,
-            upstream,
-            rtt,
-            paths: Vec::new(),
-            down: LinkConfig {
-                rate_bps: Some(rate_bps),
-                buffer: Some(buffer),
-                ..LinkConfig::default()
-            },
-            up: LinkConfig {
-                seed: 0x9e37_79b9_7f4a_7c15,
-                ..LinkConfig::default()
-            },
-            stats: None,
-            stats_interval: Duration::from_secs(1),
-            spin: Duration::ZERO,
-            realtime: true,
-            idle_timeout: None,
-            socket_buffer: 4 << 20,
-            rx_timestamps: true,
+impl Source {
+    /// The source of `token` with `listeners` listening sockets; `None` for
+    /// the waker, the timer and unknown tokens.
+    fn of(token: Token, listeners: usize) -> Option<Self> {
+        let t = token.0;
+        if (LISTEN_BASE..LISTEN_BASE + listeners).contains(&t) {
+            Some(Source::Listener(t - LISTEN_BASE))
+        } else if t >= FLOW_BASE {
+            Some(Source::Flow((t - FLOW_BASE) as u64))
+        } else {
+            None
+        }
+    }
+
+    /// The token to register this source with.
+    pub(super) fn token(self) -> Token {
+        match self {
+            Source::Listener(i) => Token(LISTEN_BASE + i),
+            Source::Flow(id) => Token(FLOW_BASE + id as usize),
         }
     }
 }
 
-/// Cross-traffic datagrams offered to the bottleneck, and how many it dropped.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct CrossTotals {
-    /// Datagrams that arrived at the bottleneck.
-    pub packets: u64,
-    /// Of those, dropped (buffer full, or random loss).
-    pub drops: u64,
-}
-
-/// What happened over the whole run, returned when the emulator stops.
-#[derive(Clone, Debug, Serialize)]
-pub struct Summary {
-    /// How long it ran.
-    pub duration_s: f64,
-    /// CPU time its thread used, in seconds.
-    pub cpu_s: f64,
-    /// Flows (client addresses) seen.
-    pub flows: u64,
-    /// The server→client direction.
-    pub down: Totals,
-    /// The client→server direction.
-    pub up: Totals,
-    /// Datagrams that could not be sent on (socket errors).
-    pub send_errors: u64,
-    /// Receive errors (e.g. ICMP port unreachable while no server runs).
-    pub recv_errors: u64,
-    /// The cross traffic's datagrams (see [`crate::model::CrossTraffic`]);
-    /// they are counted in `down` too.
-    pub cross_traffic: CrossTotals,
-    /// How late datagrams were sent on, against their due time, over the run.
-    pub lateness_us: Lateness,
-    /// How long datagrams waited in the emulator's sockets before it read
-    /// them (from kernel timestamps; compensated in their delivery time).
-    pub rx_wait_us: Lateness,
-}
-
-/// A distribution of the emulator's own timing errors, in microseconds:
-/// how late it sent datagrams on compared with the time the model said they
-/// were due (`lateness_us`), or how long they waited in its sockets before
-/// being read (`rx_wait_us`). Both directions together.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub struct Lateness {
-    /// Datagrams measured.
-    pub count: u64,
-    /// Median, in microseconds.
-    pub p50: f64,
-    /// 99th percentile, in microseconds.
-    pub p99: f64,
-    /// 99.9th percentile, in microseconds.
-    pub p999: f64,
-    /// Largest, in microseconds.
-    pub max: f64,
-}
-
-impl Lateness {
-    fn of(h: &Histogram<u64>) -> Self {
-        if h.is_empty() {
-            return Self::default();
-        }
-        let us = |ns: u64| ns as f64 / 1e3;
-        Self {
-            count: h.len(),
-            p50: us(h.value_at_quantile(0.5)),
-            p99: us(h.value_at_quantile(0.99)),
-            p999: us(h.value_at_quantile(0.999)),
-            max: us(h.max()),
-        }
-    }
-}
-
-/// A histogram of nanoseconds from 1 ns to 100 s, 2 significant digits.
-fn lateness_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 100_000_000_000, 2).expect("valid histogram bounds")
-}
-
-/// Stops a running emulator; cheap to clone and to send to another thread.
-#[derive(Clone)]
-pub struct Stopper {
-    flag: Arc<AtomicBool>,
-    waker: Arc<Waker>,
-}
-
-impl Stopper {
-    /// Asks the emulator to stop: it writes its last stats line and ends.
-    pub fn stop(&self) {
-        self.flag.store(true, Ordering::SeqCst);
-        let _ = self.waker.wake();
-    }
-}
-
-/// The emulator.
-pub struct Netem;
-
-impl Netem {
-    /// Binds every socket and starts the emulator on its own thread. Errors
-    /// (address in use, stats file not writable) are returned here, before
-    /// anything runs.
-    pub fn spawn(config: Config) -> io::Result<NetemHandle> {
-        let poll = Poll::new()?;
-        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
-        let timer = TimerFd::new()?;
-        poll.registry()
-            .register(&mut SourceFd(&timer.as_raw_fd()), TIMER, Interest::READABLE)?;
-
-        let mut paths = vec![PathSpec {
-            listen: config.listen,
-            rtt: config.rtt,
-        }];
-        paths.extend(config.paths.iter().copied());
-        let mut listeners = Vec::with_capacity(paths.len());
-        let mut listen_addrs = Vec::with_capacity(paths.len());
-        for (i, p) in paths.iter().enumerate() {
-            let std_sock = StdUdpSocket::bind(p.listen).map_err(|e| {
-                io::Error::new(e.kind(), format!("cannot listen on {}: {e}", p.listen))
-            })?;
-            set_buffers(&std_sock, config.socket_buffer);
-            if config.rx_timestamps {
-                rx::enable_timestamps(std_sock.as_raw_fd())?;
-            }
-            std_sock.set_nonblocking(true)?;
-            listen_addrs.push(std_sock.local_addr()?);
-            let mut sock = UdpSocket::from_std(std_sock);
-            poll.registry()
-                .register(&mut sock, Token(LISTEN_BASE + i), Interest::READABLE)?;
-            listeners.push(Listener {
-                socket: sock,
-                owd: p.rtt / 2,
-            });
-        }
-
-        let stats = match &config.stats {
-            Some(path) => Some(BufWriter::new(File::create(path).map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("cannot create stats file {}: {e}", path.display()),
-                )
-            })?)),
-            None => None,
-        };
-
-        let flag = Arc::new(AtomicBool::new(false));
-        let stopper = Stopper {
-            flag: flag.clone(),
-            waker,
-        };
-        let relay = Relay {
-            down: Link::new(&config.down),
-            up: Link::new(&config.up),
-            cross: CrossTraffic::new(&config.down),
-            cross_totals: CrossTotals::default(),
-            poll,
-            timer,
-            listeners,
-            flows: HashMap::new(),
-            flow_by_client: HashMap::new(),
-            next_flow: 0,
-            buf: vec![0; MAX_DATAGRAM],
-            stats,
-            send_errors: 0,
-            recv_errors: 0,
-            interval_send_errors: 0,
-            late_interval: lateness_histogram(),
-            late_total: lateness_histogram(),
-            rx_interval: lateness_histogram(),
-            rx_total: lateness_histogram(),
-            config,
-            stop: flag,
-        };
-        let thread = std::thread::Builder::new()
-            .name("lbe-netem".into())
-            .spawn(move || relay.run())?;
-        Ok(NetemHandle {
-            listen_addrs,
-            stopper,
-            thread: Some(thread),
-        })
-    }
-}
-
-/// A running emulator. Dropping it stops it.
-pub struct NetemHandle {
-    listen_addrs: Vec<SocketAddr>,
-    stopper: Stopper,
-    thread: Option<JoinHandle<io::Result<Summary>>>,
-}
-
-impl NetemHandle {
-    /// The main listening address (`--listen`), with its real port.
-    pub fn listen_addr(&self) -> SocketAddr {
-        self.listen_addrs[0]
-    }
-
-    /// Every listening address: `--listen` first, then each `--path` in the
-    /// order given.
-    pub fn listen_addrs(&self) -> &[SocketAddr] {
-        &self.listen_addrs
-    }
-
-    /// A handle that can stop the emulator from elsewhere.
-    pub fn stopper(&self) -> Stopper {
-        self.stopper.clone()
-    }
-
-    /// Whether the emulator thread has ended (stopped, or failed).
-    pub fn is_finished(&self) -> bool {
-        self.thread.as_ref().is_none_or(|t| t.is_finished())
-    }
-
-    /// Stops the emulator and waits for it to flush its stats.
-    pub fn stop(mut self) -> io::Result<Summary> {
-        self.stopper.stop();
-        self.join_thread()
-    }
-
-    /// Waits until the emulator ends (after [`Stopper::stop`], or an error).
-    pub fn join(mut self) -> io::Result<Summary> {
-        self.join_thread()
-    }
-
-    fn join_thread(&mut self) -> io::Result<Summary> {
-        match self.thread.take() {
-            Some(t) => t
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("lbe-netem thread panicked"))),
-            None => Err(io::Error::other("lbe-netem already joined")),
-        }
-    }
-}
-
-impl Drop for NetemHandle {
-    fn drop(&mut self) {
-        if self.thread.is_some() {
-            self.stopper.stop();
-            let _ = self.join_thread();
-        }
-    }
-}
-
-struct Listener {
-    socket: UdpSocket,
-    owd: Duration,
-}
-
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-struct FlowCounters {
-    down_delivered_packets: u64,
-    down_delivered_payload_bytes: u64,
-    down_drops_buffer: u64,
-    down_drops_loss: u64,
-    up_delivered_packets: u64,
-    up_delivered_payload_bytes: u64,
-    up_drops: u64,
-}
-
-impl FlowCounters {
-    fn is_zero(&self) -> bool {
-        self.down_delivered_packets == 0
-            && self.down_drops_buffer == 0
-            && self.down_drops_loss == 0
-            && self.up_delivered_packets == 0
-            && self.up_drops == 0
-    }
+/// A listening socket and the one-way delay of its flows.
+pub(super) struct Listener {
+    pub(super) socket: UdpSocket,
+    pub(super) owd: Duration,
 }
 
 struct Flow {
@@ -407,34 +106,8 @@ struct UpItem {
     data: Vec<u8>,
 }
 
-#[derive(Serialize)]
-struct FlowLine {
-    id: u64,
-    client: SocketAddr,
-    listen: SocketAddr,
-    #[serde(flatten)]
-    counters: FlowCounters,
-}
-
-#[derive(Serialize)]
-struct StatsLine {
-    /// Seconds since the emulator started, at the end of the interval.
-    t_s: f64,
-    /// Wall-clock time at the end of the interval (ms since the Unix epoch),
-    /// to line up with qlog's reference time.
-    unix_ms: f64,
-    down: IntervalStats,
-    up: IntervalStats,
-    flows_active: usize,
-    flows: Vec<FlowLine>,
-    send_errors: u64,
-    /// How late datagrams were sent on in this interval.
-    lateness_us: Lateness,
-    /// How long datagrams waited in the sockets before being read.
-    rx_wait_us: Lateness,
-}
-
-struct Relay {
+/// The emulator's state, owned by its thread.
+pub(super) struct Relay {
     config: Config,
     stop: Arc<AtomicBool>,
     down: Link<Down>,
@@ -464,7 +137,41 @@ enum ReadResult {
 }
 
 impl Relay {
-    fn run(mut self) -> io::Result<Summary> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        config: Config,
+        stop: Arc<AtomicBool>,
+        poll: Poll,
+        timer: TimerFd,
+        listeners: Vec<Listener>,
+        stats: Option<BufWriter<File>>,
+    ) -> Self {
+        Self {
+            down: Link::new(&config.down),
+            up: Link::new(&config.up),
+            cross: CrossTraffic::new(&config.down),
+            cross_totals: CrossTotals::default(),
+            poll,
+            timer,
+            listeners,
+            flows: HashMap::new(),
+            flow_by_client: HashMap::new(),
+            next_flow: 0,
+            buf: vec![0; MAX_DATAGRAM],
+            stats,
+            send_errors: 0,
+            recv_errors: 0,
+            interval_send_errors: 0,
+            late_interval: lateness_histogram(),
+            late_total: lateness_histogram(),
+            rx_interval: lateness_histogram(),
+            rx_total: lateness_histogram(),
+            config,
+            stop,
+        }
+    }
+
+    pub(super) fn run(mut self) -> io::Result<Summary> {
         if let Err(e) = set_min_timer_slack() {
             log::warn!("cannot set timer slack: {e}");
         }
@@ -644,13 +351,10 @@ impl Relay {
 
     /// Reads up to [`READ_BATCH`] datagrams from the socket of `token`.
     fn read_socket(&mut self, token: Token) -> ReadResult {
-        let t = token.0;
-        if (LISTEN_BASE..LISTEN_BASE + self.listeners.len()).contains(&t) {
-            self.read_listener(t - LISTEN_BASE)
-        } else if t >= FLOW_BASE {
-            self.read_flow((t - FLOW_BASE) as u64)
-        } else {
-            ReadResult::Drained
+        match Source::of(token, self.listeners.len()) {
+            Some(Source::Listener(path)) => self.read_listener(path),
+            Some(Source::Flow(id)) => self.read_flow(id),
+            None => ReadResult::Drained,
         }
     }
 
@@ -732,7 +436,7 @@ impl Relay {
             return Some(id);
         }
         let id = self.next_flow;
-        match self.open_upstream(Token(FLOW_BASE + id as usize)) {
+        match self.open_upstream(Source::Flow(id).token()) {
             Ok(socket) => {
                 self.next_flow += 1;
                 if log::log_enabled!(log::Level::Info) {
@@ -853,47 +557,20 @@ impl Relay {
     }
 }
 
-/// Asks for large socket buffers, so that bursts wait in the emulator's own
-/// (measured) queue rather than overflowing the kernel's. As root the
-/// `*FORCE` variants go past `rmem_max`/`wmem_max`; otherwise the kernel caps.
-fn set_buffers(s: &StdUdpSocket, bytes: usize) {
-    let fd = s.as_raw_fd();
-    let v = bytes.min(i32::MAX as usize) as libc::c_int;
-    for (force, plain) in [
-        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
-        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
-    ] {
-        for opt in [force, plain] {
-            // SAFETY: valid fd, pointer to a live c_int of the size given.
-            let r = unsafe {
-                libc::setsockopt(
-                    fd,
-                    libc::SOL_SOCKET,
-                    opt,
-                    (&v as *const libc::c_int).cast(),
-                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-                )
-            };
-            if r == 0 {
-                break;
-            }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_name_their_sockets_and_back() {
+        assert_eq!(Source::of(WAKER, 2), None);
+        assert_eq!(Source::of(TIMER, 2), None);
+        assert_eq!(Source::of(Token(16), 2), Some(Source::Listener(0)));
+        assert_eq!(Source::of(Token(17), 2), Some(Source::Listener(1)));
+        assert_eq!(Source::of(Token(18), 2), None, "only two listeners");
+        assert_eq!(Source::of(Token(1 << 20), 2), Some(Source::Flow(0)));
+        for source in [Source::Listener(1), Source::Flow(0), Source::Flow(12_345)] {
+            assert_eq!(Source::of(source.token(), 2), Some(source));
         }
     }
-}
-
-/// CPU time used so far by the calling thread.
-fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid clock id and pointer to a live timespec.
-    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if r < 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(
-        ts.tv_sec.max(0) as u64,
-        ts.tv_nsec.clamp(0, 999_999_999) as u32,
-    )
 }

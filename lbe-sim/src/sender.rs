@@ -265,8 +265,13 @@ impl Sender {
             self.cwnd_available().min(self.framing.max_datagram)
         };
         // quiche returns `Done` when the room left cannot hold the packet's
-        // overhead plus `PAYLOAD_MIN_LEN` (4) bytes.
+        // overhead plus `PAYLOAD_MIN_LEN` (4) bytes, and then marks the path
+        // as not application-limited when there was data to send.
         if room < self.framing.overhead + 4 {
+            let has_data = !self.retransmit.is_empty() || self.has_new_data(now);
+            if let (Controller::Builtin(c), true) = (&mut self.cc, has_data) {
+                c.on_window_full();
+            }
             return None;
         }
         let capacity = (room - self.framing.overhead) as u64;

@@ -16,8 +16,8 @@ use super::on_timer;
 use super::poll_timeout;
 use super::Conn;
 use super::Outbox;
-use crate::qlog::Role;
 use crate::Error;
+use quiche_lbe::qlog::Role;
 
 /// What a client does on its connection.
 pub trait ClientApp {
@@ -57,7 +57,7 @@ pub fn run(
     stop: &AtomicBool,
 ) -> Result<Conn, Error> {
     if let Some(dir) = &options.qlog_dir {
-        crate::qlog::prepare_dir(dir)?;
+        quiche_lbe::qlog::prepare_dir(dir)?;
     }
     let poll = mio::Poll::new().map_err(|e| Error::new(format!("cannot create a poller: {e}")))?;
     let local_bind = options.bind.unwrap_or_else(|| match options.connect {

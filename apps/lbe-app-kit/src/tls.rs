@@ -34,8 +34,8 @@ use boring::x509::extension::SubjectAlternativeName;
 use boring::x509::X509Builder;
 use boring::x509::X509NameBuilder;
 
-use crate::spec::CcSpec;
 use crate::Error;
+use quiche_lbe::spec::CcSpec;
 
 /// Prefix of the ALPN entry that carries a client's `--cc` spec.
 pub const CC_ALPN_PREFIX: &str = "lbe-cc=";
@@ -172,6 +172,26 @@ pub fn requested_cc(alpn_extension: &[u8]) -> Option<&str> {
 /// Whether a ClientHello's ALPN extension asks the server not to pace.
 pub fn requested_no_pacing(alpn_extension: &[u8]) -> bool {
     alpn_names(alpn_extension).any(|name| name == PACING_OFF_ALPN.as_bytes())
+}
+
+/// A server configuration whose connections start on quiche's CUBIC (a
+/// client may name another controller in its ALPN list), paced or not,
+/// with the default transport otherwise: what our servers use.
+pub fn cubic_server_config(
+    alpn: &[&[u8]],
+    certificate: &Certificate,
+    pacing: bool,
+) -> Result<quiche::Config, Error> {
+    let cubic: CcSpec = "cubic".parse()?;
+    server_config(
+        alpn,
+        certificate,
+        &cubic,
+        &Transport {
+            pacing,
+            ..Transport::default()
+        },
+    )
 }
 
 /// A server configuration. Connections use `default_cc` unless the client

@@ -68,9 +68,28 @@ pub fn parse_or_exit<T: clap::Parser>(tool: &str) -> T {
     }
 }
 
+/// `--cc`'s help: the grammar and every controller name
+/// ([`quiche_lbe::spec::controller_names`]).
+pub fn cc_help(role: &str) -> String {
+    format!(
+        "{role}: NAME[:key=value,...], NAME one of {}",
+        quiche_lbe::spec::controller_names().join(", ")
+    )
+}
+
+/// `--background-cc`'s help: the plug-ins, to which a live connection can
+/// be switched ([`quiche_lbe::spec::plugin_names`]), or cubic.
+pub fn background_cc_help() -> String {
+    format!(
+        "Controller for background connections: NAME[:key=value,...], NAME one of {} (or cubic: no switch)",
+        quiche_lbe::spec::plugin_names().join(", ")
+    )
+}
+
 /// A `--cc` value parser for clap: the spec, or the spec's one-line error.
-pub fn parse_cc(text: &str) -> Result<crate::CcSpec, String> {
-    text.parse().map_err(|e: crate::SpecError| e.to_string())
+pub fn parse_cc(text: &str) -> Result<quiche_lbe::CcSpec, String> {
+    text.parse()
+        .map_err(|e: quiche_lbe::SpecError| e.to_string())
 }
 
 /// A switch given as `on` or `off` on the command line (`--pacing off`).

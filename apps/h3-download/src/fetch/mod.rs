@@ -1,0 +1,279 @@
+//! `h3-fetch`: downloads one URL to a file, resumably, and never leaves a
+//! corrupt file behind.
+//!
+//! Data goes to `FILE.part`; `FILE.part.meta` (a line of JSON) records the
+//! URL, the response's strong entity tag, its length and its digest. The
+//! part file is renamed to `FILE` only once the body is complete, its
+//! length is the announced one and, when the server sent `Repr-Digest`,
+//! its SHA-256 matches. `--resume` continues a part file with
+//! `Range: bytes=N-` and `If-Range: <etag>`: a server whose file changed
+//! answers 200 with the new version, which replaces the part file rather
+//! than being spliced onto it.
+//!
+//! - [`url`]: the URL and the server's address;
+//! - [`part`]: the part file, its metadata and resuming;
+//! - `download`: the response written to the part file, and its request;
+//! - this module: the settings, [`run`] and its [`Summary`].
+
+mod download;
+pub mod part;
+pub mod url;
+
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use std::time::Instant;
+
+use lbe_app_kit::endpoint::client;
+use lbe_app_kit::endpoint::client::ClientApp;
+use lbe_app_kit::endpoint::client::ClientOptions;
+use lbe_app_kit::endpoint::Conn;
+use quiche_lbe::Error;
+use serde::Serialize;
+
+use crate::client::code;
+use crate::client::H3Client;
+use crate::digest;
+use download::build_request;
+use download::Download;
+use part::find_resumable;
+pub use part::meta_path;
+use part::open_part;
+pub use part::part_path;
+use part::with_part_note;
+pub use part::PartMeta;
+use part::Resume;
+pub use url::parse_url;
+use url::resolve;
+pub use url::Target;
+
+/// Download settings.
+#[derive(Clone, Debug)]
+pub struct FetchArgs {
+    pub url: String,
+    pub output: PathBuf,
+    /// Ask for background delivery (`priority: u=7`).
+    pub background: bool,
+    /// Continue `FILE.part` if it belongs to the same URL and version.
+    pub resume: bool,
+    pub qlog_dir: Option<PathBuf>,
+    /// Verify the server's certificate.
+    pub verify: bool,
+    /// Trust the certificates in this PEM file too (implies `verify`).
+    pub ca: Option<PathBuf>,
+    /// Give up if the handshake has not completed by then.
+    pub timeout: Duration,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// The outcome (the `--json` object).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub url: String,
+    pub file: String,
+    /// The status of the response the file came from (200 or 206).
+    pub status: u16,
+    /// The file's size.
+    pub size: u64,
+    /// Bytes of an earlier run kept from the part file.
+    pub resumed_from: u64,
+    /// Body bytes received in this run.
+    pub bytes_transferred: u64,
+    /// UDP payload bytes received on the connection (all overheads in).
+    pub udp_bytes_received: u64,
+    /// From sending the request to the file being in place.
+    pub duration_s: f64,
+    /// `bytes_transferred` over `duration_s`, bits per second.
+    pub goodput_bps: f64,
+    pub background: bool,
+    pub etag: Option<String>,
+    /// SHA-256 of the file, hex.
+    pub sha256: String,
+    /// Whether the server offered a digest (it then matched).
+    pub digest_verified: bool,
+    /// The client's qlog, if one was written.
+    pub qlog: Option<String>,
+}
+
+impl Summary {
+    /// One line for people.
+    pub fn human(&self) -> String {
+        let resumed = if self.resumed_from > 0 {
+            format!(
+                " (resumed after {})",
+                lbe_units::fmt_bytes(self.resumed_from)
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{}: {}{resumed}, {} received in {:.2} s = {}; sha-256 {}{}",
+            self.file,
+            lbe_units::fmt_bytes(self.size),
+            lbe_units::fmt_bytes(self.bytes_transferred),
+            self.duration_s,
+            lbe_units::fmt_rate(self.goodput_bps),
+            &self.sha256[..16],
+            if self.digest_verified {
+                " verified against the server's digest"
+            } else {
+                " (the server offered no digest; length checked)"
+            }
+        )
+    }
+}
+
+struct FetchApp {
+    h3: H3Client,
+    sent: Option<Instant>,
+    download: Download,
+}
+
+impl ClientApp for FetchApp {
+    fn progress(&mut self, conn: &mut Conn) -> Result<(), Error> {
+        if self.download.done.is_some() || !self.h3.ready(&mut conn.quic)? {
+            return Ok(());
+        }
+        if self.sent.is_none() {
+            self.h3.send(&mut conn.quic, &self.download.request)?;
+            self.sent = Some(Instant::now());
+        }
+        self.h3.poll(&mut conn.quic, &mut self.download)?;
+        if self.download.done.is_some() {
+            conn.quic.close(true, code::NO_ERROR, b"").ok();
+        }
+        Ok(())
+    }
+}
+
+/// Where and how to connect for `target`.
+fn client_options(args: &FetchArgs, target: &Target, addr: SocketAddr) -> ClientOptions {
+    ClientOptions {
+        connect: addr,
+        bind: None,
+        server_name: target.host.clone(),
+        qlog_dir: args.qlog_dir.clone(),
+        label: if args.background {
+            "h3-fetch-bg".into()
+        } else {
+            "h3-fetch".into()
+        },
+        qlog_cc: "cubic".into(),
+        handshake_timeout: args.timeout,
+    }
+}
+
+/// The client's quiche configuration, with `--ca`'s certificates if given.
+fn tls_config(args: &FetchArgs) -> Result<quiche::Config, Error> {
+    let mut config = crate::client::config(args.verify || args.ca.is_some())?;
+    if let Some(ca) = &args.ca {
+        let path = ca
+            .to_str()
+            .ok_or_else(|| Error::new(format!("--ca {}: not a UTF-8 path", ca.display())))?;
+        config.load_verify_locations_from_file(path).map_err(|e| {
+            Error::new(format!(
+                "cannot load certificates from {}: {e}",
+                ca.display()
+            ))
+        })?;
+    }
+    Ok(config)
+}
+
+/// Downloads `args.url` to `args.output`.
+pub fn run(args: &FetchArgs, stop: &AtomicBool) -> Result<Summary, Error> {
+    let target = parse_url(&args.url)?;
+    if args.output.is_dir() {
+        return Err(Error::new(format!(
+            "{} is a directory",
+            args.output.display()
+        )));
+    }
+    let part = part_path(&args.output);
+    let meta = meta_path(&args.output);
+    let resume = args.resume.then(|| resumable(args, &part, &meta)).flatten();
+    let open = open_part(&part, resume.as_ref())?;
+    let addr = match resolve(&target) {
+        Ok(a) => a,
+        Err(e) => {
+            if !open.existed {
+                let _ = fs::remove_file(&part);
+            }
+            return Err(e);
+        }
+    };
+    let request = build_request(&target, args.background, resume.as_ref());
+    let mut app = FetchApp {
+        h3: H3Client::new()?,
+        sent: None,
+        download: Download::new(args, part, meta, open, request, resume),
+    };
+    let options = client_options(args, &target, addr);
+    let result =
+        tls_config(args).and_then(|mut config| client::run(&options, &mut config, &mut app, stop));
+    let d = &mut app.download;
+    if let Some(bar) = d.progress.take() {
+        bar.finish_and_clear();
+    }
+    let Some(sha256) = d.done else {
+        let error = match result {
+            Err(e) => e,
+            Ok(_) => Error::new(format!(
+                "the connection closed before the download finished ({} of {} bytes)",
+                d.offset,
+                d.size.map_or("?".to_string(), |s| s.to_string())
+            )),
+        };
+        return Err(with_part_note(error, &d.part, &d.meta_path, d.touched));
+    };
+    Ok(summary(args, d, sha256, app.sent, result.ok()))
+}
+
+/// The part file of an earlier run to continue, if any (`--resume`).
+fn resumable(args: &FetchArgs, part: &Path, meta: &Path) -> Option<Resume> {
+    let found = find_resumable(&args.url, part, meta);
+    if found.is_none() && args.progress {
+        eprintln!(
+            "h3-fetch: nothing to resume in {}; downloading from the start",
+            part.display()
+        );
+    }
+    found
+}
+
+/// The outcome of a finished download `d` whose request went out at `sent`.
+fn summary(
+    args: &FetchArgs,
+    d: &Download,
+    sha256: [u8; 32],
+    sent: Option<Instant>,
+    conn: Option<Conn>,
+) -> Summary {
+    let finished = Instant::now();
+    let duration_s = sent
+        .map_or(0.0, |s| finished.duration_since(s).as_secs_f64())
+        .max(1e-9);
+    Summary {
+        url: args.url.clone(),
+        file: args.output.display().to_string(),
+        status: d.status,
+        size: d.offset,
+        resumed_from: d.resumed_from,
+        bytes_transferred: d.received,
+        udp_bytes_received: conn.as_ref().map_or(0, |c| c.quic.stats().recv_bytes),
+        duration_s,
+        goodput_bps: d.received as f64 * 8.0 / duration_s,
+        background: args.background,
+        etag: d.etag.clone(),
+        sha256: digest::hex(&sha256),
+        digest_verified: d.digest.is_some(),
+        qlog: conn
+            .as_ref()
+            .and_then(|c| c.qlog_path())
+            .map(|p| p.display().to_string()),
+    }
+}
