@@ -5,7 +5,7 @@
 CARGO ?= cargo
 STAMP := target/quiche-patched/.stamp
 
-.PHONY: all deps quiche quiche-test build test demo lint bench clean
+.PHONY: all deps quiche quiche-test build test demo lint bench fuzz clean
 
 all: build
 
@@ -36,6 +36,12 @@ lint: quiche
 
 bench: quiche
 	$(CARGO) bench --workspace
+
+# Seeded fuzzing of every parser of outside input (fuzz/src/main.rs), for
+# FUZZ_SECONDS in total (default 60), on stable Rust; exit 1 on a failure.
+FUZZ_SECONDS ?= 60
+fuzz: quiche
+	FUZZ_SECONDS=$(FUZZ_SECONDS) $(CARGO) run --release -p lbe-fuzz
 
 clean:
 	$(CARGO) clean

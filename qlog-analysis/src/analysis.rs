@@ -293,6 +293,9 @@ where
     // 2. Stream every file.
     let mut flows: Vec<FlowAnalysis> = Vec::new();
     let mut stats: Vec<ReadStats> = Vec::new();
+    // Headers as completed by the full read (role from the events, fields
+    // after a JSON trace's events).
+    let mut full_headers: Vec<Vec<TraceHeader>> = Vec::with_capacity(inputs.len());
     let mut pending: Vec<(usize, FlowAnalyzer)> = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
         let mut analyzers: Vec<FlowAnalyzer> = offsets[i]
@@ -307,6 +310,7 @@ where
         };
         let st = reader::read_qlog(&input.path, &mut sink)?;
         warnings.extend(st.warnings.iter().cloned());
+        full_headers.push(st.headers.clone());
         stats.push(st);
         pending.extend(analyzers.into_iter().map(|a| (i, a)));
     }
@@ -323,7 +327,11 @@ where
         let k = trace_counter.entry(i).or_insert(0);
         let trace_index = *k;
         *k += 1;
-        let header = &headers[i][trace_index.min(headers[i].len().saturating_sub(1))];
+        let header = full_headers[i]
+            .get(trace_index)
+            .or_else(|| headers[i].get(trace_index.min(headers[i].len().saturating_sub(1))))
+            .cloned()
+            .unwrap_or_else(|| headers[i][0].clone());
         let mut fa = analyzer.finish(from_s, to_s);
         let name = naming::parse_file_name(&input.path);
         fa.index = flows.len();
@@ -333,17 +341,36 @@ where
             Role::Unknown => name.role.unwrap_or(Role::Unknown),
             r => r,
         };
-        fa.cc = input.cc.clone().or(name.cc.clone());
+        // The controller: the caller's, our file name's, the trace's metadata,
+        // state names only one of ours logs, the producer's only controller;
+        // else unknown (None).
+        fa.cc = input
+            .cc
+            .clone()
+            .or(name.cc.clone())
+            .or(header.controller.clone())
+            .or_else(|| {
+                naming::controller_from_states(fa.series.states.iter().map(|s| s.state.as_str()))
+                    .map(str::to_string)
+            })
+            .or_else(|| {
+                header
+                    .producer
+                    .as_deref()
+                    .and_then(naming::controller_of_producer)
+                    .map(str::to_string)
+            });
+        fa.producer = header.producer.clone();
         fa.flow = input.flow.clone().or(name.flow.clone());
         fa.target_ms = input
             .target_ms
             .or_else(|| fa.cc.as_deref().and_then(naming::target_ms_of));
         fa.label = input.label.clone().unwrap_or_else(|| {
-            let base = fa
-                .cc
-                .as_deref()
-                .map(|c| c.to_string())
-                .unwrap_or_else(|| name.stem.clone());
+            let base = match (&fa.cc, &fa.producer) {
+                (Some(c), _) => c.clone(),
+                (None, Some(p)) => format!("{p} (cc unknown)"),
+                (None, None) => name.stem.clone(),
+            };
             if headers[i].len() > 1 {
                 format!("{base}#{trace_index}")
             } else {

@@ -26,14 +26,21 @@
 //! gives a figure, and the sender's trace gives the method the design asks
 //! for.
 //!
-//! # RTT and queuing delay
+//! # RTT, and RTT above base (`queuing_delay_ms`)
 //!
 //! Each `latest_rtt` in `recovery_metrics_updated` is one RTT sample (quiche
 //! logs it when it changes, i.e. on every ACK that yields a new sample). The
-//! base RTT is the smallest sample of the whole trace; the queuing delay of a
-//! sample is `latest_rtt − base`. Statistics are per sample, over the samples
+//! base RTT is the smallest sample of the whole trace; a sample's *RTT above
+//! base* is `latest_rtt − base`. Statistics are per sample, over the samples
 //! inside the window. Percentiles come from an HDR histogram (3 significant
 //! digits, µs units), min and mean are exact.
+//!
+//! RTT above base is what `summary.json` calls `queuing_delay_ms` (the key
+//! the design names). It is *not* the queuing delay the controllers in `cc`
+//! act on, which is the minimum of the last 4 samples, ACK delay removed,
+//! minus their base (`cc/src/delay.rs`): this one is measured from outside,
+//! per raw sample, against the trace's own minimum, so it includes the
+//! peer's ACK delay and every sample's jitter.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -70,9 +77,11 @@ pub struct RttStats {
     pub p99: Option<f64>,
 }
 
-/// Queuing-delay statistics over the window (RTT − base RTT), in ms.
+/// RTT-above-base statistics over the window (`latest_rtt` − the trace's
+/// smallest `latest_rtt`), in ms; see the module docs for how it differs
+/// from a controller's queuing delay.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
-pub struct QueuingDelayStats {
+pub struct RttAboveBaseStats {
     pub mean: Option<f64>,
     pub p95: Option<f64>,
 }
@@ -85,7 +94,9 @@ pub struct FlowSummary {
     /// `bytes × 8 / window length`.
     pub goodput_bps: f64,
     pub rtt_ms: RttStats,
-    pub queuing_delay_ms: QueuingDelayStats,
+    /// RTT above base (not the controllers' queuing delay: see the module
+    /// docs); named `queuing_delay_ms` as `summary.json`'s key.
+    pub queuing_delay_ms: RttAboveBaseStats,
     /// Packets declared lost inside the window.
     pub lost_packets: u64,
 }
@@ -106,8 +117,8 @@ pub struct FlowSeries {
     pub latest_rtt_ms: Points,
     pub smoothed_rtt_ms: Points,
     pub min_rtt_ms: Points,
-    /// `latest_rtt − base RTT`.
-    pub queuing_delay_ms: Points,
+    /// RTT above base: `latest_rtt − base RTT`.
+    pub rtt_above_base_ms: Points,
     pub states: Vec<StateInterval>,
     /// Packet losses: (time, packets lost then).
     pub losses: Vec<(f64, u64)>,
@@ -126,8 +137,12 @@ pub struct FlowAnalysis {
     /// Legend label: the controller, made unique.
     pub label: String,
     pub flow: Option<String>,
-    /// The controller (spec) if known from the file name or the caller.
+    /// The controller (spec) if known: from the caller, the file name, the
+    /// trace's metadata or state names, or the producer (`None`: unknown).
     pub cc: Option<String>,
+    /// The implementation that wrote the trace, if it says (`quic-go`,
+    /// `aioquic`...).
+    pub producer: Option<String>,
     pub role: Role,
     /// Added to the trace's own times to put it on the analysis clock.
     pub offset_s: f64,
@@ -143,6 +158,13 @@ pub struct FlowAnalysis {
     pub stream_bytes_sent: u64,
     /// Stream bytes sent more than once.
     pub retransmitted_bytes: u64,
+    /// Application bytes delivered over the whole trace, per stream id (by
+    /// the flow's goodput method; they add up to `total_bytes`).
+    pub stream_bytes: BTreeMap<u64, u64>,
+    /// `packet_sent` events, every packet number space.
+    pub packets_sent: u64,
+    /// `packet_received` events, every packet number space.
+    pub packets_received: u64,
     /// What the flow's datagrams that carried stream data held: see
     /// [`DataDatagrams`].
     pub data_datagrams: DataDatagrams,
@@ -276,6 +298,8 @@ pub struct FlowAnalyzer {
     // states
     states: Vec<StateInterval>,
     current_state: Option<(String, f64)>,
+    packets_sent: u64,
+    packets_received: u64,
     // extent
     first_event_s: Option<f64>,
     last_event_s: Option<f64>,
@@ -328,6 +352,8 @@ impl FlowAnalyzer {
             cf_losses: Vec::new(),
             states: Vec::new(),
             current_state: None,
+            packets_sent: 0,
+            packets_received: 0,
             first_event_s: None,
             last_event_s: None,
             events: 0,
@@ -352,6 +378,7 @@ impl FlowAnalyzer {
         self.last_event_s = Some(self.last_event_s.map_or(t, |l| l.max(t)));
         match &ev.data {
             EventData::QuicPacketSent(p) => {
+                self.packets_sent += 1;
                 let (Some(pn), true) =
                     (p.header.packet_number, is_app_space(&p.header.packet_type))
                 else {
@@ -386,6 +413,7 @@ impl FlowAnalyzer {
                 }
             }
             EventData::QuicPacketReceived(p) => {
+                self.packets_received += 1;
                 if !is_app_space(&p.header.packet_type) {
                     return Ok(());
                 }
@@ -543,10 +571,8 @@ impl FlowAnalyzer {
         if self.in_window(t) {
             self.cf_lost_window += delta;
         }
-        if self.lost_events_total == 0 {
-            for _ in 0..delta.min(10_000) {
-                self.loss_events.push((t, 1));
-            }
+        if delta > 0 {
+            self.cf_losses.push((t, delta));
         }
         Ok(())
     }
@@ -588,6 +614,14 @@ impl FlowAnalyzer {
             });
         }
         let method = self.method();
+        let per_stream = match method {
+            GoodputMethod::Received => &self.received,
+            GoodputMethod::AckedSent | GoodputMethod::None => &self.acked,
+        };
+        let stream_bytes: BTreeMap<u64, u64> = per_stream
+            .iter()
+            .map(|(id, set)| (*id, set.len()))
+            .collect();
         let (bytes, total_bytes, delivered) = match method {
             GoodputMethod::AckedSent | GoodputMethod::None => {
                 (self.acked_window, self.acked_total, self.acked_buckets)
@@ -624,13 +658,13 @@ impl FlowAnalyzer {
                 p99: Some(q(self.rtt_hist.value_at_quantile(0.99))),
             };
             let b = base.unwrap_or(self.rtt_min_ms);
-            let qd = QueuingDelayStats {
+            let qd = RttAboveBaseStats {
                 mean: Some((mean - b).max(0.0)),
                 p95: Some((p95 - b).max(0.0)),
             };
             (rtt, qd)
         } else {
-            (RttStats::default(), QueuingDelayStats::default())
+            (RttStats::default(), RttAboveBaseStats::default())
         };
 
         let lost_packets = if self.lost_events_total > 0 {
@@ -673,6 +707,7 @@ impl FlowAnalyzer {
             label: String::new(),
             flow: None,
             cc: None,
+            producer: None,
             role: Role::Unknown,
             offset_s: self.offset_s,
             start_s,
@@ -683,6 +718,9 @@ impl FlowAnalyzer {
             stream_bytes_sent: self.stream_bytes_sent,
             data_datagrams: self.data_datagrams,
             retransmitted_bytes,
+            stream_bytes,
+            packets_sent: self.packets_sent,
+            packets_received: self.packets_received,
             summary: FlowSummary {
                 bytes,
                 goodput_bps,
@@ -706,7 +744,7 @@ impl FlowAnalyzer {
                 latest_rtt_ms: latest,
                 smoothed_rtt_ms: self.smoothed_rtt.finish(),
                 min_rtt_ms: self.min_rtt.finish(),
-                queuing_delay_ms: queuing,
+                rtt_above_base_ms: queuing,
                 states: self.states,
                 losses: if self.lost_events_total > 0 {
                     self.loss_events

@@ -1,6 +1,6 @@
 //! Read quiche's qlog files and compute, plot and report what less-than-best-effort
 //! congestion controllers did: goodput (acknowledged application bytes), congestion
-//! window, bytes in flight, RTT and queuing delay, losses, time in each controller
+//! window, bytes in flight, RTT and RTT above base (`queuing_delay_ms`), losses, time in each controller
 //! state, LEDBAT++ slowdowns; and across flows sharing a bottleneck, utilisation,
 //! shares and Jain's fairness index.
 //!
@@ -43,5 +43,5 @@ pub use analysis::{
     Options, SummaryParts, TimeBase, Window,
 };
 pub use error::{Error, Warning};
-pub use flow::{FlowAnalysis, FlowSummary, GoodputMethod, QueuingDelayStats, RttStats};
+pub use flow::{FlowAnalysis, FlowSummary, GoodputMethod, RttAboveBaseStats, RttStats};
 pub use reader::{read_qlog, Role};

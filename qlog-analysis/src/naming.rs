@@ -91,6 +91,39 @@ pub fn target_ms_of(spec: &str) -> Option<f64> {
     Some(target.as_nanos() as f64 / 1e6)
 }
 
+// ---- Controller detection fallback (issue 16) -------------------------------
+// For qlogs not written by quic-bulk (no controller in the file name): what
+// the trace itself tells. Kept apart from the file-name format above.
+
+/// The controller a trace's `congestion_state_updated` state names give
+/// away, if one is ours alone: LEDBAT++'s `slowdown`/`ramp_up`, CDG's
+/// `backoff` (the `state_name`s of `cc/src/ledbatpp.rs` and `cc/src/cdg.rs`).
+/// Generic names (`slow_start`, `recovery`...) tell nothing.
+pub fn controller_from_states<'a>(
+    states: impl IntoIterator<Item = &'a str>,
+) -> Option<&'static str> {
+    let mut found = None;
+    for s in states {
+        match s {
+            "slowdown" | "ramp_up" => return Some("ledbatpp"),
+            "backoff" => found = Some("cdg"),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The controller of an implementation that has only one: quic-go's
+/// congestion controller is always CUBIC (`internal/congestion`'s
+/// `NewCubicSender` with `reno = false`; no option changes it). Others
+/// (aioquic, quiche) are configurable, so their name tells nothing.
+pub fn controller_of_producer(producer: &str) -> Option<&'static str> {
+    match producer.to_ascii_lowercase().as_str() {
+        "quic-go" => Some("cubic"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +172,17 @@ mod tests {
         );
         assert_eq!(target_ms_of("cubic"), None);
         assert_eq!(cc_name("cdg:g=3"), "cdg");
+    }
+
+    #[test]
+    fn controller_fallbacks() {
+        assert_eq!(
+            controller_from_states(["slow_start", "slowdown"]),
+            Some("ledbatpp")
+        );
+        assert_eq!(controller_from_states(["backoff", "recovery"]), Some("cdg"));
+        assert_eq!(controller_from_states(["slow_start", "recovery"]), None);
+        assert_eq!(controller_of_producer("quic-go"), Some("cubic"));
+        assert_eq!(controller_of_producer("aioquic"), None);
     }
 }

@@ -485,12 +485,12 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
         });
     }
 
-    // Queuing delay, with the controllers' targets.
+    // RTT above base, with the controllers' queuing-delay targets.
     let lines = flows
         .iter()
         .map(|f| Line {
             label: &f.label,
-            ..colored(f, thin(&f.series.queuing_delay_ms, span, buckets))
+            ..colored(f, thin(&f.series.rtt_above_base_ms, span, buckets))
         })
         .collect();
     let mut targets: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -518,13 +518,13 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
         .collect();
     out.push(Figure {
         name: "queuing_delay".into(),
-        title: "Queuing delay (RTT − base RTT)".into(),
+        title: "RTT above base (latest RTT − the trace's smallest)".into(),
         caption: "latest_rtt minus the flow's smallest RTT sample; dashed: the controllers' delay targets.".into(),
         svg: draw_lines(
             &Chart {
                 name: "queuing_delay",
-                title: "Queuing delay (RTT − base RTT)",
-                y_desc: "queuing delay (ms)",
+                title: "RTT above base (latest RTT − the trace's smallest)",
+                y_desc: "RTT above base (ms)",
                 x_range: (x0, x1),
                 window,
                 lines,

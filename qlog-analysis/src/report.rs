@@ -197,7 +197,7 @@ fn opt_ms(v: Option<f64>) -> String {
 fn flows_table(a: &Analysis, out: &mut String) {
     out.push_str(
         "<table><tr><th class=l>flow</th><th class=l>role</th><th>goodput</th><th>share</th><th>bytes</th>\
-         <th>RTT min / mean / p95 / p99 (ms)</th><th>queuing delay mean / p95 (ms)</th><th>lost pkts</th>\
+         <th>RTT min / mean / p95 / p99 (ms)</th><th>RTT above base mean / p95 (ms)</th><th>lost pkts</th>\
          <th>slowdowns</th><th>in Jain</th></tr>\n",
     );
     for f in &a.flows {

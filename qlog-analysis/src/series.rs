@@ -90,6 +90,9 @@ pub struct ByteBuckets {
 /// Width of a [`ByteBuckets`] bucket.
 pub const BUCKET_S: f64 = 0.01;
 
+/// The most bins [`ByteBuckets::rate_bps`] returns.
+pub const MAX_BINS: i64 = 100_000;
+
 impl ByteBuckets {
     pub fn add(&mut self, t: f64, bytes: u64) {
         if !t.is_finite() || bytes == 0 {
@@ -107,7 +110,18 @@ impl ByteBuckets {
     /// bins aligned to t = 0, from the first to the last non-empty bin
     /// (empty bins in between are zeros). Each point is at the bin's centre.
     pub fn rate_bps(&self, bin_s: f64) -> Points {
-        let per_bin = ((bin_s / BUCKET_S).round() as i64).max(1);
+        let mut per_bin = ((bin_s / BUCKET_S).round() as i64).max(1);
+        // At most MAX_BINS bins, however far apart the first and last
+        // bytes are (a trace with absurd times must not allocate without
+        // bound): wider bins then.
+        if let (Some((&lo, _)), Some((&hi, _))) = (
+            self.buckets.first_key_value(),
+            self.buckets.last_key_value(),
+        ) {
+            let span = (hi as i128 - lo as i128 + 1) as f64;
+            let needed = (span / MAX_BINS as f64).ceil().min(i64::MAX as f64) as i64;
+            per_bin = per_bin.max(needed);
+        }
         let width = per_bin as f64 * BUCKET_S;
         let mut bins: BTreeMap<i64, u64> = BTreeMap::new();
         for (&b, &bytes) in &self.buckets {
@@ -159,6 +173,16 @@ mod tests {
         s.push(0.0, 1.0);
         s.push(0.0, 2.0);
         assert_eq!(s.finish().len(), 2);
+    }
+
+    #[test]
+    fn rate_bins_are_bounded() {
+        let mut b = ByteBuckets::default();
+        b.add(0.0, 1000);
+        b.add(1e12, 1000);
+        let r = b.rate_bps(0.01);
+        assert!(r.len() as i64 <= MAX_BINS, "{}", r.len());
+        assert_eq!(r.first().map(|p| p.1 > 0.0), Some(true));
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub fn summary_table(a: &Analysis) -> String {
         "share",
         "bytes",
         "rtt min/mean/p50/p95/p99 ms",
-        "qdelay mean/p95 ms",
+        "rtt-base mean/p95 ms",
         "lost",
         "slowdowns",
         "jain",

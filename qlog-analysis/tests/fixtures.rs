@@ -111,8 +111,8 @@ fn flow_a_rtt_and_queuing_delay() {
     assert_close!(q.mean.unwrap(), 50.0);
     assert_close!(q.p95.unwrap(), 100.0, 0.2);
     assert_eq!(f.summary.lost_packets, 1);
-    // Series: one point per sample, queuing delay = RTT - 100.
-    let qd: Vec<f64> = f.series.queuing_delay_ms.iter().map(|p| p.1).collect();
+    // Series: one point per sample, RTT above base = RTT - 100.
+    let qd: Vec<f64> = f.series.rtt_above_base_ms.iter().map(|p| p.1).collect();
     assert_eq!(qd, vec![0.0, 50.0, 0.0, 100.0]);
     assert_eq!(
         f.series.cwnd_bytes,

@@ -6,14 +6,15 @@
 //! | a directory                             | error "FILE: cannot open: is a directory"    |
 //! | empty file                              | error "FILE:1: empty file, not a qlog"       |
 //! | garbage                                 | error "FILE:1: not a qlog file: ..."         |
-//! | wrong JSON type in a known field        | error "FILE:LINE: EVENT: invalid type ... (field `data.X`)" |
-//! | wrong JSON type in `time`               | error "FILE:LINE: bad event record: ..."     |
+//! | wrong JSON type in a used field         | the field skipped; one warning per kind "FILE:LINE: warning: EVENT: field `data.X` is not ..." |
+//! | no event with a numeric `time`          | error "FILE:LINE: no usable qlog event in the file; ..." |
 //! | truncated last record (killed run)      | warning "FILE:LINE: warning: last record is cut short ..." |
-//! | truncated record followed by more       | error "FILE:LINE: record ends before ..."    |
-//! | syntax error in a record                | error "FILE:LINE: bad event record: ..."     |
-//! | first record is an event                | error "FILE:1: the first record is an event, not a qlog header" |
+//! | truncated record followed by more       | the record skipped, warning "FILE:LINE: warning: a record cut short ..." |
+//! | syntax error in a record                | the record skipped, warning "FILE:LINE: warning: a record that is not valid JSON ..." |
+//! | first record is an event                | warning "FILE:1: warning: no qlog header record ...", events read |
 //! | plain JSON truncated inside events      | warning, the events before are kept          |
-//! | plain JSON with a wrong type            | error naming the event's line                |
+//! | plain JSON with a wrong type            | the field skipped, warning naming the event's line |
+//! | a record longer than 16 MiB             | error "FILE:LINE: record longer than 16 MiB ..." |
 
 use std::path::PathBuf;
 
@@ -72,26 +73,29 @@ fn garbage() {
 
 #[test]
 fn wrong_type_in_known_field() {
-    let e = err_of("wrong-type.sqlog");
-    let s = one_line(&e);
-    // The header is line 1, the metrics event line 3.
-    assert_eq!(e.line(), Some(3), "{s}");
-    assert!(
-        s.contains(
-            "wrong-type.sqlog:3: quic:recovery_metrics_updated: invalid type: string \"big\""
-        ),
-        "{s}"
+    let a = analyze([fixture("wrong-type.sqlog")], &Options::default()).unwrap();
+    let w: Vec<String> = a.warnings.iter().map(|w| w.to_string()).collect();
+    // The header is line 1, the metrics event line 3: its window is
+    // skipped, its RTT kept.
+    assert_eq!(
+        w,
+        vec![format!(
+            "{}:3: warning: quic:recovery_metrics_updated: field `data.congestion_window` is not a non-negative integer; skipped it",
+            fixture("wrong-type.sqlog").display()
+        )]
     );
-    assert!(s.contains("congestion_window"), "{s}");
+    assert_eq!(a.flows[0].rtt_samples, 1);
+    assert!(a.flows[0].series.cwnd_bytes.is_empty());
 }
 
 #[test]
 fn wrong_type_in_time() {
+    // The only event has no numeric time: nothing usable.
     let e = err_of("wrong-time-type.sqlog");
     let s = one_line(&e);
     assert_eq!(e.line(), Some(2), "{s}");
     assert!(
-        s.contains("bad event record: invalid type: string \"soon\", expected f64"),
+        s.ends_with("wrong-time-type.sqlog:2: no usable qlog event in the file; the first record skipped: an event without a numeric `time`"),
         "{s}"
     );
 }
@@ -111,28 +115,35 @@ fn truncated_last_record_is_a_warning() {
 }
 
 #[test]
-fn truncated_record_in_the_middle_is_an_error() {
-    let e = err_of("cut-in-middle.sqlog");
-    let s = one_line(&e);
-    assert_eq!(e.line(), Some(5), "{s}");
-    assert!(s.contains("record ends before its JSON value does"), "{s}");
+fn truncated_record_in_the_middle_is_skipped() {
+    let a = analyze([fixture("cut-in-middle.sqlog")], &Options::default()).unwrap();
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+    assert!(a.warnings[0].to_string().ends_with(
+        "cut-in-middle.sqlog:5: warning: a record cut short before the next one; skipped it"
+    ));
+    // The cut packet (pn 1) is gone; the ACK still delivers pn 0's 1000 bytes.
+    assert_eq!(a.flows[0].total_bytes, 1000);
 }
 
 #[test]
 fn syntax_error() {
-    let e = err_of("bad-json.sqlog");
-    let s = one_line(&e);
-    assert_eq!(e.line(), Some(4), "{s}");
-    assert!(s.contains("bad-json.sqlog:4: bad event record:"), "{s}");
+    let a = analyze([fixture("bad-json.sqlog")], &Options::default()).unwrap();
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+    assert!(a.warnings[0]
+        .to_string()
+        .ends_with("bad-json.sqlog:4: warning: a record that is not valid JSON; skipped it"));
+    // The records after the bad one are read.
+    assert_eq!(a.flows[0].events, 2);
 }
 
 #[test]
 fn event_first() {
-    let e = err_of("event-first.sqlog");
-    assert!(
-        one_line(&e).contains(":1: the first record is an event, not a qlog header"),
-        "{e}"
-    );
+    let a = analyze([fixture("event-first.sqlog")], &Options::default()).unwrap();
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+    assert!(a.warnings[0].to_string().contains(
+        "event-first.sqlog:1: warning: no qlog header record: the first record is an event"
+    ));
+    assert_eq!(a.flows[0].events, 3);
 }
 
 #[test]
@@ -148,16 +159,17 @@ fn plain_json_truncated() {
 
 #[test]
 fn plain_json_wrong_type() {
-    let e = err_of("wrong-type.qlog");
-    let s = one_line(&e);
+    let a = analyze([fixture("wrong-type.qlog")], &Options::default()).unwrap();
     let text = std::fs::read_to_string(fixture("wrong-type.qlog")).unwrap();
-    let bad_line = text.lines().position(|l| l.contains("\"fast\"")).unwrap() as u64 + 1;
-    assert_eq!(e.line(), Some(bad_line), "{s}");
-    assert!(
-        s.contains("invalid type: string \"fast\", expected f32"),
-        "{s}"
-    );
-    assert!(s.contains("latest_rtt"), "{s}");
+    // The warning names the line where the bad event starts (its `{`).
+    let lines: Vec<&str> = text.lines().collect();
+    let bad = lines.iter().position(|l| l.contains("\"fast\"")).unwrap();
+    let bad_line = lines[..bad].iter().rposition(|l| l.trim() == "{").unwrap() as u64 + 1;
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+    assert_eq!(a.warnings[0].line, Some(bad_line));
+    assert!(a.warnings[0]
+        .message
+        .contains("field `data.latest_rtt` is not a finite number"));
 }
 
 /// Random bytes, and every prefix of a good file, never panic.
@@ -211,4 +223,37 @@ fn reader_counts_and_lines() {
             .unwrap()
             .len()
     );
+}
+
+/// A reader that yields a header record, then the start of an event whose
+/// text never ends (2 GiB of `a`), without holding it anywhere.
+fn endless_record(head: &'static [u8]) -> impl std::io::BufRead {
+    use std::io::Read;
+    std::io::BufReader::new(head.chain(std::io::repeat(b'a').take(2 << 30)))
+}
+
+#[test]
+fn a_two_gib_record_is_an_error_not_a_memory_blowup() {
+    let path = std::path::Path::new("huge.sqlog");
+    for (head, format, line) in [
+        (
+            &b"\x1e{\"trace\":{}}\n\x1e{\"time\":0,\"name\":\""[..],
+            "JSON-SEQ",
+            2,
+        ),
+        (&b"{\"trace\":{}}\n{\"time\":0,\"name\":\""[..], "NDJSON", 2),
+        (
+            &b"{\"traces\":[{\"events\":[{\"time\":0,\"name\":\""[..],
+            "JSON",
+            1,
+        ),
+    ] {
+        let e =
+            qlog_analysis::reader::read_qlog_from(endless_record(head), path, &mut |_e: Event| {})
+                .expect_err(format);
+        let s = one_line(&e);
+        assert_eq!(e.line(), Some(line), "{format}: {s}");
+        assert!(s.starts_with("huge.sqlog:"), "{s}");
+        assert!(s.contains("longer than 16 MiB"), "{format}: {s}");
+    }
 }

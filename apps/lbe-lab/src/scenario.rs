@@ -202,12 +202,24 @@ pub fn load(path: &Path) -> Result<Scenario, String> {
     parse(path, &text)
 }
 
+/// A toml error's message on one line, as every error of ours (toml's can
+/// span lines: "invalid string\nexpected ...").
+pub(crate) fn toml_message(e: &toml::de::Error) -> String {
+    let lines: Vec<&str> = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.join("; ")
+}
+
 /// Checks a scenario's text; `path` only names it in errors.
 pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
     let src = Source { path, text };
     let raw: RawScenario = toml::from_str(text).map_err(|e| {
         let line = e.span().map_or(1, |s| src.line_of(s.start));
-        format!("{}:{line}: {}", path.display(), e.message().trim())
+        format!("{}:{line}: {}", path.display(), toml_message(&e))
     })?;
 
     let link_span = raw.link.span();

@@ -183,7 +183,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Sweep, String> {
         let line = e.span().map_or(1, |s| {
             text[..s.start.min(text.len())].matches('\n').count() + 1
         });
-        format!("{p}:{line}: {}", e.message().trim())
+        format!("{p}:{line}: {}", crate::scenario::toml_message(&e))
     })?;
     let name = match doc.remove("name") {
         None => path
@@ -194,9 +194,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Sweep, String> {
     };
     let figures: Vec<FigureSpec> = match doc.remove("figure") {
         None => Vec::new(),
-        Some(v) => v
-            .try_into()
-            .map_err(|e: toml::de::Error| format!("{p}: [[figure]]: {}", e.message().trim()))?,
+        Some(v) => v.try_into().map_err(|e: toml::de::Error| {
+            format!("{p}: [[figure]]: {}", crate::scenario::toml_message(&e))
+        })?,
     };
     let mut raw_axes: Vec<(AxisPath, Vec<Value>)> = Vec::new();
     for table in ["link", "analysis"] {
@@ -260,12 +260,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Sweep, String> {
         raw_axes,
         path: p.clone(),
     };
-    let total = sweep.len();
-    if total > 1_000_000 {
-        return Err(format!(
-            "{p}: {total} runs; a sweep may have at most 1000000"
-        ));
-    }
+    // Checked: with enough axes the product overflows (and would wrap to
+    // a small number in a release build).
+    let total = sweep
+        .raw_axes
+        .iter()
+        .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))
+        .filter(|n| *n <= 1_000_000)
+        .ok_or_else(|| format!("{p}: more than 1000000 runs; a sweep may have at most 1000000"))?;
     for i in 0..total {
         sweep.scenario(i)?;
     }
