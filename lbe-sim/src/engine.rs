@@ -138,6 +138,8 @@ pub struct SimOutput {
     pub events: u64,
     /// Virtual time the run covered.
     pub duration: Duration,
+    /// Each flow's qlog file, when [`Config::qlog_dir`] asked for them.
+    pub qlogs: Vec<Option<std::path::PathBuf>>,
 }
 
 struct Sim<'a> {
@@ -196,6 +198,11 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         events: 0,
         rng: SplitMix64::new(config.seed ^ 0x5eed_1a7e_0c10_c4a1),
     };
+    let mut qlogs = Vec::new();
+    if let Some(dir) = &config.qlog_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
     for (i, (f, cc)) in config.flows.iter().zip(controllers).enumerate() {
         let limit = match f.end {
             FlowEnd::Stop(t) => DataLimit::Until(epoch + t),
@@ -206,6 +213,14 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
                 FlowEnd::Stop(t) => t + GRACE,
                 FlowEnd::Bytes(_) => f.start + GRACE.max(Duration::from_secs(3600)),
             };
+        let mut recorder = Recorder::new(FlowAnalyzer::new(0.0, from, to, 0.1));
+        let mut qlog = None;
+        if let Some(dir) = &config.qlog_dir {
+            let (path, r) = with_qlog(recorder, dir, f, i)?;
+            recorder = r;
+            qlog = Some(path);
+        }
+        qlogs.push(qlog);
         let sender = Sender::new(
             cc,
             RttEstimator::new(INITIAL_RTT, MAX_ACK_DELAY),
@@ -223,7 +238,7 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
                 largest_time: None,
                 next_ack_pn: 0,
             },
-            recorder: Recorder::new(FlowAnalyzer::new(0.0, from, to, 0.1)),
+            recorder,
             one_way: f.rtt / 2,
             held: None,
             inbox: Vec::new(),
@@ -241,7 +256,35 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         }
     }
     sim.run_loop();
-    sim.finish()
+    let mut out = sim.finish()?;
+    out.qlogs = qlogs;
+    Ok(out)
+}
+
+/// The flow's recorder writing a qlog file into `dir` too.
+fn with_qlog(
+    recorder: Recorder,
+    dir: &std::path::Path,
+    flow: &crate::Flow,
+    index: usize,
+) -> Result<(std::path::PathBuf, Recorder), String> {
+    use quiche_lbe::lbe_cc::qlog_name;
+    let name = qlog_name::file_name(
+        &flow.name,
+        qlog_name::Role::Server,
+        &qlog_name::cc_tag(flow.cc.as_str()),
+        &(index as u64).to_be_bytes(),
+    );
+    let path = dir.join(name);
+    let file = std::fs::File::create(&path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let recorder = recorder
+        .with_qlog(
+            Box::new(std::io::BufWriter::new(file)),
+            &format!("lbe-sim {} {}", flow.name, flow.cc),
+        )
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok((path, recorder))
 }
 
 impl Sim<'_> {
@@ -557,7 +600,7 @@ impl Sim<'_> {
                 },
             });
             flows.push(MemoryFlow {
-                analyzer: state.recorder.into_analyzer(),
+                analyzer: state.recorder.finish()?,
                 label: flow.cc.to_string(),
                 cc: Some(flow.cc.to_string()),
                 flow: Some(if flow.name.is_empty() {
@@ -584,6 +627,7 @@ impl Sim<'_> {
             link: self.link.totals().clone(),
             events: self.events,
             duration: end.saturating_duration_since(self.epoch),
+            qlogs: Vec::new(),
         })
     }
 }

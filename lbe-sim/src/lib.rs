@@ -95,6 +95,9 @@ pub struct Config {
     /// receiver acknowledges it with one ACK, the sender takes every ACK in
     /// before it sends again). See [`HOST_LATENCY`].
     pub host_latency: Duration,
+    /// Also write each flow's events as a qlog file (the sender's) into this
+    /// directory, named as our apps name theirs (`lbe_cc::qlog_name`).
+    pub qlog_dir: Option<std::path::PathBuf>,
 }
 
 /// The default [`Config::host_latency`], fitted to the lab.

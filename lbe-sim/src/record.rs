@@ -20,11 +20,12 @@ use qlog_analysis::reader::Event;
 
 use crate::sender::Chunk;
 
-/// One flow's analyzer and its clock.
+/// One flow's analyzer, and its qlog file when one is asked for.
 pub struct Recorder {
     analyzer: FlowAnalyzer,
     state: Option<&'static str>,
     events: u64,
+    qlog: Option<qlog::streamer::QlogStreamer>,
 }
 
 fn header(pn: u64) -> PacketHeader {
@@ -41,11 +42,57 @@ impl Recorder {
             analyzer,
             state: None,
             events: 0,
+            qlog: None,
         }
+    }
+
+    /// Also writes every event to `writer` as a JSON-SEQ qlog (the server's
+    /// vantage point, times in ms since the start of the run, as
+    /// `qlog-analysis` reads quiche's).
+    pub fn with_qlog(
+        mut self,
+        writer: Box<dyn std::io::Write + Send + Sync>,
+        title: &str,
+    ) -> std::io::Result<Self> {
+        let trace = qlog::TraceSeq::new(
+            Some(title.to_string()),
+            Some("lbe-sim: simulated, times since the start of the run".into()),
+            Some(qlog::CommonFields {
+                reference_time: qlog::ReferenceTime::new_monotonic(None),
+                ..Default::default()
+            }),
+            Some(qlog::VantagePoint {
+                name: None,
+                ty: qlog::VantagePointType::Server,
+                flow: None,
+            }),
+            vec![qlog::events::QUIC_URI.to_string()],
+        );
+        let mut streamer = qlog::streamer::QlogStreamer::new(
+            Some(title.to_string()),
+            None,
+            std::time::Instant::now(),
+            trace,
+            qlog::events::EventImportance::Extra,
+            qlog::streamer::EventTimePrecision::MicroSeconds,
+            writer,
+        );
+        streamer.start_log().map_err(std::io::Error::other)?;
+        self.qlog = Some(streamer);
+        Ok(self)
     }
 
     fn feed(&mut self, time_ms: f64, data: EventData) {
         self.events += 1;
+        if let Some(q) = self.qlog.as_mut() {
+            // A write error ends the file; the analysis goes on in memory
+            // and finish() reports it.
+            if q.add_event(qlog::events::Event::with_time(time_ms, data.clone()))
+                .is_err()
+            {
+                self.qlog = None;
+            }
+        }
         let ev = Event {
             trace: 0,
             time_ms,
@@ -159,7 +206,13 @@ impl Recorder {
         );
     }
 
-    pub fn into_analyzer(self) -> FlowAnalyzer {
-        self.analyzer
+    /// The analyzer, after closing the qlog file (an error if it could not
+    /// be written whole).
+    pub fn finish(self) -> Result<FlowAnalyzer, String> {
+        if let Some(mut q) = self.qlog {
+            q.finish_log()
+                .map_err(|e| format!("cannot write the qlog: {e}"))?;
+        }
+        Ok(self.analyzer)
     }
 }

@@ -30,6 +30,10 @@ enum Command {
         /// minutes of scenario) instead of in real time through lbe-netem.
         #[arg(long)]
         sim: bool,
+        /// With --sim: also write each flow's qlog into DIR/qlog/ (a real
+        /// run always does; the simulator computes its figures in memory).
+        #[arg(long, requires = "sim")]
+        qlog: bool,
         /// Skip the HTML report and plots.
         #[arg(long)]
         no_report: bool,
@@ -151,6 +155,7 @@ fn main() -> ExitCode {
             scenario,
             out,
             sim: true,
+            qlog,
             no_report,
             quiet,
         } => {
@@ -159,7 +164,7 @@ fn main() -> ExitCode {
                     eprintln!("{line}");
                 }
             };
-            lbe_lab::sim::run_file(&scenario, &out, !no_report, &log).map(|summary| {
+            lbe_lab::sim::run_file(&scenario, &out, !no_report, qlog, &log).map(|summary| {
                 for f in &summary.flows {
                     print_flow(&f.name, &f.cc, &f.figures);
                 }
@@ -170,6 +175,7 @@ fn main() -> ExitCode {
             scenario,
             out,
             sim: false,
+            qlog: _,
             no_report,
             quiet,
         } => lbe_app_kit::cli::stop_on_signals()

@@ -43,7 +43,8 @@ pub struct SimFlowSummary {
     pub stop_s: Option<f64>,
     #[serde(flatten)]
     pub figures: qlog_analysis::FlowSummary,
-    /// No qlog file: the events went to the analysis in memory.
+    /// The flow's qlog, relative to the output directory, when `--qlog`
+    /// asked for one (the figures come from the events in memory either way).
     pub qlog: Option<String>,
     /// The simulated sender's own counts.
     pub transfer: lbe_sim::FlowStats,
@@ -83,28 +84,53 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
         seed: scenario.seed.unwrap_or(DEFAULT_SEED),
         ack_policy: lbe_sim::AckPolicy::default(),
         host_latency: lbe_sim::HOST_LATENCY,
+        qlog_dir: None,
         framing: lbe_sim::Framing::default(),
     })
 }
 
 /// Simulates `scenario`; returns the summary and the analysis (for the report).
 pub fn simulate(scenario: &Scenario) -> Result<(SimSummary, qlog_analysis::Analysis), String> {
-    let config = config(scenario)?;
+    simulate_into(scenario, None)
+}
+
+/// [`simulate`], also writing each flow's qlog into `qlog_dir` (the
+/// summary's `qlog` names them relative to its parent, as a real run's do).
+pub fn simulate_into(
+    scenario: &Scenario,
+    qlog_dir: Option<&Path>,
+) -> Result<(SimSummary, qlog_analysis::Analysis), String> {
+    let mut config = config(scenario)?;
+    config.qlog_dir = qlog_dir.map(Path::to_path_buf);
     let out = lbe_sim::run(&config)?;
+    let base = qlog_dir.and_then(Path::parent);
+    let qlogs: Vec<Option<String>> = out
+        .qlogs
+        .iter()
+        .map(|q| {
+            q.as_ref().map(|p| {
+                base.and_then(|b| p.strip_prefix(b).ok())
+                    .unwrap_or(p)
+                    .display()
+                    .to_string()
+            })
+        })
+        .collect();
     let parts = out.analysis.summary_parts();
     let flows = scenario
         .flows
         .iter()
         .zip(parts.flows)
         .zip(out.flows)
-        .map(|((flow, figures), transfer)| SimFlowSummary {
+        .zip(qlogs)
+        .map(|(((flow, figures), transfer), qlog)| SimFlowSummary {
             id: flow.id,
             name: flow.name.clone(),
             cc: flow.cc.to_string(),
             start_s: flow.start.as_secs_f64(),
             stop_s: flow.stop().map(|d| d.as_secs_f64()),
             figures,
-            qlog: None,
+            qlog,
             transfer,
         })
         .collect();
@@ -124,16 +150,18 @@ pub fn simulate(scenario: &Scenario) -> Result<(SimSummary, qlog_analysis::Analy
     Ok((summary, out.analysis))
 }
 
-/// Simulates the scenario file into `out`: `scenario.toml`, `summary.json`
-/// and (unless `report` is false) `report.html`.
+/// Simulates the scenario file into `out`: `scenario.toml`, `summary.json`,
+/// (unless `report` is false) `report.html` and (if `qlog`) `qlog/`.
 pub fn run_file(
     scenario_path: &Path,
     out: &Path,
     report: bool,
+    qlog: bool,
     log: &dyn Fn(&str),
 ) -> Result<SimSummary, String> {
     let scenario = crate::prepare_out(scenario_path, out)?;
-    let (summary, analysis) = simulate(&scenario)?;
+    let qlog_dir = out.join("qlog");
+    let (summary, analysis) = simulate_into(&scenario, qlog.then_some(qlog_dir.as_path()))?;
     crate::write_summary(out, &summary, log)?;
     if report {
         let (html, _warnings) = qlog_analysis::report::build_from_analysis(

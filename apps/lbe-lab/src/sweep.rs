@@ -704,11 +704,21 @@ fn opt(v: Option<f64>) -> String {
     v.map_or(String::new(), |x| format!("{x}"))
 }
 
+/// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line
+/// break, as `--cc` specs with several keys do.
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 /// `results.csv`: a row per run, the axes then the figures.
 pub fn csv(results: &Results) -> String {
     let mut s = String::from("index");
     for a in &results.axes {
-        let _ = write!(s, ",{}", a.name);
+        let _ = write!(s, ",{}", field(&a.name));
     }
     s.push_str(",utilization,utilization_of_max,jain_index");
     let flows = results.runs.first().map_or(0, |r| r.flows.len());
@@ -728,7 +738,11 @@ pub fn csv(results: &Results) -> String {
     for r in &results.runs {
         let _ = write!(s, "{}", r.index);
         for a in &results.axes {
-            let _ = write!(s, ",{}", r.params.get(&a.name).map_or("", String::as_str));
+            let _ = write!(
+                s,
+                ",{}",
+                field(r.params.get(&a.name).map_or("", String::as_str))
+            );
         }
         let _ = write!(
             s,
@@ -741,7 +755,7 @@ pub fn csv(results: &Results) -> String {
             let _ = write!(
                 s,
                 ",{},{},{},{},{},{}",
-                f.cc,
+                field(&f.cc),
                 f.goodput_bps,
                 opt(f.share),
                 opt(f.queue_mean_ms),
@@ -842,11 +856,11 @@ fn write(results: &Results, out: &Path) -> Result<(), String> {
         let mut table = format!("series,{},{} mean,min,max\n", f.x, f.y);
         for s in &series {
             for p in &s.points {
-                let _ = writeln!(table, "{},{},{},{},{}", s.label, p.0, p.1, p.2, p.3);
+                let _ = writeln!(table, "{},{},{},{},{}", field(&s.label), p.0, p.1, p.2, p.3);
             }
         }
         if let Some(refs) = &f.reference {
-            let label = f.reference_label.as_deref().unwrap_or("reference");
+            let label = field(f.reference_label.as_deref().unwrap_or("reference"));
             for (x, y) in refs {
                 let _ = writeln!(table, "{label},{x},{y},,");
             }
@@ -881,4 +895,19 @@ fn write(results: &Results, out: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field;
+
+    #[test]
+    fn csv_fields_with_commas_or_quotes_are_quoted() {
+        assert_eq!(field("ledbatpp"), "ledbatpp");
+        assert_eq!(
+            field("ledbat:target=5ms,decrease_gain=10"),
+            "\"ledbat:target=5ms,decrease_gain=10\""
+        );
+        assert_eq!(field("a\"b"), "\"a\"\"b\"");
+    }
 }

@@ -53,7 +53,7 @@ fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(&file, with_seed(PAIR, 7)).unwrap();
     let read = |out: &str| {
-        lbe_lab::sim::run_file(&file, &dir.join(out), true, &|_| {}).unwrap();
+        lbe_lab::sim::run_file(&file, &dir.join(out), true, false, &|_| {}).unwrap();
         std::fs::read(dir.join(out).join("summary.json")).unwrap()
     };
     let a = read("a");
@@ -67,6 +67,40 @@ fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
     assert!(report.contains("the simulator (lbe-lab run --sim)"));
     std::fs::write(&file, with_seed(PAIR, 8)).unwrap();
     assert_ne!(read("c"), a, "another seed, another run");
+    // With qlog files, the same figures; and qlog-analysis reads the files
+    // back to the same summary (one source of truth for every metric).
+    std::fs::write(&file, with_seed(PAIR, 7)).unwrap();
+    let s = lbe_lab::sim::run_file(&file, &dir.join("q"), false, true, &|_| {}).unwrap();
+    let with_qlog: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("q/summary.json")).unwrap()).unwrap();
+    let mut without = json.clone();
+    let qlogs: Vec<String> = s.flows.iter().map(|f| f.qlog.clone().unwrap()).collect();
+    for (i, q) in qlogs.iter().enumerate() {
+        assert!(q.starts_with("qlog/flow") && q.ends_with(".sqlog"), "{q}");
+        without["flows"][i]["qlog"] = serde_json::Value::String(q.clone());
+    }
+    assert_eq!(with_qlog, without);
+    let options = qlog_analysis::Options {
+        from_s: Some(20.0),
+        to_s: Some(60.0),
+        link_rate_bps: Some(20e6),
+        time_base: qlog_analysis::TimeBase::TraceStart,
+        ..qlog_analysis::Options::default()
+    };
+    let read_back = qlog_analysis::summary_parts(
+        qlogs
+            .iter()
+            .map(|q| qlog_analysis::FlowInput::new(dir.join("q").join(q))),
+        &options,
+    )
+    .unwrap();
+    for (i, f) in read_back.flows.iter().enumerate() {
+        let sim = &s.flows[i].figures;
+        assert_eq!(f.bytes, sim.bytes, "flow {i}");
+        assert_eq!(f.lost_packets, sim.lost_packets, "flow {i}");
+        let rtt_diff = (f.rtt_ms.mean.unwrap() - sim.rtt_ms.mean.unwrap()).abs();
+        assert!(rtt_diff < 0.01, "flow {i}: mean RTT {rtt_diff} ms apart");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -279,6 +313,11 @@ fn a_sharded_sweep_merges_into_the_unsharded_results() {
     assert_eq!(whole.runs[3].params["flow1.cc"], "cubic");
     assert_eq!(whole.runs[3].params["seed"], "2");
     assert!(dir.join("whole/figures/util.svg").exists());
+    let csv = std::fs::read_to_string(dir.join("whole/results.csv")).unwrap();
+    assert!(
+        csv.starts_with("index,link.rtt,flow1.cc,seed,utilization,"),
+        "{csv}"
+    );
     for (i, s) in ["0/3", "1/3", "2/3"].iter().enumerate() {
         let part = run(&format!("s{i}"), Some(s));
         assert!(part.runs.iter().all(|r| r.index % 3 == i));
