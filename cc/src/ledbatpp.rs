@@ -105,6 +105,58 @@
 //!   before `r` carry the ramp-up's queue, those sent in `[r, r + srtt)` the
 //!   queue of the restored window's first burst. Those ACKs neither feed the
 //!   delay filters nor move the window (losses still count).
+//!
+//! `profile=full` (issue 13) is our design: LEDBAT++ that fills an idle
+//! link and still gets out of the way. It is the options below, each a key
+//! of its own and usable alone; the initial slowdown stays the draft's (it
+//! is what removes the late-comer advantage). Measured effects are from
+//! the simulator, 20 Mbit/s, 500 ms buffer unless said (sweeps/issue13-*.toml;
+//! README, "LEDBAT++ profiles"). "Empty queue" is a queuing delay of at
+//! most `empty_queue` (default 15 ms, T/4).
+//!
+//! * `skip_rtt_after_restore=true`: the seed's second fix, above.
+//! * `restore=guarded`: the seed's jump back to the pre-slowdown window,
+//!   but only if the freeze's own reading (the smallest queuing delay of
+//!   the samples taken while frozen) is an empty queue; else the draft's
+//!   ramp-up. A freeze that still sees a queue means someone else holds
+//!   the link, and jumping back would push them. The jump is not a burst:
+//!   pacing spreads the restored window over a round (1.2 × cwnd/srtt).
+//! * `slowdown_duty=F` with `slowdown_period_min`/`slowdown_period_max`:
+//!   the next slowdown starts `D/F` after the last one began, D the time
+//!   it actually took (freeze, and ramp-up if any), within the bounds
+//!   (full: 2 %, 10 s to 60 s), instead of 9·D after its end. With a jump
+//!   restore D is about 2 RTTs and the draft's 9·D would slow down every
+//!   ~20 RTTs; the duty bounds the cost to ~2 % and the ceiling keeps the
+//!   base delay fresh (≥ one freeze a minute).
+//! * `decrease=excess_queue`: above T a round takes `C·W·(q − T)/srtt` off
+//!   the window, the bytes of the queue above T, instead of the draft's
+//!   `C·W·(q/T − 1)`, which is srtt/T times that: at 300 ms base RTT six
+//!   times the excess, so the window overshoots down, the queue empties and
+//!   the link idles (alone, no slowdowns, 300 ms: 0.946 of the link with
+//!   the draft's rule, 1.0 with this one). Against CUBIC the queue is far
+//!   above T and both rules hit the −W/2 cap.
+//! * `fill_empty_queue=true`: in congestion avoidance with an empty queue
+//!   the window grows by one byte per byte acknowledged (slow start)
+//!   instead of GAIN·MSS per round, paced at 2 × cwnd over the current
+//!   delay (the smoothed RTT may still hold a queue that is gone). An empty
+//!   queue is an idle link: after CUBIC leaves (50 ms) the draft is back to
+//!   0.9 of the link after more than 10 s, full after about 1.3 s. It also
+//!   lets two flows converge: a flow whose freeze drained the queue regains
+//!   its share at once, rather than at one GAIN a round. Not within
+//!   `fill_quiet` (2 s) of any loss: with a 30 ms buffer CUBIC's sawtooth
+//!   empties the queue after each of its losses, and filling then took 96 %
+//!   of the link from CUBIC; with the quiet time CUBIC keeps ≥ 7× LEDBAT++.
+//! * `loss_on_empty_queue=ignore`: a loss that comes with an empty queue
+//!   does not reduce the window: for an LBE flow a loss without queue
+//!   growth is not congestion (it is random loss; a full buffer comes with
+//!   a queue). 1 % loss at 300 ms: 0.25 Mbit/s with the draft, ~14 with
+//!   full. With a 30 ms buffer the losses come with the buffer's queue
+//!   (> 15 ms) and still count, so LEDBAT++ still yields to CUBIC there.
+//! * `gentle_freeze=true` (not in full): a periodic freeze holds half the
+//!   window, not 2 packets, when the previous freeze read an empty queue
+//!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
+//!   holds a queue (window ≈ BDP + T's worth), so the freeze does not
+//!   re-measure the base delay; the duty cycle already bounds the cost.
 
 use std::time::Duration;
 use std::time::Instant;
@@ -163,6 +215,8 @@ pub const FULL_SLOWDOWN_DUTY: f64 = 0.02;
 pub const FULL_SLOWDOWN_PERIOD_MIN: Duration = Duration::from_secs(10);
 /// `profile=full`: at least one slowdown per this long.
 pub const FULL_SLOWDOWN_PERIOD_MAX: Duration = Duration::from_secs(60);
+/// How long `fill_empty_queue` waits after a loss by default.
+pub const FILL_QUIET: Duration = Duration::from_secs(2);
 /// `profile=full`: whether the periodic freeze may be gentle.
 pub const FULL_GENTLE_FREEZE: bool = false;
 
@@ -177,6 +231,16 @@ pub enum Restore {
     /// Jump back if the queue measured while frozen was empty (at most
     /// `empty_queue`), else slow start as the draft.
     Guarded,
+}
+
+/// How much a round above TARGET takes off the window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Decrease {
+    /// `C·W·(q/T − 1)` (the draft, §4.3).
+    #[default]
+    Draft,
+    /// `C·W·(q − T)/srtt`: the bytes of the queue above T.
+    ExcessQueue,
 }
 
 /// What a loss does when it comes with an empty queue.
@@ -245,6 +309,17 @@ pub struct LedbatPlusPlusConfig {
     /// previous freeze measured an empty queue. Default false.
     /// Key `gentle_freeze`.
     gentle_freeze: bool,
+    /// In congestion avoidance with an empty queue, grow by one byte per
+    /// acknowledged byte instead of GAIN·MSS per round, paced as a slow start.
+    /// Default false. Key `fill_empty_queue`.
+    fill_empty_queue: bool,
+    /// `fill_empty_queue` waits this long after any loss: an empty queue
+    /// with losses is a shallow buffer shared with a loss-based flow, not an
+    /// idle link. Default 2 s. Key `fill_quiet`, 0 to 10 min.
+    fill_quiet: Duration,
+    /// The decrease rule above T. Default draft. Key `decrease`, `draft` or
+    /// `excess_queue`.
+    decrease: Decrease,
     /// What a loss with an empty queue does. Default halve.
     /// Key `loss_on_empty_queue`, `halve` or `ignore`.
     loss_on_empty_queue: EmptyQueueLoss,
@@ -273,6 +348,9 @@ impl Default for LedbatPlusPlusConfig {
             slowdown_period_max: SLOWDOWN_PERIOD_MAX,
             gentle_freeze: false,
             loss_on_empty_queue: EmptyQueueLoss::Halve,
+            decrease: Decrease::Draft,
+            fill_empty_queue: false,
+            fill_quiet: FILL_QUIET,
             delay: DelayConfig::default(),
         }
     }
@@ -300,6 +378,9 @@ impl LedbatPlusPlusConfig {
         "slowdown_period_max",
         "gentle_freeze",
         "loss_on_empty_queue",
+        "decrease",
+        "fill_empty_queue",
+        "fill_quiet",
         "current_filter",
         "base_history",
         "base_bucket",
@@ -322,6 +403,9 @@ impl LedbatPlusPlusConfig {
                 self.slowdown_period_max = draft.slowdown_period_max;
                 self.gentle_freeze = draft.gentle_freeze;
                 self.loss_on_empty_queue = draft.loss_on_empty_queue;
+                self.decrease = draft.decrease;
+                self.fill_empty_queue = draft.fill_empty_queue;
+                self.fill_quiet = draft.fill_quiet;
                 match params::one_of(key, value, &["draft", "seed", "full"])? {
                     "seed" => {
                         self.restore = Restore::Jump;
@@ -335,6 +419,8 @@ impl LedbatPlusPlusConfig {
                         self.slowdown_period_max = FULL_SLOWDOWN_PERIOD_MAX;
                         self.gentle_freeze = FULL_GENTLE_FREEZE;
                         self.loss_on_empty_queue = EmptyQueueLoss::Ignore;
+                        self.decrease = Decrease::ExcessQueue;
+                        self.fill_empty_queue = true;
                     }
                     _ => (),
                 }
@@ -387,6 +473,17 @@ impl LedbatPlusPlusConfig {
                     params::duration_in(key, value, Duration::from_secs(1), SLOWDOWN_PERIOD_MAX)?
             }
             "gentle_freeze" => self.gentle_freeze = params::bool_value(key, value)?,
+            "fill_empty_queue" => self.fill_empty_queue = params::bool_value(key, value)?,
+            "fill_quiet" => {
+                self.fill_quiet =
+                    params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
+            }
+            "decrease" => {
+                self.decrease = match params::one_of(key, value, &["draft", "excess_queue"])? {
+                    "excess_queue" => Decrease::ExcessQueue,
+                    _ => Decrease::Draft,
+                }
+            }
             "loss_on_empty_queue" => {
                 self.loss_on_empty_queue = match params::one_of(key, value, &["halve", "ignore"])? {
                     "ignore" => EmptyQueueLoss::Ignore,
@@ -504,6 +601,10 @@ pub struct LedbatPlusPlus {
     gain: f64,
     gain_base: Option<Duration>,
     saved: Checkpoint<State>,
+    /// The last ACK in congestion avoidance grew by `fill_empty_queue`.
+    filling: bool,
+    /// When the latest loss was reported (`fill_quiet`).
+    last_loss: Option<Instant>,
 }
 
 impl LedbatPlusPlus {
@@ -538,6 +639,8 @@ impl LedbatPlusPlus {
             gain: 1.0 / cfg.gain_divisor_max as f64,
             gain_base: None,
             saved: Checkpoint::default(),
+            filling: false,
+            last_loss: None,
             cfg,
         }
     }
@@ -847,11 +950,28 @@ impl CongestionController for LedbatPlusPlus {
                 // CW += max(−CW/2, GAIN − C·CW·(q/T − 1)) if q > T (in MSS),
                 // spread over the round's ACKs.
                 let w = self.round_cwnd.max(self.bounds.min);
-                let mut change = self.gain * self.bounds.mss * bytes / w;
+                let quiet = self
+                    .last_loss
+                    .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.fill_quiet);
+                self.filling = self.cfg.fill_empty_queue && quiet && q <= self.cfg.empty_queue;
+                let mut change = if self.filling {
+                    // `fill_empty_queue`: one byte per byte acknowledged.
+                    bytes
+                } else {
+                    self.gain * self.bounds.mss * bytes / w
+                };
                 let t = self.target_ns;
                 let q = delay::nanos(q);
                 if q > t {
-                    change -= self.cfg.decrease_constant * (q / t - 1.0) * bytes;
+                    // `decrease=excess_queue`: the excess over one RTT,
+                    // (q − T)/srtt of the window, instead of (q − T)/T.
+                    let per = match (self.cfg.decrease, self.srtt) {
+                        (Decrease::ExcessQueue, Some(srtt)) if !srtt.is_zero() => {
+                            delay::nanos(srtt)
+                        }
+                        _ => t,
+                    };
+                    change -= self.cfg.decrease_constant * ((q - t) / per) * bytes;
                     change = change.max(-bytes / 2.0);
                 }
                 if !may_grow {
@@ -863,6 +983,8 @@ impl CongestionController for LedbatPlusPlus {
     }
 
     fn on_congestion_event(&mut self, loss: &LossEvent) {
+        self.last_loss = Some(loss.now);
+        self.filling = false;
         if self.cfg.loss_on_empty_queue == EmptyQueueLoss::Ignore
             && self.delay.current().is_some()
             && self.delay.queuing() <= self.cfg.empty_queue
@@ -932,6 +1054,12 @@ impl CongestionController for LedbatPlusPlus {
     /// [`pacing`]: 2 × cwnd/srtt in a slow start (initial, after persistent
     /// congestion, ramp-up) while cwnd < ssthresh/2, else 1.2 × cwnd/srtt.
     fn pacing_rate(&self) -> Option<u64> {
+        if self.filling && self.s.phase == Phase::CongestionAvoidance {
+            // `fill_empty_queue`: the queue is empty, so the current delay is
+            // the round trip (the smoothed RTT may still hold a queue gone).
+            let rtt = self.delay.current().or(self.srtt);
+            return pacing::rate(self.window(), rtt, true);
+        }
         let slow_start =
             self.in_slow_start() && pacing::in_slow_start(self.s.cwnd, self.s.ssthresh);
         pacing::rate(self.window(), self.srtt, slow_start)
@@ -1639,6 +1767,90 @@ mod tests {
         );
     }
 
+    /// Base 30 ms (GAIN 1/5), current filter of one: 39 packets, one ACK
+    /// of 5 packets (+1200), then q = 90 ms ends slow start at 48000 bytes.
+    fn base_30_at_48000(extra: &[(&str, &str)]) -> Driver<LedbatPlusPlus> {
+        let mut spec = vec![("current_filter", "1"), ("init_cwnd", "39")];
+        spec.extend_from_slice(extra);
+        let mut d = driver(config(&spec));
+        d.ack_old(ms(1), 5 * MSS, ms(30));
+        d.ack_old(ms(1), MSS, ms(120));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
+        d
+    }
+
+    #[test]
+    fn decrease_excess_queue_takes_the_queue_above_target_over_one_rtt() {
+        // One round at q = 90 ms, srtt 120 ms; each ACK's share of GAIN·MSS
+        // is 240·1200/48000 = 6 bytes.
+        let round = |extra: &[(&str, &str)]| {
+            let mut d = base_30_at_48000(extra);
+            for _ in 0..40 {
+                d.ack_old(ms(1), MSS, ms(120));
+            }
+            d.cc.window()
+        };
+        // Draft: (q/T − 1) = 1/2 of each acknowledged byte: 6 − 600.
+        assert_eq!(round(&[]), 48_000 - 40 * 594);
+        // excess_queue: (q − T)/srtt = 30/120 of each byte: 6 − 300.
+        assert_eq!(round(&[("decrease", "excess_queue")]), 48_000 - 40 * 294);
+    }
+
+    #[test]
+    fn fill_empty_queue_grows_by_gain_per_byte_and_paces_at_twice_the_rate() {
+        let run = |extra: &[(&str, &str)]| {
+            let mut d = base_30_at_48000(extra);
+            // q = 15 ms (empty), then q = 16 ms.
+            d.ack_old(ms(1), MSS, ms(45));
+            let empty = (d.cc.window(), d.cc.pacing_rate());
+            d.ack_old(ms(1), MSS, ms(46));
+            (empty, (d.cc.window(), d.cc.pacing_rate()))
+        };
+        let rate =
+            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
+        // Without it: 6 bytes per 1200-byte ACK, 1.2 × cwnd / srtt.
+        assert_eq!(
+            run(&[]),
+            (
+                (48_006, rate(1.2, 48_006, 0.045)),
+                (48_012, rate(1.2, 48_012, 0.046))
+            )
+        );
+        // With it, at the empty queue: one byte per byte, 2 × cwnd / current
+        // delay; above empty_queue the draft's rule again.
+        assert_eq!(
+            run(&[("fill_empty_queue", "true")]),
+            (
+                (49_200, rate(2.0, 49_200, 0.045)),
+                (49_206, rate(1.2, 49_206, 0.046))
+            )
+        );
+    }
+
+    #[test]
+    fn fill_empty_queue_waits_fill_quiet_after_any_loss() {
+        let spec = [
+            ("fill_empty_queue", "true"),
+            ("loss_on_empty_queue", "ignore"),
+        ];
+        let mut d = base_30_at_48000(&spec);
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_200);
+        // A loss at q = 15 ms: ignored for the window, but it is a loss.
+        d.advance(ms(1));
+        d.loss(d.now - NS);
+        let loss = d.now;
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        // For 2 s (the default fill_quiet) the draft's 6 bytes per ACK.
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_206);
+        d.ack_old(ms(2_000) - ms(1) - NS, MSS, ms(45));
+        assert_eq!(d.now - loss, ms(2_000) - NS);
+        assert_eq!(d.cc.window(), 49_212);
+        d.ack_old(NS, MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_212 + 1_200);
+    }
+
     #[test]
     fn profile_full_sets_its_options_and_a_profile_resets_them() {
         let full = config(&[("profile", "full")]);
@@ -1651,6 +1863,8 @@ mod tests {
                 ("slowdown_period_min", "10s"),
                 ("slowdown_period_max", "60s"),
                 ("loss_on_empty_queue", "ignore"),
+                ("decrease", "excess_queue"),
+                ("fill_empty_queue", "true"),
             ])
         );
         assert_eq!(
