@@ -140,7 +140,8 @@
 //!   instead of GAIN·MSS per round, paced at 2 × cwnd over the current
 //!   delay (the smoothed RTT may still hold a queue that is gone). An empty
 //!   queue is an idle link: after CUBIC leaves (50 ms) the draft is back to
-//!   0.9 of the link after more than 10 s, full after about 1.3 s. It also
+//!   0.9 of the link after more than 10 s, full after 1.5 s (3.5 s on two
+//!   seeds of three, where a loss just before held it for `fill_quiet`). It also
 //!   lets two flows converge: a flow whose freeze drained the queue regains
 //!   its share at once, rather than at one GAIN a round. Not within
 //!   `fill_quiet` (2 s) of any loss: with a 30 ms buffer CUBIC's sawtooth
