@@ -105,6 +105,59 @@
 //!   before `r` carry the ramp-up's queue, those sent in `[r, r + srtt)` the
 //!   queue of the restored window's first burst. Those ACKs neither feed the
 //!   delay filters nor move the window (losses still count).
+//!
+//! `profile=full` (issue 13) is our design: LEDBAT++ that fills an idle
+//! link and still gets out of the way. It is the options below, each a key
+//! of its own and usable alone; the initial slowdown stays the draft's (it
+//! is what removes the late-comer advantage). Measured effects are from
+//! the simulator, 20 Mbit/s, 500 ms buffer unless said (sweeps/issue13-*.toml;
+//! README, "LEDBAT++ profiles"). "Empty queue" is a queuing delay of at
+//! most `empty_queue` (default 15 ms, T/4).
+//!
+//! * `skip_rtt_after_restore=true`: the seed's second fix, above.
+//! * `restore=guarded`: the seed's jump back to the pre-slowdown window,
+//!   but only if the freeze's own reading (the smallest queuing delay of
+//!   the samples taken while frozen) is an empty queue; else the draft's
+//!   ramp-up. A freeze that still sees a queue means someone else holds
+//!   the link, and jumping back would push them. The jump is not a burst:
+//!   pacing spreads the restored window over a round (1.2 × cwnd/srtt).
+//! * `slowdown_duty=F` with `slowdown_period_min`/`slowdown_period_max`:
+//!   the next slowdown starts `D/F` after the last one began, D the time
+//!   it actually took (freeze, and ramp-up if any), within the bounds
+//!   (full: 2 %, 10 s to 60 s), instead of 9·D after its end. With a jump
+//!   restore D is about 2 RTTs and the draft's 9·D would slow down every
+//!   ~20 RTTs; the duty bounds the cost to ~2 % and the ceiling keeps the
+//!   base delay fresh (≥ one freeze a minute).
+//! * `decrease=excess_queue`: above T a round takes `C·W·(q − T)/srtt` off
+//!   the window, the bytes of the queue above T, instead of the draft's
+//!   `C·W·(q/T − 1)`, which is srtt/T times that: at 300 ms base RTT six
+//!   times the excess, so the window overshoots down, the queue empties and
+//!   the link idles (alone, no slowdowns, 300 ms: 0.946 of the link with
+//!   the draft's rule, 1.0 with this one). Against CUBIC the queue is far
+//!   above T and both rules hit the −W/2 cap.
+//! * `fill_empty_queue=true`: in congestion avoidance with an empty queue
+//!   the window grows by one byte per byte acknowledged (slow start)
+//!   instead of GAIN·MSS per round, paced at 2 × cwnd over the current
+//!   delay (the smoothed RTT may still hold a queue that is gone). An empty
+//!   queue is an idle link: after CUBIC leaves (50 ms) the draft is back to
+//!   0.9 of the link after more than 10 s, full after 1.5 s (3.5 s on two
+//!   seeds of three, where a loss just before held it for `fill_quiet`). It also
+//!   lets two flows converge: a flow whose freeze drained the queue regains
+//!   its share at once, rather than at one GAIN a round. Not within
+//!   `fill_quiet` (2 s) of any loss: with a 30 ms buffer CUBIC's sawtooth
+//!   empties the queue after each of its losses, and filling then took 96 %
+//!   of the link from CUBIC; with the quiet time CUBIC keeps ≥ 7× LEDBAT++.
+//! * `loss_on_empty_queue=ignore`: a loss that comes with an empty queue
+//!   does not reduce the window: for an LBE flow a loss without queue
+//!   growth is not congestion (it is random loss; a full buffer comes with
+//!   a queue). 1 % loss at 300 ms: 0.25 Mbit/s with the draft, ~14 with
+//!   full. With a 30 ms buffer the losses come with the buffer's queue
+//!   (> 15 ms) and still count, so LEDBAT++ still yields to CUBIC there.
+//! * `gentle_freeze=true` (not in full): a periodic freeze holds half the
+//!   window, not 2 packets, when the previous freeze read an empty queue
+//!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
+//!   holds a queue (window ≈ BDP + T's worth), so the freeze does not
+//!   re-measure the base delay; the duty cycle already bounds the cost.
 
 use std::time::Duration;
 use std::time::Instant;
@@ -152,6 +205,22 @@ pub const INITIAL_SLOWDOWN_RTTS: u64 = 2;
 /// ended (draft -01 §4.4: 9, i.e. ≤ 10 % of the time slowed down).
 pub const SLOWDOWN_INTERVAL: u32 = 9;
 
+/// What counts as an empty queue by default: T/4 (module docs, profile=full).
+pub const EMPTY_QUEUE: Duration = Duration::from_millis(15);
+/// Upper bound of the slowdown period with `slowdown_duty` (the default
+/// base-delay history, 10 minutes).
+pub const SLOWDOWN_PERIOD_MAX: Duration = Duration::from_secs(600);
+/// `profile=full`: slowdowns take at most this fraction of the time.
+pub const FULL_SLOWDOWN_DUTY: f64 = 0.02;
+/// `profile=full`: at most one slowdown per this long.
+pub const FULL_SLOWDOWN_PERIOD_MIN: Duration = Duration::from_secs(10);
+/// `profile=full`: at least one slowdown per this long.
+pub const FULL_SLOWDOWN_PERIOD_MAX: Duration = Duration::from_secs(60);
+/// How long `fill_empty_queue` waits after a loss by default.
+pub const FILL_QUIET: Duration = Duration::from_secs(2);
+/// `profile=full`: whether the periodic freeze may be gentle.
+pub const FULL_GENTLE_FREEZE: bool = false;
+
 /// How the window returns after a slowdown's freeze.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Restore {
@@ -160,6 +229,29 @@ pub enum Restore {
     SlowStart,
     /// Jump straight back to it (seed §5.1.3, first fix).
     Jump,
+    /// Jump back if the queue measured while frozen was empty (at most
+    /// `empty_queue`), else slow start as the draft.
+    Guarded,
+}
+
+/// How much a round above TARGET takes off the window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Decrease {
+    /// `C·W·(q/T − 1)` (the draft, §4.3).
+    #[default]
+    Draft,
+    /// `C·W·(q − T)/srtt`: the bytes of the queue above T.
+    ExcessQueue,
+}
+
+/// What a loss does when it comes with an empty queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EmptyQueueLoss {
+    /// Halve, as any other loss (the draft).
+    #[default]
+    Halve,
+    /// Nothing: the loss is not congestion.
+    Ignore,
 }
 
 /// Parameters of [`LedbatPlusPlus`]. Defaults are draft -01's; fields are
@@ -198,6 +290,40 @@ pub struct LedbatPlusPlusConfig {
     /// Ignore delay samples for one round trip after the window is restored.
     /// Default false. Key `skip_rtt_after_restore`.
     skip_rtt_after_restore: bool,
+    /// A queuing delay at most this is an empty queue (`restore=guarded`,
+    /// `gentle_freeze`, `loss_on_empty_queue`). Default 15 ms (T/4).
+    /// Key `empty_queue`, 0 to 1 s.
+    empty_queue: Duration,
+    /// Fraction of time a periodic slowdown may take: when set, the next
+    /// slowdown starts `D / duty` after the last one started (clamped to
+    /// the period bounds) instead of 9·D after it ended. Default unset.
+    /// Key `slowdown_duty`, 0.001 to 0.5.
+    slowdown_duty: Option<f64>,
+    /// Shortest period between slowdown starts with `slowdown_duty`.
+    /// Default 0. Key `slowdown_period_min`, 0 to 10 min.
+    slowdown_period_min: Duration,
+    /// Longest period between slowdown starts with `slowdown_duty` (the
+    /// minimum wins if larger). Default 10 min. Key `slowdown_period_max`,
+    /// 1 s to 10 min.
+    slowdown_period_max: Duration,
+    /// A periodic freeze holds half the window, not 2 packets, when the
+    /// previous freeze measured an empty queue. Default false.
+    /// Key `gentle_freeze`.
+    gentle_freeze: bool,
+    /// In congestion avoidance with an empty queue, grow by one byte per
+    /// acknowledged byte instead of GAIN·MSS per round, paced as a slow start.
+    /// Default false. Key `fill_empty_queue`.
+    fill_empty_queue: bool,
+    /// `fill_empty_queue` waits this long after any loss: an empty queue
+    /// with losses is a shallow buffer shared with a loss-based flow, not an
+    /// idle link. Default 2 s. Key `fill_quiet`, 0 to 10 min.
+    fill_quiet: Duration,
+    /// The decrease rule above T. Default draft. Key `decrease`, `draft` or
+    /// `excess_queue`.
+    decrease: Decrease,
+    /// What a loss with an empty queue does. Default halve.
+    /// Key `loss_on_empty_queue`, `halve` or `ignore`.
+    loss_on_empty_queue: EmptyQueueLoss,
     /// Delay filters (keys `current_filter`, `base_history`, `base_bucket`).
     delay: DelayConfig,
 }
@@ -217,6 +343,15 @@ impl Default for LedbatPlusPlusConfig {
             slowdown_interval: SLOWDOWN_INTERVAL,
             restore: Restore::SlowStart,
             skip_rtt_after_restore: false,
+            empty_queue: EMPTY_QUEUE,
+            slowdown_duty: None,
+            slowdown_period_min: Duration::ZERO,
+            slowdown_period_max: SLOWDOWN_PERIOD_MAX,
+            gentle_freeze: false,
+            loss_on_empty_queue: EmptyQueueLoss::Halve,
+            decrease: Decrease::Draft,
+            fill_empty_queue: false,
+            fill_quiet: FILL_QUIET,
             delay: DelayConfig::default(),
         }
     }
@@ -238,6 +373,15 @@ impl LedbatPlusPlusConfig {
         "slowdown_interval",
         "restore",
         "skip_rtt_after_restore",
+        "empty_queue",
+        "slowdown_duty",
+        "slowdown_period_min",
+        "slowdown_period_max",
+        "gentle_freeze",
+        "loss_on_empty_queue",
+        "decrease",
+        "fill_empty_queue",
+        "fill_quiet",
         "current_filter",
         "base_history",
         "base_bucket",
@@ -249,16 +393,39 @@ impl LedbatPlusPlusConfig {
             return result;
         }
         match key {
-            "profile" => match params::one_of(key, value, &["draft", "seed"])? {
-                "seed" => {
-                    self.restore = Restore::Jump;
-                    self.skip_rtt_after_restore = true;
+            "profile" => {
+                // A profile sets every key of its own (module docs).
+                let draft = Self::default();
+                self.restore = draft.restore;
+                self.skip_rtt_after_restore = draft.skip_rtt_after_restore;
+                self.empty_queue = draft.empty_queue;
+                self.slowdown_duty = draft.slowdown_duty;
+                self.slowdown_period_min = draft.slowdown_period_min;
+                self.slowdown_period_max = draft.slowdown_period_max;
+                self.gentle_freeze = draft.gentle_freeze;
+                self.loss_on_empty_queue = draft.loss_on_empty_queue;
+                self.decrease = draft.decrease;
+                self.fill_empty_queue = draft.fill_empty_queue;
+                self.fill_quiet = draft.fill_quiet;
+                match params::one_of(key, value, &["draft", "seed", "full"])? {
+                    "seed" => {
+                        self.restore = Restore::Jump;
+                        self.skip_rtt_after_restore = true;
+                    }
+                    "full" => {
+                        self.restore = Restore::Guarded;
+                        self.skip_rtt_after_restore = true;
+                        self.slowdown_duty = Some(FULL_SLOWDOWN_DUTY);
+                        self.slowdown_period_min = FULL_SLOWDOWN_PERIOD_MIN;
+                        self.slowdown_period_max = FULL_SLOWDOWN_PERIOD_MAX;
+                        self.gentle_freeze = FULL_GENTLE_FREEZE;
+                        self.loss_on_empty_queue = EmptyQueueLoss::Ignore;
+                        self.decrease = Decrease::ExcessQueue;
+                        self.fill_empty_queue = true;
+                    }
+                    _ => (),
                 }
-                _ => {
-                    self.restore = Restore::SlowStart;
-                    self.skip_rtt_after_restore = false;
-                }
-            },
+            }
             "target" => {
                 self.target = params::duration_in(
                     key,
@@ -283,13 +450,46 @@ impl LedbatPlusPlusConfig {
                 self.slowdown_interval = params::u64_in(key, value, 1, 1000)? as u32
             }
             "restore" => {
-                self.restore = match params::one_of(key, value, &["slow_start", "jump"])? {
+                self.restore = match params::one_of(key, value, &["slow_start", "jump", "guarded"])?
+                {
                     "jump" => Restore::Jump,
+                    "guarded" => Restore::Guarded,
                     _ => Restore::SlowStart,
                 }
             }
             "skip_rtt_after_restore" => {
                 self.skip_rtt_after_restore = params::bool_value(key, value)?
+            }
+            "empty_queue" => {
+                self.empty_queue =
+                    params::duration_in(key, value, Duration::ZERO, Duration::from_secs(1))?
+            }
+            "slowdown_duty" => self.slowdown_duty = Some(params::f64_in(key, value, 0.001, 0.5)?),
+            "slowdown_period_min" => {
+                self.slowdown_period_min =
+                    params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
+            }
+            "slowdown_period_max" => {
+                self.slowdown_period_max =
+                    params::duration_in(key, value, Duration::from_secs(1), SLOWDOWN_PERIOD_MAX)?
+            }
+            "gentle_freeze" => self.gentle_freeze = params::bool_value(key, value)?,
+            "fill_empty_queue" => self.fill_empty_queue = params::bool_value(key, value)?,
+            "fill_quiet" => {
+                self.fill_quiet =
+                    params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
+            }
+            "decrease" => {
+                self.decrease = match params::one_of(key, value, &["draft", "excess_queue"])? {
+                    "excess_queue" => Decrease::ExcessQueue,
+                    _ => Decrease::Draft,
+                }
+            }
+            "loss_on_empty_queue" => {
+                self.loss_on_empty_queue = match params::one_of(key, value, &["halve", "ignore"])? {
+                    "ignore" => EmptyQueueLoss::Ignore,
+                    _ => EmptyQueueLoss::Halve,
+                }
             }
             _ => return Err(params::unknown_key("ledbatpp", key, Self::KEYS)),
         }
@@ -331,6 +531,9 @@ enum Phase {
         until: Instant,
         /// The smoothed RTT before the slowdown.
         rtt: Duration,
+        /// The smallest queuing delay measured while frozen (`Duration::MAX`
+        /// before the first sample).
+        min_queue: Duration,
     },
     /// Slow start back to ssthresh after a freeze (§4.4).
     RampUp {
@@ -366,6 +569,8 @@ struct State {
     /// Delay samples of packets sent before this are ignored
     /// (`skip_rtt_after_restore`).
     skip_until: Option<Instant>,
+    /// The last freeze measured an empty queue (`gentle_freeze`).
+    last_freeze_empty: bool,
 }
 
 impl HasWindow<f64> for State {
@@ -397,6 +602,10 @@ pub struct LedbatPlusPlus {
     gain: f64,
     gain_base: Option<Duration>,
     saved: Checkpoint<State>,
+    /// The last ACK in congestion avoidance grew by `fill_empty_queue`.
+    filling: bool,
+    /// When the latest loss was reported (`fill_quiet`).
+    last_loss: Option<Instant>,
 }
 
 impl LedbatPlusPlus {
@@ -421,6 +630,7 @@ impl LedbatPlusPlus {
                 next_slowdown: Schedule::None,
                 recovery: RecoveryPeriod::default(),
                 skip_until: None,
+                last_freeze_empty: false,
             },
             round_cwnd: cwnd,
             rounds: Rounds::default(),
@@ -430,6 +640,8 @@ impl LedbatPlusPlus {
             gain: 1.0 / cfg.gain_divisor_max as f64,
             gain_base: None,
             saved: Checkpoint::default(),
+            filling: false,
+            last_loss: None,
             cfg,
         }
     }
@@ -478,17 +690,24 @@ impl LedbatPlusPlus {
         }
     }
 
-    fn start_slowdown(&mut self, now: Instant) {
+    /// Starts a slowdown; `periodic` is false for the initial one.
+    fn start_slowdown(&mut self, now: Instant, periodic: bool) {
         // §4.4: ssthresh keeps the window to return to, then "Keep CWND
         // frozen at 2 packets for 2 RTT" (RTT: module docs).
         let rtt = self.srtt.unwrap_or(Duration::ZERO);
         let freeze = rtt.saturating_mul(self.cfg.slowdown_rtts);
         self.s.ssthresh = self.s.cwnd;
-        self.s.cwnd = self.bounds.min;
+        self.s.cwnd = if periodic && self.cfg.gentle_freeze && self.s.last_freeze_empty {
+            // `gentle_freeze`: half the window (module docs).
+            (self.s.cwnd / 2.0).max(self.bounds.min)
+        } else {
+            self.bounds.min
+        };
         self.s.phase = Phase::Slowdown {
             start: now,
             until: now.checked_add(freeze).unwrap_or(now),
             rtt,
+            min_queue: Duration::MAX,
         };
         self.s.next_slowdown = Schedule::None;
         self.rounds.restart(now);
@@ -498,9 +717,16 @@ impl LedbatPlusPlus {
     /// The freeze is over: ramp up (§4.4; seed §3: "then performs a
     /// slow-start increase back to the CW value that it was using before the
     /// periodic decrease"), or jump back (`restore=jump`).
-    fn end_freeze(&mut self, now: Instant, start: Instant, rtt: Duration) {
-        match self.cfg.restore {
-            Restore::SlowStart => {
+    fn end_freeze(&mut self, now: Instant, start: Instant, rtt: Duration, min_queue: Duration) {
+        let empty = min_queue <= self.cfg.empty_queue;
+        self.s.last_freeze_empty = empty;
+        let jump = match self.cfg.restore {
+            Restore::SlowStart => false,
+            Restore::Jump => true,
+            Restore::Guarded => empty,
+        };
+        match jump {
+            false => {
                 let full = self.rounds_to_restore();
                 self.s.phase = Phase::RampUp {
                     slowdown_start: start,
@@ -509,25 +735,47 @@ impl LedbatPlusPlus {
                 self.rounds.restart(now);
                 self.round_cwnd = self.s.cwnd;
             }
-            Restore::Jump => {
+            true => {
                 self.s.cwnd = self.s.ssthresh.max(self.bounds.min);
                 // The time a ramp-up would have taken, in RTTs of the freeze.
                 let ramp = rtt.saturating_mul(self.rounds_to_restore().min(u32::MAX as u64) as u32);
                 let duration = now.saturating_duration_since(start).saturating_add(ramp);
-                self.finish_slowdown(now, duration, true);
+                self.finish_slowdown(now, start, duration, true);
             }
         }
     }
 
-    /// The slowdown (freeze and ramp-up) took `duration`: schedules the next
-    /// one and returns to congestion avoidance.
-    fn finish_slowdown(&mut self, now: Instant, duration: Duration, restored: bool) {
-        // §4.4: the next slowdown is 9 slowdown durations later, capped at
-        // the base-delay history (module docs).
-        let wait = duration
-            .saturating_mul(self.cfg.slowdown_interval)
-            .min(self.max_slowdown_wait);
-        self.s.next_slowdown = Schedule::At(now.checked_add(wait).unwrap_or(now));
+    /// The slowdown that began at `start` counts as `duration` for the
+    /// draft's schedule: schedules the next one and returns to congestion
+    /// avoidance.
+    fn finish_slowdown(
+        &mut self,
+        now: Instant,
+        start: Instant,
+        duration: Duration,
+        restored: bool,
+    ) {
+        let due = match self.cfg.slowdown_duty {
+            // `slowdown_duty`: the time actually spent, over the duty, from
+            // the start of this slowdown, within the period bounds.
+            Some(duty) => {
+                let spent = now.saturating_duration_since(start);
+                let period = spent
+                    .div_f64(duty)
+                    .min(self.cfg.slowdown_period_max)
+                    .max(self.cfg.slowdown_period_min);
+                start.checked_add(period).unwrap_or(now).max(now)
+            }
+            // §4.4: the next slowdown is 9 slowdown durations later, capped
+            // at the base-delay history (module docs).
+            None => {
+                let wait = duration
+                    .saturating_mul(self.cfg.slowdown_interval)
+                    .min(self.max_slowdown_wait);
+                now.checked_add(wait).unwrap_or(now)
+            }
+        };
+        self.s.next_slowdown = Schedule::At(due);
         self.s.phase = Phase::CongestionAvoidance;
         self.rounds.restart(now);
         self.round_cwnd = self.s.cwnd;
@@ -546,7 +794,7 @@ impl LedbatPlusPlus {
                     self.s.next_slowdown = Schedule::AfterRounds(n - 1)
                 }
                 Schedule::AfterRounds(_) => {
-                    self.start_slowdown(now);
+                    self.start_slowdown(now, false);
                     changed = true;
                 }
                 Schedule::At(_) | Schedule::None => (),
@@ -558,7 +806,7 @@ impl LedbatPlusPlus {
                 if rounds_left <= 1 {
                     // Application-limited: the window stays (module docs).
                     let duration = now.saturating_duration_since(slowdown_start);
-                    self.finish_slowdown(now, duration, false);
+                    self.finish_slowdown(now, slowdown_start, duration, false);
                     changed = true;
                 } else {
                     self.s.phase = Phase::RampUp {
@@ -639,16 +887,26 @@ impl CongestionController for LedbatPlusPlus {
             self.gain = self.gain_for(base);
         }
 
+        if let Phase::Slowdown { min_queue, .. } = &mut self.s.phase {
+            if ack.rtt.new_sample && !skipping {
+                *min_queue = (*min_queue).min(self.delay.queuing());
+            }
+        }
         let mut changed = self.rounds.on_ack(now, largest) && self.on_round_end(now);
         match self.s.phase {
-            Phase::Slowdown { start, until, rtt } if now >= until => {
-                self.end_freeze(now, start, rtt);
+            Phase::Slowdown {
+                start,
+                until,
+                rtt,
+                min_queue,
+            } if now >= until => {
+                self.end_freeze(now, start, rtt, min_queue);
                 changed = true;
             }
             Phase::CongestionAvoidance => {
                 if let Schedule::At(due) = self.s.next_slowdown {
                     if now >= due {
-                        self.start_slowdown(now);
+                        self.start_slowdown(now, true);
                         changed = true;
                     }
                 }
@@ -678,7 +936,7 @@ impl CongestionController for LedbatPlusPlus {
                         match self.s.phase {
                             Phase::RampUp { slowdown_start, .. } => {
                                 let duration = now.saturating_duration_since(slowdown_start);
-                                self.finish_slowdown(now, duration, true);
+                                self.finish_slowdown(now, slowdown_start, duration, true);
                             }
                             _ => self.s.phase = Phase::CongestionAvoidance,
                         }
@@ -693,11 +951,28 @@ impl CongestionController for LedbatPlusPlus {
                 // CW += max(−CW/2, GAIN − C·CW·(q/T − 1)) if q > T (in MSS),
                 // spread over the round's ACKs.
                 let w = self.round_cwnd.max(self.bounds.min);
-                let mut change = self.gain * self.bounds.mss * bytes / w;
+                let quiet = self
+                    .last_loss
+                    .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.fill_quiet);
+                self.filling = self.cfg.fill_empty_queue && quiet && q <= self.cfg.empty_queue;
+                let mut change = if self.filling {
+                    // `fill_empty_queue`: one byte per byte acknowledged.
+                    bytes
+                } else {
+                    self.gain * self.bounds.mss * bytes / w
+                };
                 let t = self.target_ns;
                 let q = delay::nanos(q);
                 if q > t {
-                    change -= self.cfg.decrease_constant * (q / t - 1.0) * bytes;
+                    // `decrease=excess_queue`: the excess over one RTT,
+                    // (q − T)/srtt of the window, instead of (q − T)/T.
+                    let per = match (self.cfg.decrease, self.srtt) {
+                        (Decrease::ExcessQueue, Some(srtt)) if !srtt.is_zero() => {
+                            delay::nanos(srtt)
+                        }
+                        _ => t,
+                    };
+                    change -= self.cfg.decrease_constant * ((q - t) / per) * bytes;
                     change = change.max(-bytes / 2.0);
                 }
                 if !may_grow {
@@ -709,6 +984,15 @@ impl CongestionController for LedbatPlusPlus {
     }
 
     fn on_congestion_event(&mut self, loss: &LossEvent) {
+        self.last_loss = Some(loss.now);
+        self.filling = false;
+        if self.cfg.loss_on_empty_queue == EmptyQueueLoss::Ignore
+            && self.delay.current().is_some()
+            && self.delay.queuing() <= self.cfg.empty_queue
+        {
+            // Not congestion for an LBE flow (module docs).
+            return;
+        }
         if !self.s.recovery.on_loss(loss) {
             return;
         }
@@ -726,7 +1010,7 @@ impl CongestionController for LedbatPlusPlus {
                 self.halve();
                 self.s.ssthresh = self.s.cwnd;
                 let duration = loss.now.saturating_duration_since(slowdown_start);
-                self.finish_slowdown(loss.now, duration, false);
+                self.finish_slowdown(loss.now, slowdown_start, duration, false);
             }
             Phase::SlowStart { .. } | Phase::CongestionAvoidance => {
                 self.halve();
@@ -771,6 +1055,12 @@ impl CongestionController for LedbatPlusPlus {
     /// [`pacing`]: 2 × cwnd/srtt in a slow start (initial, after persistent
     /// congestion, ramp-up) while cwnd < ssthresh/2, else 1.2 × cwnd/srtt.
     fn pacing_rate(&self) -> Option<u64> {
+        if self.filling && self.s.phase == Phase::CongestionAvoidance {
+            // `fill_empty_queue`: the queue is empty, so the current delay is
+            // the round trip (the smoothed RTT may still hold a queue gone).
+            let rtt = self.delay.current().or(self.srtt);
+            return pacing::rate(self.window(), rtt, true);
+        }
         let slow_start =
             self.in_slow_start() && pacing::in_slow_start(self.s.cwnd, self.s.ssthresh);
         pacing::rate(self.window(), self.srtt, slow_start)
@@ -1320,6 +1610,277 @@ mod tests {
         );
     }
 
+    /// The initial slowdown of [`base_240`] with `extra`, its freeze's two
+    /// rounds at `freeze_rtt` (base 240 ms). Returns the slowdown's start.
+    fn through_the_initial_freeze(
+        extra: &[(&str, &str)],
+        freeze_rtt: Duration,
+    ) -> (Driver<LedbatPlusPlus>, Instant) {
+        let mut d = base_240(extra);
+        let start = to_the_initial_slowdown(&mut d);
+        d.round(freeze_rtt, 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+        d.round(freeze_rtt, 2 * MSS);
+        (d, start)
+    }
+
+    #[test]
+    fn restore_guarded_jumps_only_after_a_freeze_with_an_empty_queue() {
+        // q = 15 ms while frozen (the default empty_queue): jump back.
+        let (d, _) = through_the_initial_freeze(&[("restore", "guarded")], ms(255));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        // q = 16 ms: slow start back, as the draft.
+        let (d, _) = through_the_initial_freeze(&[("restore", "guarded")], ms(256));
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 2 * MSS));
+        // The threshold is the key empty_queue.
+        let spec = [("restore", "guarded"), ("empty_queue", "20ms")];
+        let (d, _) = through_the_initial_freeze(&spec, ms(256));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        // The smallest reading of the freeze counts: 100 ms, then 10 ms.
+        let mut d = base_240(&[("restore", "guarded")]);
+        to_the_initial_slowdown(&mut d);
+        d.round(ms(340), 2 * MSS);
+        d.round(ms(250), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        // restore=jump ignores the reading.
+        let (d, _) = through_the_initial_freeze(&[("restore", "jump")], ms(340));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+    }
+
+    #[test]
+    fn slowdown_duty_schedules_the_next_slowdown_from_the_time_spent() {
+        // A jump restore 480 ms after the slowdown began; the next is due
+        // at start + clamp(480 ms / duty, period_min, period_max).
+        let cases = [
+            (&[("slowdown_duty", "0.1")][..], ms(4_800)),
+            (
+                &[("slowdown_duty", "0.01"), ("slowdown_period_max", "10s")][..],
+                ms(10_000),
+            ),
+            (
+                &[("slowdown_duty", "0.5"), ("slowdown_period_min", "2s")][..],
+                ms(2_000),
+            ),
+            // The minimum wins over a smaller maximum.
+            (
+                &[
+                    ("slowdown_duty", "0.5"),
+                    ("slowdown_period_min", "3s"),
+                    ("slowdown_period_max", "1s"),
+                ][..],
+                ms(3_000),
+            ),
+        ];
+        for (extra, period) in cases {
+            let mut spec = vec![("restore", "jump")];
+            spec.extend_from_slice(extra);
+            let (mut d, start) = through_the_initial_freeze(&spec, ms(240));
+            assert_eq!(d.now - start, ms(480));
+            d.ack_old(period - ms(480) - NS, MSS, ms(240));
+            assert_eq!(state(&d), "congestion_avoidance", "{extra:?}");
+            d.ack_old(NS, MSS, ms(240));
+            assert_eq!(
+                (state(&d), d.cc.window()),
+                ("slowdown", 2 * MSS),
+                "{extra:?}"
+            );
+        }
+        // With a ramp-up the time spent includes it: 480 ms + 5 rounds of
+        // 240 ms, over 0.1.
+        let (mut d, start) = through_the_initial_freeze(&[("slowdown_duty", "0.1")], ms(240));
+        for w in [2_400, 4_800, 9_600, 19_200, 38_400] {
+            d.round(ms(240), w);
+        }
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        assert_eq!(d.now - start, ms(1_680));
+        d.ack_old(ms(16_800 - 1_680) - NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(state(&d), "slowdown");
+    }
+
+    #[test]
+    fn gentle_freeze_holds_half_the_window_after_an_empty_freeze() {
+        let spec = [
+            ("restore", "guarded"),
+            ("gentle_freeze", "true"),
+            ("slowdown_duty", "0.1"),
+        ];
+        // The initial freeze is at 2 packets and reads an empty queue.
+        let (mut d, start) = through_the_initial_freeze(&spec, ms(240));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        d.ack_old(ms(4_800 - 480) - NS, MSS, ms(240));
+        let before = d.cc.window();
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(d.now - start, ms(4_800));
+        // The periodic freeze after it: half the window.
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", before / 2));
+        assert_eq!(d.cc.snapshot().ssthresh, Some(before));
+        // It reads q = 100 ms (not empty): slow start back from there...
+        d.round(ms(340), before / 2);
+        d.round(ms(340), before / 2);
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", before / 2));
+        d.round(ms(240), before - before / 2);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", before));
+        // ...and the next freeze is a full one.
+        for _ in 0..100_000 {
+            if state(&d) == "slowdown" {
+                break;
+            }
+            d.ack_old(ms(1), MSS, ms(240));
+        }
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+    }
+
+    #[test]
+    fn loss_on_empty_queue_ignore_keeps_the_window_when_the_queue_is_empty() {
+        // GAIN 1/4; each ACK at q <= T adds 300·1200/48000 = 7.5 bytes.
+        let run = |extra: &[(&str, &str)]| {
+            let mut spec = vec![("current_filter", "1"), ("init_cwnd", "39")];
+            spec.extend_from_slice(extra);
+            let mut d = driver(config(&spec));
+            d.ack_old(ms(1), 4 * MSS, ms(35));
+            d.ack_old(ms(1), MSS, ms(125));
+            assert_eq!(d.cc.window(), 48_000);
+            // q = 15 ms, then a loss.
+            d.ack_old(ms(1), MSS, ms(50));
+            d.advance(ms(1));
+            d.loss(d.now - NS);
+            let at_15 = (state(&d), d.cc.window());
+            // q = 16 ms, then a loss.
+            d.ack_old(ms(1), MSS, ms(51));
+            d.advance(ms(1));
+            d.loss(d.now - NS);
+            (at_15, (state(&d), d.cc.window()))
+        };
+        assert_eq!(
+            run(&[("loss_on_empty_queue", "ignore")]),
+            (
+                ("congestion_avoidance", 48_007),
+                ("recovery", 24_007) // 48015 / 2
+            )
+        );
+        // The draft halves at any queue.
+        assert_eq!(run(&[]).0, ("recovery", 24_003));
+        assert_eq!(
+            run(&[("loss_on_empty_queue", "ignore"), ("empty_queue", "0ms")]).0,
+            ("recovery", 24_003)
+        );
+    }
+
+    /// Base 30 ms (GAIN 1/5), current filter of one: 39 packets, one ACK
+    /// of 5 packets (+1200), then q = 90 ms ends slow start at 48000 bytes.
+    fn base_30_at_48000(extra: &[(&str, &str)]) -> Driver<LedbatPlusPlus> {
+        let mut spec = vec![("current_filter", "1"), ("init_cwnd", "39")];
+        spec.extend_from_slice(extra);
+        let mut d = driver(config(&spec));
+        d.ack_old(ms(1), 5 * MSS, ms(30));
+        d.ack_old(ms(1), MSS, ms(120));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
+        d
+    }
+
+    #[test]
+    fn decrease_excess_queue_takes_the_queue_above_target_over_one_rtt() {
+        // One round at q = 90 ms, srtt 120 ms; each ACK's share of GAIN·MSS
+        // is 240·1200/48000 = 6 bytes.
+        let round = |extra: &[(&str, &str)]| {
+            let mut d = base_30_at_48000(extra);
+            for _ in 0..40 {
+                d.ack_old(ms(1), MSS, ms(120));
+            }
+            d.cc.window()
+        };
+        // Draft: (q/T − 1) = 1/2 of each acknowledged byte: 6 − 600.
+        assert_eq!(round(&[]), 48_000 - 40 * 594);
+        // excess_queue: (q − T)/srtt = 30/120 of each byte: 6 − 300.
+        assert_eq!(round(&[("decrease", "excess_queue")]), 48_000 - 40 * 294);
+    }
+
+    #[test]
+    fn fill_empty_queue_grows_by_gain_per_byte_and_paces_at_twice_the_rate() {
+        let run = |extra: &[(&str, &str)]| {
+            let mut d = base_30_at_48000(extra);
+            // q = 15 ms (empty), then q = 16 ms.
+            d.ack_old(ms(1), MSS, ms(45));
+            let empty = (d.cc.window(), d.cc.pacing_rate());
+            d.ack_old(ms(1), MSS, ms(46));
+            (empty, (d.cc.window(), d.cc.pacing_rate()))
+        };
+        let rate =
+            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
+        // Without it: 6 bytes per 1200-byte ACK, 1.2 × cwnd / srtt.
+        assert_eq!(
+            run(&[]),
+            (
+                (48_006, rate(1.2, 48_006, 0.045)),
+                (48_012, rate(1.2, 48_012, 0.046))
+            )
+        );
+        // With it, at the empty queue: one byte per byte, 2 × cwnd / current
+        // delay; above empty_queue the draft's rule again.
+        assert_eq!(
+            run(&[("fill_empty_queue", "true")]),
+            (
+                (49_200, rate(2.0, 49_200, 0.045)),
+                (49_206, rate(1.2, 49_206, 0.046))
+            )
+        );
+    }
+
+    #[test]
+    fn fill_empty_queue_waits_fill_quiet_after_any_loss() {
+        let spec = [
+            ("fill_empty_queue", "true"),
+            ("loss_on_empty_queue", "ignore"),
+        ];
+        let mut d = base_30_at_48000(&spec);
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_200);
+        // A loss at q = 15 ms: ignored for the window, but it is a loss.
+        d.advance(ms(1));
+        d.loss(d.now - NS);
+        let loss = d.now;
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        // For 2 s (the default fill_quiet) the draft's 6 bytes per ACK.
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_206);
+        d.ack_old(ms(2_000) - ms(1) - NS, MSS, ms(45));
+        assert_eq!(d.now - loss, ms(2_000) - NS);
+        assert_eq!(d.cc.window(), 49_212);
+        d.ack_old(NS, MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_212 + 1_200);
+    }
+
+    #[test]
+    fn profile_full_sets_its_options_and_a_profile_resets_them() {
+        let full = config(&[("profile", "full")]);
+        assert_eq!(
+            full,
+            config(&[
+                ("restore", "guarded"),
+                ("skip_rtt_after_restore", "true"),
+                ("slowdown_duty", "0.02"),
+                ("slowdown_period_min", "10s"),
+                ("slowdown_period_max", "60s"),
+                ("loss_on_empty_queue", "ignore"),
+                ("decrease", "excess_queue"),
+                ("fill_empty_queue", "true"),
+            ])
+        );
+        assert_eq!(
+            config(&[("profile", "full"), ("profile", "draft")]),
+            config(&[])
+        );
+        assert_eq!(
+            config(&[("profile", "full"), ("profile", "seed")]),
+            config(&[("profile", "seed")])
+        );
+        let mixed = config(&[("profile", "full"), ("restore", "jump")]);
+        assert_eq!(mixed.restore(), Restore::Jump);
+        assert_eq!(mixed.loss_on_empty_queue, EmptyQueueLoss::Ignore);
+    }
+
     #[test]
     fn spec_keys_are_checked() {
         let mut cfg = LedbatPlusPlusConfig::default();
@@ -1334,11 +1895,25 @@ mod tests {
         );
         assert_eq!(
             err(&mut cfg, "restore", "teleport"),
-            "bad value 'teleport' for 'restore': expected one of slow_start, jump"
+            "bad value 'teleport' for 'restore': expected one of slow_start, jump, guarded"
         );
         assert_eq!(
+            err(&mut cfg, "slowdown_duty", "0.6"),
+            "bad value '0.6' for 'slowdown_duty': expected a number from 0.001 to 0.5"
+        );
+        assert_eq!(
+            err(&mut cfg, "slowdown_period_max", "0s"),
+            "bad value '0s' for 'slowdown_period_max': expected a duration with a unit (e.g. 60ms) from 1s to 600s"
+        );
+        assert_eq!(
+            err(&mut cfg, "loss_on_empty_queue", "retry"),
+            "bad value 'retry' for 'loss_on_empty_queue': expected one of halve, ignore"
+        );
+        assert!(cfg.set("empty_queue", "2s").is_err());
+        assert!(cfg.set("gentle_freeze", "half").is_err());
+        assert_eq!(
             err(&mut cfg, "profile", "rfc"),
-            "bad value 'rfc' for 'profile': expected one of draft, seed"
+            "bad value 'rfc' for 'profile': expected one of draft, seed, full"
         );
         assert_eq!(
             err(&mut cfg, "init_cwnd", "0"),

@@ -114,7 +114,7 @@ fn bad_values_say_what_is_allowed() {
         ),
         (
             "ledbatpp:restore=never",
-            "bad value 'never' for 'restore': expected one of slow_start, jump",
+            "bad value 'never' for 'restore': expected one of slow_start, jump, guarded",
         ),
         (
             "ledbat:decrease_gain=1000",
@@ -134,7 +134,7 @@ fn bad_values_say_what_is_allowed() {
         ),
         (
             "ledbatpp:profile=fast",
-            "bad value 'fast' for 'profile': expected one of draft, seed",
+            "bad value 'fast' for 'profile': expected one of draft, seed, full",
         ),
         (
             "cdg:g=-3",
