@@ -409,6 +409,15 @@ impl Cdg {
             "congestion_avoidance"
         }
     }
+
+    /// Sets the backoff scale G, milliseconds, from the next round's draw
+    /// on ([`crate::deadline`] steers it); clamped to the spec's range,
+    /// 0.001 to 100000.
+    pub fn set_backoff_scale_ms(&mut self, g_ms: f64) {
+        let g = g_ms.clamp(0.001, 100_000.0);
+        self.cfg.g = g;
+        self.g_ns = g * 1e6;
+    }
 }
 
 /// `to − from` in nanoseconds, clamped to ±[`GRADIENT_CLAMP_NS`].
