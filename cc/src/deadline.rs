@@ -240,9 +240,9 @@ impl DeadlineConfig {
 
     pub fn build(&self, path: PathInfo) -> DeadlineAware {
         let inner = match self.inner.as_ref() {
-            ControllerConfig::Cdg(c) => Inner::Cdg(Cdg::new(c.clone(), path)),
+            ControllerConfig::Cdg(c) => Inner::Cdg(Box::new(Cdg::new(c.clone(), path))),
             ControllerConfig::LedbatPlusPlus(c) => {
-                Inner::LedbatPlusPlus(LedbatPlusPlus::new(c.clone(), path))
+                Inner::LedbatPlusPlus(Box::new(LedbatPlusPlus::new(c.clone(), path)))
             }
             _ => unreachable!("DeadlineConfig::new admits CDG and LEDBAT++ only"),
         };
@@ -268,8 +268,8 @@ impl DeadlineConfig {
 
 #[derive(Debug)]
 enum Inner {
-    Cdg(Cdg),
-    LedbatPlusPlus(LedbatPlusPlus),
+    Cdg(Box<Cdg>),
+    LedbatPlusPlus(Box<LedbatPlusPlus>),
 }
 
 /// The inner controller's level-0 knob.
@@ -301,15 +301,15 @@ pub struct DeadlineAware {
 impl DeadlineAware {
     fn cc(&self) -> &dyn CongestionController {
         match &self.inner {
-            Inner::Cdg(c) => c,
-            Inner::LedbatPlusPlus(c) => c,
+            Inner::Cdg(c) => c.as_ref(),
+            Inner::LedbatPlusPlus(c) => c.as_ref(),
         }
     }
 
     fn cc_mut(&mut self) -> &mut dyn CongestionController {
         match &mut self.inner {
-            Inner::Cdg(c) => c,
-            Inner::LedbatPlusPlus(c) => c,
+            Inner::Cdg(c) => c.as_mut(),
+            Inner::LedbatPlusPlus(c) => c.as_mut(),
         }
     }
 
