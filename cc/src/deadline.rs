@@ -29,10 +29,21 @@
 //! achieved = bytes done in the step / step length   (then an EWMA, weight 1/2)
 //! aim      = t0 + AIM · D                            (finish a little early)
 //! needed   = bytes left / (aim − now), infinite once now ≥ aim
-//! achieved < needed            → one level up   (at most the top)
+//! achieved < needed            → one level up   (at most the top), and
+//!                              CDG slow-starts to needed · srtt (catch-up)
 //! achieved > RELAX · needed    → one level down (at least 0)
 //! otherwise                    → stay           (hysteresis band)
 //! ```
+//!
+//! The catch-up exists because the knob alone cannot do it against a
+//! loss-based flow that keeps a deep drop-tail buffer full (issue 15's bars:
+//! 20 Mbit/s, 500 ms buffer, CUBIC): measured in the simulator, CDG at the
+//! top level (no delay backoffs, Reno growth) got 0.2-0.3 Mbit/s of the
+//! 6.7 it needed — one packet per 550 ms RTT regrows nothing before the next
+//! overflow. Lifting ssthresh to the needed window lets the next slow start
+//! take what is needed and no more; a loss or a backoff ends it as usual.
+//! LEDBAT++ has no catch-up (its slow start is bound to its slowdowns);
+//! only its target and GAIN are steered.
 //!
 //! Because `needed` is recomputed from what is left, a level that is too
 //! low for a while raises the need and the level with it; a level too high
@@ -354,6 +365,23 @@ impl DeadlineAware {
         }
     }
 
+    /// Behind schedule: let CDG's window slow-start up to the window the
+    /// needed rate takes at the current smoothed RTT (a backoff or a loss
+    /// ends it as usual). Against a loss-based flow that keeps a drop-tail
+    /// buffer full, additive increase alone never gets there (Reno's one
+    /// packet per RTT loses to CUBIC's regrowth), so the lift is what lets
+    /// a flow behind schedule take the share it needs — and no more.
+    fn catch_up(&mut self, needed: f64, srtt: Duration) {
+        let target = if needed.is_finite() {
+            (needed * srtt.as_secs_f64()).min(u64::MAX as f64) as u64
+        } else {
+            u64::MAX
+        };
+        if let Inner::Cdg(c) = &mut self.inner {
+            c.slow_start_to(target);
+        }
+    }
+
     /// One steering decision, when a step is over (module docs).
     fn steer(&mut self, now: Instant, srtt: Duration) {
         let Some(start) = self.start else {
@@ -395,6 +423,7 @@ impl DeadlineAware {
             if self.level + 1 < LEVELS {
                 self.set_level(self.level + 1);
             }
+            self.catch_up(needed, srtt);
         } else if rate > RELAX * needed && self.level > 0 {
             self.set_level(self.level - 1);
         }
@@ -529,6 +558,23 @@ mod tests {
         assert_eq!(t[0], Duration::from_secs(1 + 2));
         assert_eq!(t[6], Duration::from_secs(7));
         assert_eq!(t[1], Duration::from_secs(2));
+    }
+
+    #[test]
+    fn behind_schedule_cdg_slow_starts_to_the_needed_window() {
+        // 100 MB in 100 s, nothing done after the first 1 s step: 100 MB
+        // left for the 94 s to the aim, 1 063 829.8 bytes/s, times the
+        // 100 ms smoothed RTT: ssthresh 106 382 bytes; cwnd is the initial
+        // 10 packets plus the 11 acknowledged in slow start.
+        let (mut d, p) = started("cdg:deadline=100s", 100_000_000);
+        assert_eq!(d.cc.snapshot().ssthresh, None);
+        assert_eq!(steps(&mut d, &p, 0, 1), [1]);
+        let s = d.cc.snapshot();
+        assert_eq!((s.cwnd, s.ssthresh), (21 * MSS, Some(106_382)));
+        // Ahead of schedule: no lift, the window is left alone.
+        let (mut d, p) = started("cdg:deadline=100s", 1_000_000);
+        assert_eq!(steps(&mut d, &p, 100_000, 1), [0]);
+        assert_eq!(d.cc.snapshot().ssthresh, None);
     }
 
     #[test]
