@@ -51,6 +51,7 @@ fn transfer(
             handshake_timeout: Duration::from_secs(10),
             progress: false,
             pacing: true,
+            deadline: None,
         },
         &AtomicBool::new(false),
     )
@@ -173,6 +174,7 @@ fn unpaced_transfers_both_directions() {
                 handshake_timeout: Duration::from_secs(10),
                 progress: false,
                 pacing: false,
+                deadline: None,
             },
             &AtomicBool::new(false),
         )
@@ -225,6 +227,7 @@ fn duration_mode_sends_for_the_given_time() {
             handshake_timeout: Duration::from_secs(10),
             progress: false,
             pacing: true,
+            deadline: None,
         },
         &AtomicBool::new(false),
     )
