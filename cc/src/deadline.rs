@@ -19,8 +19,12 @@
 //! The controller has [`LEVELS`] aggressiveness levels: level 0 is the inner
 //! controller as configured (full LBE), the top level is Reno-like (CDG with
 //! G = 100 s never backs off on delay; LEDBAT++ with a 1 s target and GAIN 1
-//! grows by one packet per RTT and halves on loss). It never goes beyond
-//! that, so it is never more aggressive than a Reno/CUBIC flow.
+//! grows by one packet per RTT and halves on loss). The knob never goes
+//! beyond that; the catch-up below adds slow starts up to the needed
+//! window, which with an impossible deadline (a need beyond the path) makes
+//! it slow-start to a loss every step — measured in the simulator, that
+//! took up to 54 % of a link shared with CUBIC (README, "Deadline-aware
+//! LBE": the known excess).
 //!
 //! Once per step (the longer of [`STEP`] and two smoothed RTTs, measured on
 //! ACK times), with D the deadline and t0 the first send:
