@@ -161,6 +161,42 @@ impl CcSpec {
         }
     }
 
+    /// This spec with `deadline=` added ([`lbe_cc::deadline`]): the text
+    /// gains the key, so file names and reports show it. Only `cdg` and
+    /// `ledbatpp` take a deadline; a spec that has one already is refused.
+    pub fn with_deadline(&self, deadline: std::time::Duration) -> Result<Self, SpecError> {
+        let separator = if self.text.contains(':') { ',' } else { ':' };
+        let text = format!(
+            "{}{separator}{}={}",
+            self.text,
+            lbe_cc::spec::DEADLINE_KEY,
+            lbe_units::fmt_duration(deadline)
+        );
+        if self.plugin().is_none() {
+            return Err(SpecError::new(format!(
+                "'{}' is quiche's own controller: a deadline steers only {}",
+                self.name(),
+                lbe_cc::deadline::DeadlineConfig::INNER.join(" and ")
+            )));
+        }
+        text.parse()
+    }
+
+    /// The progress handle of a deadline-aware plug-in.
+    pub fn progress(&self) -> Option<&lbe_cc::deadline::Progress> {
+        self.plugin().and_then(|c| c.progress())
+    }
+
+    /// Gives a deadline-aware plug-in its transfer's progress handle (the
+    /// factory made afterwards builds controllers that read it); returns
+    /// whether the spec has a deadline.
+    pub fn set_progress(&mut self, progress: lbe_cc::deadline::Progress) -> bool {
+        match &mut self.kind {
+            Kind::Plugin(config) => config.set_progress(progress),
+            Kind::Builtin { .. } => false,
+        }
+    }
+
     /// The factory that quiche installs for a plug-in.
     pub fn factory(&self) -> Option<Arc<dyn quiche::CongestionControlFactory>> {
         self.plugin()
@@ -237,6 +273,42 @@ mod tests {
         assert!(explicit.cubic_rollback());
         assert!("reno".parse::<CcSpec>().unwrap().cubic_rollback());
         assert!("ledbatpp".parse::<CcSpec>().unwrap().cubic_rollback());
+    }
+
+    #[test]
+    fn a_deadline_joins_the_spec_text_and_takes_a_progress_handle() {
+        let plain: CcSpec = "cdg".parse().unwrap();
+        let mut s = plain
+            .with_deadline(std::time::Duration::from_secs(120))
+            .unwrap();
+        assert_eq!(s.as_str(), "cdg:deadline=120s");
+        assert_eq!(s, "cdg:deadline=120s".parse().unwrap());
+        let s2 = "ledbatpp:target=25ms".parse::<CcSpec>().unwrap();
+        assert_eq!(
+            s2.with_deadline(std::time::Duration::from_millis(1500))
+                .unwrap()
+                .as_str(),
+            "ledbatpp:target=25ms,deadline=1500ms"
+        );
+        let progress = lbe_cc::deadline::Progress::new(1000);
+        assert!(s.set_progress(progress.clone()));
+        assert_eq!(s.progress().map(|p| p.total_bytes()), Some(1000));
+        assert!(!plain.clone().set_progress(progress));
+        assert_eq!(
+            "cubic"
+                .parse::<CcSpec>()
+                .unwrap()
+                .with_deadline(std::time::Duration::from_secs(1))
+                .unwrap_err()
+                .to_string(),
+            "'cubic' is quiche's own controller: a deadline steers only cdg and ledbatpp"
+        );
+        assert_eq!(
+            s.with_deadline(std::time::Duration::from_secs(1))
+                .unwrap_err()
+                .to_string(),
+            "parameter 'deadline' given twice in --cc 'cdg:deadline=120s,deadline=1s'"
+        );
     }
 
     #[test]

@@ -39,6 +39,7 @@ fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
                 handshake_timeout: Duration::from_secs(10),
                 progress: false,
                 pacing: true,
+                deadline: None,
             },
             &AtomicBool::new(false),
         )

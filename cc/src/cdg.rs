@@ -409,6 +409,31 @@ impl Cdg {
             "congestion_avoidance"
         }
     }
+
+    /// Sets the backoff scale G, milliseconds, from the next round's draw
+    /// on ([`crate::deadline`] steers it); clamped to the spec's range,
+    /// 0.001 to 100000.
+    pub fn set_backoff_scale_ms(&mut self, g_ms: f64) {
+        let g = g_ms.clamp(0.001, 100_000.0);
+        self.cfg.g = g;
+        self.g_ns = g * 1e6;
+    }
+
+    /// Lets the window slow-start up to `bytes` ([`crate::deadline`]'s
+    /// catch-up): when it is below and no reduction is under way, ssthresh
+    /// becomes `bytes`. A backoff or a loss ends the slow start as usual.
+    /// Returns whether it did.
+    pub fn slow_start_to(&mut self, bytes: u64) -> bool {
+        if self.s.recovery.in_recovery() || self.s.backoff_start.is_some() {
+            return false;
+        }
+        if self.s.cwnd >= bytes {
+            return false;
+        }
+        self.s.ssthresh = bytes.min(MAX_WINDOW_BYTES);
+        self.s.acked = 0;
+        true
+    }
 }
 
 /// `to − from` in nanoseconds, clamped to ±[`GRADIENT_CLAMP_NS`].

@@ -510,6 +510,11 @@ impl LedbatPlusPlusConfig {
     pub fn skip_rtt_after_restore(&self) -> bool {
         self.skip_rtt_after_restore
     }
+
+    /// The largest GAIN divisor.
+    pub fn gain_divisor_max(&self) -> u64 {
+        self.gain_divisor_max
+    }
 }
 
 /// What the controller is doing; the data of each phase lives in it.
@@ -847,6 +852,18 @@ impl LedbatPlusPlus {
             Phase::InitialSlowStart | Phase::SlowStart { .. } => "slow_start",
             Phase::CongestionAvoidance => "congestion_avoidance",
         }
+    }
+
+    /// Sets TARGET and the largest GAIN divisor ([`crate::deadline`] steers
+    /// them); clamped to the spec's ranges (1 ms to 1 s, 1 to 1024). GAIN is
+    /// recomputed from the current base delay (§4.2) at once.
+    pub fn set_target_and_gain_divisor_max(&mut self, target: Duration, gain_divisor_max: u64) {
+        let target = target.clamp(Duration::from_millis(1), Duration::from_secs(1));
+        self.cfg.target = target;
+        self.cfg.gain_divisor_max = gain_divisor_max.clamp(1, 1024);
+        self.target_ns = delay::nanos(target);
+        self.exit_delay = target.mul_f64(self.cfg.slow_start_exit);
+        self.gain = self.gain_for(self.gain_base);
     }
 }
 

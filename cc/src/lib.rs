@@ -55,6 +55,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 pub mod cdg;
+pub mod deadline;
 pub mod delay;
 pub mod fixed;
 mod flight;
@@ -249,6 +250,9 @@ pub enum ControllerConfig {
     Cdg(cdg::CdgConfig),
     /// A constant window; proves that a plug-in is in control.
     Fixed(fixed::FixedConfig),
+    /// CDG or LEDBAT++ steered towards a deadline ([`deadline`]): spec key
+    /// `deadline` on `cdg` or `ledbatpp`.
+    Deadline(deadline::DeadlineConfig),
 }
 
 impl ControllerConfig {
@@ -273,6 +277,7 @@ impl ControllerConfig {
             Self::Ledbat(_) => "ledbat",
             Self::Cdg(_) => "cdg",
             Self::Fixed(_) => "fixed",
+            Self::Deadline(d) => d.inner().name(),
         }
     }
 
@@ -283,6 +288,7 @@ impl ControllerConfig {
             Self::LedbatPlusPlus(c) => Some(c.target()),
             Self::Ledbat(c) => Some(c.target()),
             Self::Cdg(_) | Self::Fixed(_) => None,
+            Self::Deadline(d) => d.inner().target(),
         }
     }
 
@@ -293,6 +299,7 @@ impl ControllerConfig {
             Self::Ledbat(c) => c.set(key, value),
             Self::Cdg(c) => c.set(key, value),
             Self::Fixed(c) => c.set(key, value),
+            Self::Deadline(d) => d.inner_mut().set(key, value),
         }
     }
 
@@ -303,6 +310,38 @@ impl ControllerConfig {
             Self::Ledbat(c) => Box::new(ledbat::Ledbat::new(c.clone(), path)),
             Self::Cdg(c) => Box::new(cdg::Cdg::new(c.clone(), path)),
             Self::Fixed(c) => Box::new(fixed::Fixed::new(c.clone(), path)),
+            Self::Deadline(d) => Box::new(d.build(path)),
+        }
+    }
+
+    /// This controller steered towards `deadline` ([`deadline`]); for CDG
+    /// and LEDBAT++ only. An existing deadline is replaced.
+    pub fn with_deadline(self, deadline: std::time::Duration) -> Result<Self, SpecError> {
+        let inner = match self {
+            Self::Deadline(d) => d.inner().clone(),
+            other => other,
+        };
+        deadline::DeadlineConfig::new(inner, deadline).map(Self::Deadline)
+    }
+
+    /// The progress handle of a deadline-aware configuration.
+    pub fn progress(&self) -> Option<&deadline::Progress> {
+        match self {
+            Self::Deadline(d) => Some(d.progress()),
+            _ => None,
+        }
+    }
+
+    /// Gives a deadline-aware configuration its transfer's progress handle
+    /// (every controller built from it afterwards reads this one); returns
+    /// whether the configuration has a deadline.
+    pub fn set_progress(&mut self, progress: deadline::Progress) -> bool {
+        match self {
+            Self::Deadline(d) => {
+                d.set_progress(progress);
+                true
+            }
+            _ => false,
         }
     }
 }

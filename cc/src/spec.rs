@@ -9,6 +9,9 @@
 //! parses a spec of one of this crate's controllers. Every error is one line
 //! that says what was wrong and what is allowed.
 //!
+//! `deadline=DURATION` on `cdg` or `ledbatpp` makes the controller
+//! deadline-aware ([`crate::deadline`]): `cdg:deadline=120s`.
+//!
 //! A spec in a file name is its tag, [`crate::qlog_name::cc_tag`].
 
 use std::fmt;
@@ -93,6 +96,10 @@ impl<'a> SpecParts<'a> {
     }
 }
 
+/// The spec key that wraps `cdg` or `ledbatpp` in [`crate::deadline`]'s
+/// deadline-aware controller: `cdg:deadline=120s`.
+pub const DEADLINE_KEY: &str = "deadline";
+
 impl ControllerConfig {
     /// The configuration a split spec names: the controller's defaults with
     /// each parameter set in order.
@@ -104,10 +111,20 @@ impl ControllerConfig {
                 Self::NAMES.join(", ")
             ))
         })?;
+        let in_spec = |e: &dyn fmt::Display| SpecError(format!("--cc '{}': {e}", parts.text));
         for (key, value) in &parts.params {
-            config
-                .set(key, value)
-                .map_err(|e| SpecError(format!("--cc '{}': {e}", parts.text)))?;
+            if *key == DEADLINE_KEY {
+                let deadline = crate::params::duration_in(
+                    key,
+                    value,
+                    std::time::Duration::from_millis(1),
+                    crate::deadline::MAX_DEADLINE,
+                )
+                .map_err(|e| in_spec(&e))?;
+                config = config.with_deadline(deadline).map_err(|e| in_spec(&e))?;
+                continue;
+            }
+            config.set(key, value).map_err(|e| in_spec(&e))?;
         }
         Ok(config)
     }

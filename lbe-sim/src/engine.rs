@@ -114,6 +114,8 @@ struct FlowState {
     deadline: Instant,
     done_at: Option<Instant>,
     started: bool,
+    /// A deadline-aware controller's progress handle.
+    progress: Option<quiche_lbe::lbe_cc::deadline::Progress>,
 }
 
 /// What a flow did, beside the figures of the analysis.
@@ -126,6 +128,10 @@ pub struct FlowStats {
     pub stream_bytes: u64,
     /// When every byte was acknowledged (byte-counted flows), seconds.
     pub finished_s: Option<f64>,
+    /// A deadline-aware controller's time in each aggressiveness level
+    /// (`lbe_cc::deadline`), seconds, level 0 (full LBE) first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_in_levels_s: Option<Vec<f64>>,
 }
 
 /// A finished run.
@@ -167,10 +173,20 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
     }
     // Every controller is built before anything runs, so a spec the
     // simulator cannot run fails at once.
+    // A deadline-aware controller reads a progress handle of its own run
+    // (a fresh one: runs of one config may go in parallel).
     let mut controllers = Vec::new();
+    let mut progress = Vec::new();
     for f in &config.flows {
+        let mut spec = f.cc.clone();
+        let total = match f.end {
+            FlowEnd::Bytes(b) => b,
+            FlowEnd::Stop(_) => 0,
+        };
+        let handle = quiche_lbe::lbe_cc::deadline::Progress::new(total);
+        progress.push(spec.set_progress(handle.clone()).then_some(handle));
         controllers.push(
-            crate::controller(&f.cc, &config.framing)
+            crate::controller(&spec, &config.framing)
                 .map_err(|e| format!("flow {} ({}): {e}", f.name, f.cc))?,
         );
     }
@@ -203,7 +219,13 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    for (i, (f, cc)) in config.flows.iter().zip(controllers).enumerate() {
+    for (i, ((f, cc), progress)) in config
+        .flows
+        .iter()
+        .zip(controllers)
+        .zip(progress)
+        .enumerate()
+    {
         let limit = match f.end {
             FlowEnd::Stop(t) => DataLimit::Until(epoch + t),
             FlowEnd::Bytes(b) => DataLimit::Bytes(b),
@@ -221,13 +243,16 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
             qlog = Some(path);
         }
         qlogs.push(qlog);
-        let sender = Sender::new(
+        let mut sender = Sender::new(
             cc,
             RttEstimator::new(INITIAL_RTT, MAX_ACK_DELAY),
             config.framing,
             limit,
             f.pacing,
         );
+        if let Some(p) = &progress {
+            sender.set_progress(p.clone());
+        }
         sim.flows.push(FlowState {
             sender: Some(sender),
             receiver: Receiver {
@@ -247,6 +272,7 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
             deadline,
             done_at: None,
             started: false,
+            progress,
         });
         // The handshake: the server's first 1-RTT data leaves 1.5 RTTs after
         // the client's first packet, with one RTT sample taken.
@@ -598,6 +624,12 @@ impl Sim<'_> {
                         .map(|t| t.saturating_duration_since(self.epoch).as_secs_f64()),
                     FlowEnd::Stop(_) => None,
                 },
+                time_in_levels_s: state.progress.as_ref().map(|p| {
+                    p.time_in_levels()
+                        .iter()
+                        .map(Duration::as_secs_f64)
+                        .collect()
+                }),
             });
             flows.push(MemoryFlow {
                 analyzer: state.recorder.finish()?,

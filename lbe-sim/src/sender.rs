@@ -164,6 +164,9 @@ pub struct Sender {
     lost_packets: u64,
     sent_packets: u64,
     spurious_losses: u64,
+    /// A deadline-aware controller's progress handle: stream bytes newly
+    /// acknowledged are added to it before the controller sees the ACK.
+    progress: Option<quiche_lbe::lbe_cc::deadline::Progress>,
 }
 
 impl Sender {
@@ -199,7 +202,13 @@ impl Sender {
             lost_packets: 0,
             sent_packets: 0,
             spurious_losses: 0,
+            progress: None,
         }
+    }
+
+    /// Feeds `progress` with the stream bytes acknowledged from now on.
+    pub fn set_progress(&mut self, progress: quiche_lbe::lbe_cc::deadline::Progress) {
+        self.progress = Some(progress);
     }
 
     pub fn cc(&self) -> &dyn quiche::CongestionControl {
@@ -427,6 +436,9 @@ impl Sender {
                 time_sent: p.time_sent,
             })
             .collect();
+        if let Some(progress) = &self.progress {
+            progress.add_done_bytes(newly.iter().map(|(_, p)| p.chunk.len).sum());
+        }
         let rtt = self.rtt.estimate(now);
         self.cc
             .cc_mut()

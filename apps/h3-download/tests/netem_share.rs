@@ -182,6 +182,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
             handshake_timeout: Duration::from_secs(10),
             progress: false,
             pacing: true,
+            deadline: None,
         },
         &AtomicBool::new(false),
     )

@@ -272,6 +272,7 @@ fn run_flow(
                 handshake_timeout: Duration::from_secs(10),
                 progress: false,
                 pacing: flow.pacing,
+                deadline: flow.deadline,
             },
             &abort,
         );

@@ -22,6 +22,9 @@
 //! cc = "ledbatpp"
 //! start = "0s"
 //! stop = "40s"          # or bytes = "100MB"
+//! deadline = "120s"     # optional, with bytes, cdg or ledbatpp only: the
+//!                       # flow is deadline-aware (lbe_cc::deadline), the
+//!                       # deadline counted from its start
 //! rtt = "100ms"         # optional per-flow base RTT
 //! name = "background"   # optional label (default flowN)
 //! pacing = false        # optional: send unpaced (default: the link's)
@@ -99,9 +102,23 @@ pub struct Flow {
     pub rtt: Duration,
     /// Whether the sender paces (quic-bulk `--pacing`).
     pub pacing: bool,
+    /// A deadline-aware flow's deadline (quic-bulk `--deadline`); `cc` is
+    /// the controller it steers.
+    pub deadline: Option<Duration>,
 }
 
 impl Flow {
+    /// The spec the sender runs: `cc`, with `deadline=` when it has one.
+    pub fn sender_cc(&self) -> CcSpec {
+        match self.deadline {
+            Some(d) => self
+                .cc
+                .with_deadline(d)
+                .expect("the scenario checked that the deadline applies"),
+            None => self.cc.clone(),
+        }
+    }
+
     /// Scenario time at which the flow is due to stop, if it has one.
     pub fn stop(&self) -> Option<Duration> {
         match self.end {
@@ -154,6 +171,7 @@ struct RawFlow {
     start: Option<Spanned<String>>,
     stop: Option<Spanned<String>>,
     bytes: Option<Spanned<String>>,
+    deadline: Option<Spanned<String>>,
     rtt: Option<Spanned<String>>,
     name: Option<Spanned<String>>,
     pacing: Option<bool>,
@@ -308,6 +326,18 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             }
             (None, None) => return Err(src.error(spanned.span(), "a flow needs 'stop' or 'bytes'")),
         };
+        let deadline = match &f.deadline {
+            Some(d) => {
+                let deadline = src.value(d, "flow deadline", lbe_units::parse_duration)?;
+                if !matches!(end, FlowEnd::Bytes(_)) {
+                    return Err(src.error(d.span(), "a flow's deadline needs 'bytes' (not 'stop')"));
+                }
+                cc.with_deadline(deadline)
+                    .map_err(|e| src.error(d.span(), format!("flow deadline: {e}")))?;
+                Some(deadline)
+            }
+            None => None,
+        };
         let rtt = match &f.rtt {
             Some(r) => {
                 let rtt = src.value(r, "flow rtt", lbe_units::parse_duration)?;
@@ -343,6 +373,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             end,
             rtt,
             pacing: f.pacing.or(raw_link.pacing).unwrap_or(true),
+            deadline,
         });
     }
 
@@ -488,6 +519,34 @@ name = "fg"
             err(&with("1 mbit/s")).starts_with("s.toml:6: link cross_traffic: "),
             "{}",
             err(&with("1 mbit/s"))
+        );
+    }
+
+    #[test]
+    fn a_deadline_needs_bytes_and_a_steerable_controller() {
+        let s = parse(Path::new("s.toml"), GOOD).unwrap();
+        assert_eq!(s.flows[1].deadline, None);
+        let good = GOOD
+            .replace("cc = \"cubic\"", "cc = \"cdg\"")
+            .replace("bytes = \"10MB\"", "bytes = \"10MB\"\ndeadline = \"2m\"");
+        let s = parse(Path::new("s.toml"), &good).unwrap();
+        assert_eq!(s.flows[1].deadline, Some(Duration::from_secs(120)));
+        assert_eq!(s.flows[1].cc.as_str(), "cdg");
+        assert_eq!(s.flows[1].sender_cc().as_str(), "cdg:deadline=120s");
+        assert_eq!(
+            err(&GOOD.replace("bytes = \"10MB\"", "bytes = \"10MB\"\ndeadline = \"2m\"")),
+            "s.toml:17: flow deadline: 'cubic' is quiche's own controller: a deadline steers only cdg and ledbatpp"
+        );
+        assert_eq!(
+            err(&GOOD.replace(
+                "stop = \"40s\"\n[[flow]]",
+                "stop = \"40s\"\ndeadline = \"9s\"\n[[flow]]"
+            )),
+            "s.toml:13: a flow's deadline needs 'bytes' (not 'stop')"
+        );
+        assert_eq!(
+            err(&good.replace("\"2m\"", "\"2\"")),
+            "s.toml:17: flow deadline: bad duration '2': missing unit; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
         );
     }
 

@@ -48,6 +48,13 @@ pub struct SimFlowSummary {
     pub qlog: Option<String>,
     /// The simulated sender's own counts.
     pub transfer: lbe_sim::FlowStats,
+    /// A deadline-aware flow's deadline, seconds from its start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_s: Option<f64>,
+    /// Whether it finished within the deadline (finished_s − start_s ≤
+    /// deadline_s); `false` when it did not finish at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub met: Option<bool>,
 }
 
 /// The simulator's configuration for a scenario.
@@ -70,7 +77,7 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
             .iter()
             .map(|f| lbe_sim::Flow {
                 name: f.name.clone(),
-                cc: f.cc.clone(),
+                cc: f.sender_cc(),
                 start: f.start,
                 end: match f.end {
                     FlowEnd::Stop(t) => lbe_sim::FlowEnd::Stop(t),
@@ -131,6 +138,12 @@ pub fn simulate_into(
             stop_s: flow.stop().map(|d| d.as_secs_f64()),
             figures,
             qlog,
+            deadline_s: flow.deadline.map(|d| d.as_secs_f64()),
+            met: flow.deadline.map(|d| {
+                transfer
+                    .finished_s
+                    .is_some_and(|f| f - flow.start.as_secs_f64() <= d.as_secs_f64())
+            }),
             transfer,
         })
         .collect();

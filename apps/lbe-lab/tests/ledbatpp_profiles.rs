@@ -111,9 +111,12 @@ fn time_back(s: &SimSummary, a: &qlog_analysis::Analysis, flow: usize, stop_s: f
 
 #[test]
 fn full_takes_the_link_back_seconds_after_cubic_stops() {
-    // The bar is 2 s; full meets it on seed 1 (1.5 s) but not on
-    // seeds 2 and 3 (3.5 s, in 250 ms bins: a loss in CUBIC's last seconds holds
-    // fill_empty_queue back for fill_quiet). The draft: over 10 s.
+    // The bar is 2 s; full meets it on seeds 1 and 2 (1.25 s,
+    // 1.5 s) but not on seed 3 (3.25 s, in 250 ms bins: a loss in CUBIC's
+    // last seconds holds fill_empty_queue back for fill_quiet). The draft:
+    // over 10 s. Asserted with the bins' and seeds' room, not pinned: the
+    // figure moves with any change of the model (these were 1.5 / 3.5 / 3.5
+    // before quiche's CUBIC was told of a full window, patch 0003).
     let times: Vec<f64> = SEEDS
         .iter()
         .map(|&seed| {
@@ -121,7 +124,11 @@ fn full_takes_the_link_back_seconds_after_cubic_stops() {
             time_back(&s, &a, 0, 40.0)
         })
         .collect();
-    assert_eq!(times, [1.5, 3.5, 3.5]);
+    assert!(times.iter().all(|t| *t <= 4.0), "{times:?}");
+    assert!(
+        times.iter().filter(|t| **t <= 2.0).count() >= 2,
+        "{times:?}"
+    );
     // The draft takes far longer (about 10 s or more).
     let (s, a) = simulate(&vs_cubic("ledbatpp", "500ms", "40s"), 1);
     assert!(time_back(&s, &a, 0, 40.0) > 5.0);

@@ -47,6 +47,9 @@ pub struct ClientArgs {
     /// Pace the sender: this client's own loop for an upload; for a
     /// download, `false` asks the server to send unpaced.
     pub pacing: bool,
+    /// A download's deadline: the server's sender becomes deadline-aware
+    /// (protocol docs).
+    pub deadline: Option<Duration>,
 }
 
 /// The outcome of a transfer (the `--json` object).
@@ -65,6 +68,19 @@ pub struct Summary {
     pub lost_packets: u64,
     /// The sender's qlog, if one was written.
     pub qlog: Option<String>,
+    /// The deadline asked for, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_s: Option<f64>,
+    /// With a deadline: the transfer's time (`duration_s`) and whether it
+    /// was within the deadline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub met: Option<bool>,
+    /// The sender's time in each aggressiveness level, seconds, level 0
+    /// (full LBE) first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_in_levels_s: Option<Vec<f64>>,
 }
 
 impl Summary {
@@ -208,6 +224,7 @@ impl ClientApp for BulkClient {
                 amount: self.args.amount,
                 cc: self.args.cc.to_string(),
                 label: self.args.label.clone(),
+                deadline_ms: self.args.deadline.map(|d| d.as_millis().max(1) as u64),
             };
             let line = protocol::to_line(&request);
             let fin = self.args.direction == Direction::Download;
@@ -276,5 +293,9 @@ pub fn run(args: ClientArgs, stop: &AtomicBool) -> Result<Summary, Error> {
         rtt_ms: outcome.rtt_ms,
         lost_packets: outcome.lost_packets,
         qlog: outcome.qlog,
+        deadline_s: app.args.deadline.map(|d| d.as_secs_f64()),
+        finished_s: app.args.deadline.map(|_| duration_s),
+        met: app.args.deadline.map(|d| duration_s <= d.as_secs_f64()),
+        time_in_levels_s: outcome.time_in_levels_s,
     })
 }

@@ -84,6 +84,10 @@ struct ClientCli {
     /// it). For a download the server is asked to do the same.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pacing: OnOff,
+    /// Finish the download within this time, e.g. 120s: the server's
+    /// sender (--cc cdg or ledbatpp) becomes deadline-aware. Needs --bytes.
+    #[arg(long, value_parser = lbe_units::parse_duration)]
+    deadline: Option<Duration>,
 }
 
 fn main() -> ExitCode {
@@ -113,6 +117,15 @@ fn main() -> ExitCode {
                 (None, Some(d)) => Amount::DurationMs(d.as_millis().max(1) as u64),
                 (None, None) => unreachable!("clap requires --bytes or --duration"),
             };
+            if let Some(d) = c.deadline {
+                if c.bytes.is_none() || c.upload {
+                    return Err(quiche_lbe::Error::new(
+                        "--deadline needs a download of --bytes (not --duration or --upload)",
+                    ));
+                }
+                c.cc.with_deadline(d)
+                    .map_err(|e| quiche_lbe::Error::new(format!("--deadline: {e}")))?;
+            }
             let json = c.json;
             let summary = quic_bulk::client::run(
                 ClientArgs {
@@ -130,6 +143,7 @@ fn main() -> ExitCode {
                     handshake_timeout: c.timeout,
                     progress: !json,
                     pacing: c.pacing.is_on(),
+                    deadline: c.deadline,
                 },
                 &stop,
             )?;

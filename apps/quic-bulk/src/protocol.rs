@@ -9,6 +9,15 @@
 //! - upload: the client writes the payload after its request line and FIN;
 //!   the server checks it and answers on stream 0 with one [`Receipt`] line.
 //!
+//! A request may carry `deadline_ms`: the client wants the download done
+//! within that many milliseconds and the server's sender becomes
+//! deadline-aware (`lbe_cc::deadline`; the request's `cc` must be `cdg` or
+//! `ledbatpp` and the amount a byte count). The server switches the
+//! connection to `<cc>,deadline=<ms>ms` when it reads the request, so the
+//! deadline counts from the first packet that controller sends. Its report
+//! then carries `time_in_levels_s`. Both fields are left out when unused,
+//! so older peers read the lines unchanged.
+//!
 //! The payload is [`pattern`]: every byte depends on its offset, so a
 //! receiver detects loss, duplication, reordering and truncation.
 
@@ -72,6 +81,9 @@ pub struct Request {
     pub cc: String,
     /// The flow's label (names qlogs).
     pub label: String,
+    /// Deadline for a download, milliseconds (see the module docs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<u64>,
 }
 
 /// RTT percentiles, milliseconds.
@@ -89,6 +101,10 @@ pub struct Report {
     pub lost_packets: u64,
     /// The sender's qlog, if it writes one.
     pub qlog: Option<String>,
+    /// A deadline-aware sender's time in each aggressiveness level,
+    /// seconds, level 0 (full LBE) first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_in_levels_s: Option<Vec<f64>>,
 }
 
 /// An upload's receiver confirms what it got.
@@ -188,6 +204,7 @@ mod tests {
             amount: Amount::Bytes(50_000_000),
             cc: "ledbatpp:target=25ms".into(),
             label: "flow1".into(),
+            deadline_ms: None,
         };
         let line = to_line(&r);
         assert_eq!(
@@ -196,7 +213,19 @@ mod tests {
         );
         assert_eq!(
             parse_line::<Request>(&line[..line.len() - 1], "request"),
-            Ok(r)
+            Ok(r.clone())
+        );
+        let with_deadline = Request {
+            deadline_ms: Some(120_000),
+            ..r.clone()
+        };
+        let line = to_line(&with_deadline);
+        assert!(std::str::from_utf8(&line)
+            .unwrap()
+            .ends_with(",\"label\":\"flow1\",\"deadline_ms\":120000}\n"));
+        assert_eq!(
+            parse_line::<Request>(&line[..line.len() - 1], "request"),
+            Ok(with_deadline)
         );
         let e = parse_line::<Request>(b"{\"direction\":\"sideways\"}", "request").unwrap_err();
         assert!(

@@ -73,6 +73,9 @@ pub struct Session {
     report_sent: bool,
     stats: SenderStats,
     accepted_at: Instant,
+    /// A deadline-aware sender's progress handle, fed with the stream bytes
+    /// acknowledged.
+    progress: Option<quiche_lbe::lbe_cc::deadline::Progress>,
 }
 
 /// Serves quic-bulk requests.
@@ -96,6 +99,20 @@ impl BulkServer {
         if let Err(e) = conn.name_qlog(&request.label, &cc_tag.file_tag()) {
             log::warn!("{e}");
         }
+        if let Some(ms) = request.deadline_ms {
+            let (Direction::Download, Amount::Bytes(total)) = (request.direction, request.amount)
+            else {
+                return Err("a deadline needs a download of a byte count".to_string());
+            };
+            let mut spec = cc_tag
+                .with_deadline(std::time::Duration::from_millis(ms))
+                .map_err(|e| format!("bad deadline in request: {e}"))?;
+            let progress = quiche_lbe::lbe_cc::deadline::Progress::new(total);
+            spec.set_progress(progress.clone());
+            spec.switch(&mut conn.quic)
+                .map_err(|e| format!("cannot switch to {spec}: {e}"))?;
+            s.progress = Some(progress);
+        }
         s.phase = match request.direction {
             Direction::Download => Phase::Sending(Sender::new(request.amount)),
             Direction::Upload => Phase::Receiving(Receiver::new(Some(request.amount))),
@@ -116,6 +133,7 @@ impl ServerApp for BulkServer {
             report_sent: false,
             stats: SenderStats::new(),
             accepted_at: Instant::now(),
+            progress: None,
         }
     }
 
@@ -170,7 +188,13 @@ impl ServerApp for BulkServer {
                 }
                 protocol::REPORT_STREAM => match s.report_request.read(&mut conn.quic, stream) {
                     Ok(Some(_)) if !s.report_sent => {
-                        let report = s.stats.report(&conn.quic, conn.qlog_path());
+                        let mut report = s.stats.report(&conn.quic, conn.qlog_path());
+                        report.time_in_levels_s = s.progress.as_ref().map(|p| {
+                            p.time_in_levels()
+                                .iter()
+                                .map(std::time::Duration::as_secs_f64)
+                                .collect()
+                        });
                         let line = protocol::to_line(&report);
                         if conn.quic.stream_send(stream, &line, true).is_err() {
                             return Self::fail(conn, close::BAD_REQUEST, "cannot send the report");
@@ -186,6 +210,13 @@ impl ServerApp for BulkServer {
 
         if let Phase::Sending(tx) = &mut s.phase {
             tx.send(&mut conn.quic, protocol::DATA_STREAM, Instant::now());
+            if let Some(progress) = &s.progress {
+                // quiche tells an application the bytes of its acknowledged
+                // packets, not of its acknowledged stream data: their sum,
+                // never above what was written, slightly overstates the
+                // progress (by the packets' headers, about 3 %).
+                progress.set_done_bytes(conn.quic.stats().acked_bytes.min(tx.sent()));
+            }
             if tx.is_finished() {
                 s.phase = Phase::Finished;
             }

@@ -63,6 +63,7 @@ impl SenderStats {
             rtt_ms,
             lost_packets: conn.stats().lost as u64,
             qlog: qlog.map(|p| p.display().to_string()),
+            time_in_levels_s: None,
         }
     }
 }

@@ -49,6 +49,7 @@ fn transfer(
             handshake_timeout: Duration::from_secs(10),
             progress: false,
             pacing: true,
+            deadline: None,
         },
         &AtomicBool::new(false),
     )
@@ -173,6 +174,7 @@ fn unpaced_transfers_both_directions() {
                 handshake_timeout: Duration::from_secs(10),
                 progress: false,
                 pacing: false,
+                deadline: None,
             },
             &AtomicBool::new(false),
         )
@@ -226,6 +228,7 @@ fn duration_mode_sends_for_the_given_time() {
             handshake_timeout: Duration::from_secs(10),
             progress: false,
             pacing: true,
+            deadline: None,
         },
         &AtomicBool::new(false),
     )
@@ -441,4 +444,43 @@ fn cli_json_and_clean_shutdown() {
     assert!(status.success(), "server exit: {status:?}");
     let (events, _) = read_qlog(&qlog);
     assert!(events > 10);
+}
+
+#[test]
+fn a_download_with_a_deadline_reports_it_met_and_the_time_per_level() {
+    let dir = tempdir("deadline");
+    let server = start_server(&dir);
+    for cc in ["cdg", "ledbatpp"] {
+        let summary = quic_bulk::client::run(
+            ClientArgs {
+                connect: server.local_addr(),
+                bind: None,
+                cc: cc.parse().unwrap(),
+                amount: Amount::Bytes(2_000_000),
+                direction: Direction::Download,
+                qlog_dir: Some(dir.clone()),
+                label: format!("deadline_{cc}"),
+                handshake_timeout: Duration::from_secs(10),
+                progress: false,
+                pacing: true,
+                deadline: Some(Duration::from_secs(600)),
+            },
+            &AtomicBool::new(false),
+        )
+        .unwrap_or_else(|e| panic!("{cc}: {e}"));
+        assert_eq!(summary.bytes, 2_000_000);
+        assert_eq!(summary.deadline_s, Some(600.0));
+        assert_eq!(summary.finished_s, Some(summary.duration_s));
+        // Loopback, 2 MB in 10 minutes: met, never off level 0.
+        assert_eq!(summary.met, Some(true));
+        let levels = summary
+            .time_in_levels_s
+            .expect("the server reports its levels");
+        assert_eq!(levels.len(), 7);
+        assert!(
+            levels[0] > 0.0 && levels[1..].iter().all(|t| *t == 0.0),
+            "{levels:?}"
+        );
+    }
+    server.stop().unwrap();
 }

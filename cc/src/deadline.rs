@@ -1,0 +1,639 @@
+//! Deadline-aware LBE (DA-LBE): an LBE controller (CDG or LEDBAT++) whose
+//! aggressiveness is steered from the transfer's progress, as seed
+//! `cdg-deadline-aware-lbe` proposes (its §I and §V: CDG's G moves its share
+//! against CUBIC consistently, so G is the knob for a transfer with a soft
+//! deadline).
+//!
+//! # Progress
+//!
+//! The application owns the transfer and tells the controller how far it is
+//! through a [`Progress`] handle: an `Arc` of atomics shared between the app
+//! (which sets the total and the bytes acknowledged so far) and the
+//! controller (which reads them on each ACK and writes back the level it is
+//! at and the time it spent in each level). No clock is read here: every
+//! time comes with an event. The deadline counts from the first packet the
+//! controller sees sent.
+//!
+//! # Steering law
+//!
+//! The controller has [`LEVELS`] aggressiveness levels: level 0 is the inner
+//! controller as configured (full LBE), the top level is Reno-like (CDG with
+//! G = 100 s never backs off on delay; LEDBAT++ with a 1 s target and GAIN 1
+//! grows by one packet per RTT and halves on loss). The knob never goes
+//! beyond that; the catch-up below adds slow starts up to the needed
+//! window, which with an impossible deadline (a need beyond the path) makes
+//! it slow-start to a loss every step — measured in the simulator, that
+//! took up to 54 % of a link shared with CUBIC (README, "Deadline-aware
+//! LBE": the known excess).
+//!
+//! Once per step (the longer of [`STEP`] and two smoothed RTTs, measured on
+//! ACK times), with D the deadline and t0 the first send:
+//!
+//! ```text
+//! achieved = bytes done in the step / step length   (then an EWMA, weight 1/2)
+//! aim      = t0 + AIM · D                            (finish a little early)
+//! needed   = bytes left / (aim − now), infinite once now ≥ aim
+//! achieved < needed            → one level up   (at most the top), and
+//!                              CDG slow-starts to needed · srtt (catch-up)
+//! achieved > RELAX · needed    → one level down (at least 0)
+//! otherwise                    → stay           (hysteresis band)
+//! ```
+//!
+//! The catch-up exists because the knob alone cannot do it against a
+//! loss-based flow that keeps a deep drop-tail buffer full (issue 15's bars:
+//! 20 Mbit/s, 500 ms buffer, CUBIC): measured in the simulator, CDG at the
+//! top level (no delay backoffs, Reno growth) got 0.2-0.3 Mbit/s of the
+//! 6.7 it needed — one packet per 550 ms RTT regrows nothing before the next
+//! overflow. Lifting ssthresh to the needed window lets the next slow start
+//! take what is needed and no more; a loss or a backoff ends it as usual.
+//! LEDBAT++ has no catch-up (its slow start is bound to its slowdowns);
+//! only its target and GAIN are steered.
+//!
+//! Because `needed` is recomputed from what is left, a level that is too
+//! low for a while raises the need and the level with it; a level too high
+//! lowers them. Ahead of schedule (no competitor, or a loose deadline) the
+//! flow sits at level 0: full LBE. Past the aim, or with no way to finish in
+//! time, it climbs to the top and stays a normal (Reno-like) flow until it
+//! ends. Without a known total (`Progress` total 0) nothing is steered.
+//!
+//! # Knobs per level
+//!
+//! | level | CDG G (ms) | LEDBAT++ TARGET, largest GAIN divisor |
+//! | --- | --- | --- |
+//! | 0 | configured (3) | configured (60 ms, 16) |
+//! | 1 | 10 | 90 ms, 16 |
+//! | 2 | 30 | 120 ms, 8 |
+//! | 3 | 100 | 180 ms, 4 |
+//! | 4 | 300 | 250 ms, 2 |
+//! | 5 | 1000 | 400 ms, 1 |
+//! | 6 | 100000 (Reno) | 1 s, 1 |
+//!
+//! qlog: the state name is the inner controller's at level 0 and
+//! `deadline_lN` at level N > 0 (a plug-in's only qlog channel is its state
+//! name); [`Snapshot`] reports the knob's current value (`backoff_scale`, or
+//! `target` and `gain`).
+
+use std::fmt;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use std::time::Instant;
+
+use crate::cdg::Cdg;
+use crate::ledbatpp::LedbatPlusPlus;
+use crate::AckEvent;
+use crate::CongestionController;
+use crate::ControllerConfig;
+use crate::LossEvent;
+use crate::PathInfo;
+use crate::Snapshot;
+use crate::SpecError;
+
+/// Number of aggressiveness levels, 0 (full LBE) to `LEVELS − 1` (Reno-like).
+pub const LEVELS: usize = 7;
+/// Shortest steering step.
+pub const STEP: Duration = Duration::from_secs(1);
+/// Fraction of the deadline the schedule aims to finish by.
+pub const AIM: f64 = 0.95;
+/// Hysteresis: a level is given up only when the achieved rate exceeds the
+/// needed one by this factor.
+pub const RELAX: f64 = 1.25;
+/// CDG's G per level above 0, milliseconds (level 0 is the configured G).
+pub const CDG_G_MS: [f64; LEVELS - 1] = [10.0, 30.0, 100.0, 300.0, 1000.0, 100_000.0];
+/// LEDBAT++'s (TARGET ms, largest GAIN divisor) per level above 0.
+pub const LEDBATPP_KNOBS: [(u64, u64); LEVELS - 1] =
+    [(90, 16), (120, 8), (180, 4), (250, 2), (400, 1), (1000, 1)];
+/// qlog state names of the levels above 0.
+const LEVEL_STATES: [&str; LEVELS - 1] = [
+    "deadline_l1",
+    "deadline_l2",
+    "deadline_l3",
+    "deadline_l4",
+    "deadline_l5",
+    "deadline_l6",
+];
+/// Largest deadline, as `lbe-units` durations allow.
+pub const MAX_DEADLINE: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Default)]
+struct Shared {
+    total_bytes: AtomicU64,
+    done_bytes: AtomicU64,
+    level: AtomicU64,
+    level_us: [AtomicU64; LEVELS],
+}
+
+/// A transfer's progress, shared between the application (writer of the
+/// total and the bytes done) and the controller (writer of its level and the
+/// time per level). Clones share the same figures.
+#[derive(Clone, Default)]
+pub struct Progress(Arc<Shared>);
+
+impl fmt::Debug for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Progress({}/{} bytes, level {})",
+            self.done_bytes(),
+            self.total_bytes(),
+            self.level()
+        )
+    }
+}
+
+impl Progress {
+    /// A transfer of `total_bytes` (0: unknown), nothing done yet.
+    pub fn new(total_bytes: u64) -> Self {
+        let p = Self::default();
+        p.set_total_bytes(total_bytes);
+        p
+    }
+
+    /// Sets the transfer's size, bytes (0: unknown, nothing is steered).
+    pub fn set_total_bytes(&self, bytes: u64) {
+        self.0.total_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Sets the bytes delivered so far (acknowledged stream bytes).
+    pub fn set_done_bytes(&self, bytes: u64) {
+        self.0.done_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Adds to the bytes delivered so far.
+    pub fn add_done_bytes(&self, bytes: u64) {
+        self.0.done_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    pub fn total_bytes(&self) -> u64 {
+        self.0.total_bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn done_bytes(&self) -> u64 {
+        self.0.done_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The controller's current level, 0 to [`LEVELS`] − 1.
+    pub fn level(&self) -> usize {
+        self.0.level.load(Ordering::Relaxed) as usize
+    }
+
+    /// Time the controller spent in each level, by the events' clock.
+    pub fn time_in_levels(&self) -> [Duration; LEVELS] {
+        std::array::from_fn(|i| Duration::from_micros(self.0.level_us[i].load(Ordering::Relaxed)))
+    }
+}
+
+/// Parameters of [`DeadlineAware`]: the inner LBE controller, the deadline
+/// and the progress handle every controller built from it reads.
+#[derive(Clone, Debug)]
+pub struct DeadlineConfig {
+    inner: Box<ControllerConfig>,
+    deadline: Duration,
+    progress: Progress,
+}
+
+/// Two configurations are equal when they steer the same controller to the
+/// same deadline; the progress handle is a channel, not a parameter.
+impl PartialEq for DeadlineConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner == other.inner && self.deadline == other.deadline
+    }
+}
+
+impl DeadlineConfig {
+    /// Names of the controllers that can be steered.
+    pub const INNER: &'static [&'static str] = &["cdg", "ledbatpp"];
+
+    /// Wraps `inner` (CDG or LEDBAT++) with a deadline and a fresh progress
+    /// handle (total unknown).
+    pub fn new(inner: ControllerConfig, deadline: Duration) -> Result<Self, SpecError> {
+        match inner {
+            ControllerConfig::Cdg(_) | ControllerConfig::LedbatPlusPlus(_) => (),
+            other => {
+                return Err(SpecError::new(format!(
+                    "a deadline steers only {} (got '{}')",
+                    Self::INNER.join(" and "),
+                    other.name()
+                )))
+            }
+        }
+        if deadline.is_zero() || deadline > MAX_DEADLINE {
+            return Err(SpecError::new(format!(
+                "deadline {} is out of range: from 1ms to 3600s",
+                lbe_units::fmt_duration(deadline)
+            )));
+        }
+        Ok(Self {
+            inner: Box::new(inner),
+            deadline,
+            progress: Progress::default(),
+        })
+    }
+
+    pub fn inner(&self) -> &ControllerConfig {
+        &self.inner
+    }
+
+    pub(crate) fn inner_mut(&mut self) -> &mut ControllerConfig {
+        &mut self.inner
+    }
+
+    pub fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
+    /// The handle the controllers built from this configuration read.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+
+    /// Replaces the progress handle (one per transfer).
+    pub fn set_progress(&mut self, progress: Progress) {
+        self.progress = progress;
+    }
+
+    pub fn build(&self, path: PathInfo) -> DeadlineAware {
+        let inner = match self.inner.as_ref() {
+            ControllerConfig::Cdg(c) => Inner::Cdg(Box::new(Cdg::new(c.clone(), path))),
+            ControllerConfig::LedbatPlusPlus(c) => {
+                Inner::LedbatPlusPlus(Box::new(LedbatPlusPlus::new(c.clone(), path)))
+            }
+            _ => unreachable!("DeadlineConfig::new admits CDG and LEDBAT++ only"),
+        };
+        let base = match self.inner.as_ref() {
+            ControllerConfig::Cdg(c) => Knob::G(c.g()),
+            ControllerConfig::LedbatPlusPlus(c) => Knob::Ledbatpp(c.target(), c.gain_divisor_max()),
+            _ => unreachable!("DeadlineConfig::new admits CDG and LEDBAT++ only"),
+        };
+        DeadlineAware {
+            inner,
+            base,
+            deadline: self.deadline,
+            progress: self.progress.clone(),
+            start: None,
+            step_start: None,
+            step_done: 0,
+            rate: None,
+            level: 0,
+            last_event: None,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Inner {
+    Cdg(Box<Cdg>),
+    LedbatPlusPlus(Box<LedbatPlusPlus>),
+}
+
+/// The inner controller's level-0 knob.
+#[derive(Clone, Copy, Debug)]
+enum Knob {
+    G(f64),
+    Ledbatpp(Duration, u64),
+}
+
+/// The deadline-aware controller (see the module docs).
+#[derive(Debug)]
+pub struct DeadlineAware {
+    inner: Inner,
+    base: Knob,
+    deadline: Duration,
+    progress: Progress,
+    /// First packet sent: the deadline counts from here.
+    start: Option<Instant>,
+    /// The current step's start and the bytes done then.
+    step_start: Option<Instant>,
+    step_done: u64,
+    /// Smoothed achieved rate, bytes per second.
+    rate: Option<f64>,
+    level: usize,
+    /// Time up to which the time per level is accounted.
+    last_event: Option<Instant>,
+}
+
+impl DeadlineAware {
+    fn cc(&self) -> &dyn CongestionController {
+        match &self.inner {
+            Inner::Cdg(c) => c.as_ref(),
+            Inner::LedbatPlusPlus(c) => c.as_ref(),
+        }
+    }
+
+    fn cc_mut(&mut self) -> &mut dyn CongestionController {
+        match &mut self.inner {
+            Inner::Cdg(c) => c.as_mut(),
+            Inner::LedbatPlusPlus(c) => c.as_mut(),
+        }
+    }
+
+    /// The current level, 0 (full LBE) to [`LEVELS`] − 1 (Reno-like).
+    pub fn level(&self) -> usize {
+        self.level
+    }
+
+    /// Adds the time since the last event to the current level.
+    fn account(&mut self, now: Instant) {
+        if let Some(last) = self.last_event {
+            let us = now.saturating_duration_since(last).as_micros() as u64;
+            self.progress.0.level_us[self.level].fetch_add(us, Ordering::Relaxed);
+        }
+        self.last_event = Some(self.last_event.map_or(now, |l| l.max(now)));
+    }
+
+    fn set_level(&mut self, level: usize) {
+        self.level = level.min(LEVELS - 1);
+        self.progress
+            .0
+            .level
+            .store(self.level as u64, Ordering::Relaxed);
+        match (&mut self.inner, self.base) {
+            (Inner::Cdg(c), Knob::G(g0)) => {
+                c.set_backoff_scale_ms(match self.level {
+                    0 => g0,
+                    l => CDG_G_MS[l - 1],
+                });
+            }
+            (Inner::LedbatPlusPlus(c), Knob::Ledbatpp(target, divisor)) => {
+                let (target, divisor) = match self.level {
+                    0 => (target, divisor),
+                    l => {
+                        let (ms, d) = LEDBATPP_KNOBS[l - 1];
+                        (Duration::from_millis(ms), d)
+                    }
+                };
+                c.set_target_and_gain_divisor_max(target, divisor);
+            }
+            _ => unreachable!("the knob matches the inner controller"),
+        }
+    }
+
+    /// Behind schedule: let CDG's window slow-start up to the window the
+    /// needed rate takes at the current smoothed RTT (a backoff or a loss
+    /// ends it as usual). Against a loss-based flow that keeps a drop-tail
+    /// buffer full, additive increase alone never gets there (Reno's one
+    /// packet per RTT loses to CUBIC's regrowth), so the lift is what lets
+    /// a flow behind schedule take the share it needs — and no more.
+    fn catch_up(&mut self, needed: f64, srtt: Duration) {
+        let target = if needed.is_finite() {
+            (needed * srtt.as_secs_f64()).min(u64::MAX as f64) as u64
+        } else {
+            u64::MAX
+        };
+        if let Inner::Cdg(c) = &mut self.inner {
+            c.slow_start_to(target);
+        }
+    }
+
+    /// One steering decision, when a step is over (module docs).
+    fn steer(&mut self, now: Instant, srtt: Duration) {
+        let Some(start) = self.start else {
+            return;
+        };
+        let total = self.progress.total_bytes();
+        if total == 0 {
+            return;
+        }
+        let done = self.progress.done_bytes().min(total);
+        let Some(step_start) = self.step_start else {
+            self.step_start = Some(now);
+            self.step_done = done;
+            return;
+        };
+        let step = now.saturating_duration_since(step_start);
+        if step < STEP.max(srtt * 2) {
+            return;
+        }
+        let achieved = done.saturating_sub(self.step_done) as f64 / step.as_secs_f64();
+        let rate = match self.rate {
+            Some(r) => r + 0.5 * (achieved - r),
+            None => achieved,
+        };
+        self.rate = Some(rate);
+        self.step_start = Some(now);
+        self.step_done = done;
+
+        let left = total - done;
+        let aim = start + self.deadline.mul_f64(AIM);
+        let needed = if left == 0 {
+            0.0
+        } else if now >= aim {
+            f64::INFINITY
+        } else {
+            left as f64 / (aim - now).as_secs_f64()
+        };
+        if rate < needed {
+            if self.level + 1 < LEVELS {
+                self.set_level(self.level + 1);
+            }
+            self.catch_up(needed, srtt);
+        } else if rate > RELAX * needed && self.level > 0 {
+            self.set_level(self.level - 1);
+        }
+    }
+}
+
+impl CongestionController for DeadlineAware {
+    fn name(&self) -> &'static str {
+        self.cc().name()
+    }
+
+    fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64) {
+        if self.start.is_none() {
+            self.start = Some(now);
+        }
+        self.account(now);
+        self.cc_mut().on_packet_sent(now, bytes, bytes_in_flight);
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        self.account(ack.now);
+        self.cc_mut().on_ack(ack);
+        self.steer(ack.now, ack.rtt.smoothed_rtt);
+    }
+
+    fn on_congestion_event(&mut self, loss: &LossEvent) {
+        self.account(loss.now);
+        self.cc_mut().on_congestion_event(loss);
+    }
+
+    fn on_persistent_congestion(&mut self, now: Instant) {
+        self.account(now);
+        self.cc_mut().on_persistent_congestion(now);
+    }
+
+    fn checkpoint(&mut self) {
+        self.cc_mut().checkpoint();
+    }
+
+    fn rollback(&mut self) -> bool {
+        self.cc_mut().rollback()
+    }
+
+    fn on_mtu_change(&mut self, max_datagram_size: u64) {
+        self.cc_mut().on_mtu_change(max_datagram_size);
+    }
+
+    fn window(&self) -> u64 {
+        self.cc().window()
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        self.cc().pacing_rate()
+    }
+
+    fn state(&self, now: Instant) -> &'static str {
+        match self.level {
+            0 => self.cc().state(now),
+            l => LEVEL_STATES[l - 1],
+        }
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        self.cc().snapshot()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::ms;
+    use crate::testkit::Driver;
+    use crate::testkit::MSS;
+
+    fn build(spec: &str) -> (DeadlineAware, Progress) {
+        let config: ControllerConfig = spec.parse().unwrap();
+        let ControllerConfig::Deadline(d) = config else {
+            panic!("{spec} is not a deadline spec");
+        };
+        let progress = d.progress().clone();
+        (d.build(PathInfo::default()), progress)
+    }
+
+    /// `seconds` one-second steps of ACKs (one per 100 ms, RTT 100 ms);
+    /// `rate` bytes/s are done in each; returns the level after each step.
+    fn steps(d: &mut Driver<DeadlineAware>, p: &Progress, rate: u64, seconds: u32) -> Vec<usize> {
+        let mut levels = Vec::new();
+        for _ in 0..seconds {
+            for _ in 0..10 {
+                p.add_done_bytes(rate / 10);
+                d.ack_old(ms(100), MSS, ms(100));
+            }
+            levels.push(d.cc.level());
+        }
+        levels
+    }
+
+    fn started(spec: &str, total: u64) -> (Driver<DeadlineAware>, Progress) {
+        let (cc, progress) = build(spec);
+        progress.set_total_bytes(total);
+        let mut d = Driver::new(cc);
+        let now = d.now;
+        d.cc.on_packet_sent(now, MSS, 0);
+        // The first ACK opens the first step.
+        d.ack_old(ms(0), MSS, ms(100));
+        (d, progress)
+    }
+
+    #[test]
+    fn behind_schedule_climbs_one_level_per_step_and_ahead_falls_back() {
+        // 1 MB in 100 s: aim at 95 s, about 10.5 kB/s needed.
+        let (mut d, p) = started("cdg:deadline=100s", 1_000_000);
+        // 5 kB/s: behind; one level up per step, capped at the top.
+        assert_eq!(steps(&mut d, &p, 5_000, 8), [1, 2, 3, 4, 5, 6, 6, 6]);
+        assert_eq!(
+            d.cc.snapshot().backoff_scale,
+            Some(Duration::from_secs(100))
+        );
+        assert_eq!(d.cc.state(d.now), "deadline_l6");
+        // Left 960 kB in 86.9 s: 11.0 kB/s needed. At 12 kB/s (EWMA from
+        // 5 kB/s: 8.5, 10.25, 11.1, 11.6...) within the band: it stays.
+        assert_eq!(steps(&mut d, &p, 12_000, 4), [6, 6, 6, 6]);
+        // 40 kB/s: far ahead (EWMA 25.8 > 1.25 × 11), one level down a step.
+        assert_eq!(steps(&mut d, &p, 40_000, 8), [5, 4, 3, 2, 1, 0, 0, 0]);
+        assert_eq!(d.cc.snapshot().backoff_scale, Some(ms(3)));
+        // Level 0 names the inner controller's state (no loss yet).
+        assert_eq!(d.cc.state(d.now), "slow_start");
+        let t = p.time_in_levels();
+        assert_eq!(t.iter().sum::<Duration>(), Duration::from_secs(20));
+        // Level 0 for the first step and the last two; level 6 from the
+        // sixth step to the thirteenth.
+        assert_eq!(t[0], Duration::from_secs(1 + 2));
+        assert_eq!(t[6], Duration::from_secs(7));
+        assert_eq!(t[1], Duration::from_secs(2));
+    }
+
+    #[test]
+    fn behind_schedule_cdg_slow_starts_to_the_needed_window() {
+        // 100 MB in 100 s, nothing done after the first 1 s step: 100 MB
+        // left for the 94 s to the aim, 1 063 829.8 bytes/s, times the
+        // 100 ms smoothed RTT: ssthresh 106 382 bytes; cwnd is the initial
+        // 10 packets plus the 11 acknowledged in slow start.
+        let (mut d, p) = started("cdg:deadline=100s", 100_000_000);
+        assert_eq!(d.cc.snapshot().ssthresh, None);
+        assert_eq!(steps(&mut d, &p, 0, 1), [1]);
+        let s = d.cc.snapshot();
+        assert_eq!((s.cwnd, s.ssthresh), (21 * MSS, Some(106_382)));
+        // Ahead of schedule: no lift, the window is left alone.
+        let (mut d, p) = started("cdg:deadline=100s", 1_000_000);
+        assert_eq!(steps(&mut d, &p, 100_000, 1), [0]);
+        assert_eq!(d.cc.snapshot().ssthresh, None);
+    }
+
+    #[test]
+    fn without_a_total_nothing_is_steered() {
+        let (mut d, p) = started("cdg:deadline=10s", 0);
+        assert_eq!(steps(&mut d, &p, 0, 20), [0; 20]);
+        assert_eq!(d.cc.snapshot().backoff_scale, Some(ms(3)));
+    }
+
+    #[test]
+    fn a_stall_near_the_end_climbs_to_the_top_and_finishing_relaxes() {
+        // 10 MB in 10 s (aim 9.5 s): 2 MB/s for 4 s is well ahead (level 0
+        // throughout), then nothing moves: the need grows as the aim nears
+        // and is infinite past it, so the level climbs to the top and stays.
+        let (mut d, p) = started("cdg:deadline=10s", 10_000_000);
+        assert_eq!(steps(&mut d, &p, 2_000_000, 4), [0, 0, 0, 0]);
+        let levels = steps(&mut d, &p, 0, 8);
+        assert_eq!(levels, [0, 1, 2, 3, 4, 5, 6, 6]);
+        // Finished: nothing is needed any more, so back down a level a step.
+        p.set_done_bytes(10_000_000);
+        assert_eq!(steps(&mut d, &p, 0, 3), [5, 4, 3]);
+    }
+
+    #[test]
+    fn ledbatpp_levels_set_target_and_gain() {
+        let (mut d, p) = started("ledbatpp:deadline=100s", 1_000_000);
+        assert_eq!(d.cc.snapshot().target, Some(ms(60)));
+        let levels = steps(&mut d, &p, 1_000, 6);
+        assert_eq!(levels, [1, 2, 3, 4, 5, 6]);
+        let s = d.cc.snapshot();
+        assert_eq!((s.target, s.gain), (Some(ms(1000)), Some(1.0)));
+        assert_eq!(d.cc.name(), "ledbatpp");
+    }
+
+    #[test]
+    fn the_spec_grammar_takes_a_deadline_for_cdg_and_ledbatpp_only() {
+        let config: ControllerConfig = "cdg:g=5,deadline=2m".parse().unwrap();
+        let ControllerConfig::Deadline(d) = &config else {
+            panic!("not wrapped");
+        };
+        assert_eq!(d.deadline(), Duration::from_secs(120));
+        assert_eq!(d.inner(), &"cdg:g=5".parse::<ControllerConfig>().unwrap());
+        assert_eq!(config.name(), "cdg");
+        let err = |s: &str| s.parse::<ControllerConfig>().unwrap_err().to_string();
+        assert_eq!(
+            err("ledbat:deadline=10s"),
+            "--cc 'ledbat:deadline=10s': a deadline steers only cdg and ledbatpp (got 'ledbat')"
+        );
+        assert_eq!(
+            err("cdg:deadline=soon"),
+            "--cc 'cdg:deadline=soon': bad value 'soon' for 'deadline': expected a duration with a unit (e.g. 60ms) from 1ms to 3600s"
+        );
+        assert_eq!(
+            err("cdg:deadline=0s"),
+            "--cc 'cdg:deadline=0s': bad value '0s' for 'deadline': expected a duration with a unit (e.g. 60ms) from 1ms to 3600s"
+        );
+    }
+}
