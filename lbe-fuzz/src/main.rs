@@ -368,14 +368,17 @@ const SCENARIO_TOKENS: &[&str] = &[
 fn scenario_case(text: &str) -> Verdict {
     match lbe_lab::scenario::parse(Path::new("fuzz.toml"), text) {
         Ok(_) => Ok(()),
-        Err(e) => {
-            one_line_but_quoted("scenario", text, &e)?;
-            if e.starts_with("fuzz.toml") {
-                Ok(())
-            } else {
-                Err(format!("scenario error does not name the file: {e}"))
-            }
-        }
+        Err(e) => file_error("scenario", text, &e),
+    }
+}
+
+/// An error about a file given as `fuzz.toml`: one line, naming the file.
+fn file_error(kind: &str, text: &str, e: &str) -> Verdict {
+    one_line_but_quoted(kind, text, e)?;
+    if e.starts_with("fuzz.toml") {
+        Ok(())
+    } else {
+        Err(format!("{kind} error does not name the file: {e}"))
     }
 }
 
@@ -418,14 +421,7 @@ fn sweep_case(text: &str) -> Verdict {
         // Never empty: every axis has a value.
         Ok(sweep) if sweep.is_empty() => Err("a parsed sweep has no run".into()),
         Ok(_) => Ok(()),
-        Err(e) => {
-            one_line_but_quoted("sweep", text, &e)?;
-            if e.starts_with("fuzz.toml") {
-                Ok(())
-            } else {
-                Err(format!("sweep error does not name the file: {e}"))
-            }
-        }
+        Err(e) => file_error("sweep", text, &e),
     }
 }
 
