@@ -576,6 +576,17 @@ fn drive(
     out
 }
 
+/// A TOML-ish input: one time in five a string of tokens, else a mutated
+/// seed file.
+fn toml_input(r: &mut Rng, seeds: &[Vec<u8>], tokens: &[&str]) -> Vec<u8> {
+    if r.chance(5) {
+        token_string(r, tokens, 40).into_bytes()
+    } else {
+        let s = r.pick(seeds).clone();
+        mutate(r, &s, seeds, tokens)
+    }
+}
+
 fn text_of(data: &[u8]) -> String {
     String::from_utf8_lossy(data).into_owned()
 }
@@ -687,14 +698,7 @@ fn main() {
                 deadline,
                 &mut rng,
                 &panic_message,
-                &mut |r| {
-                    if r.chance(5) {
-                        token_string(r, SCENARIO_TOKENS, 40).into_bytes()
-                    } else {
-                        let s = r.pick(&scenario_seeds).clone();
-                        mutate(r, &s, &scenario_seeds, SCENARIO_TOKENS)
-                    }
-                },
+                &mut |r| toml_input(r, &scenario_seeds, SCENARIO_TOKENS),
                 &|d| scenario_case(&text_of(d)),
             ),
             "sweep" => drive(
@@ -702,14 +706,7 @@ fn main() {
                 deadline,
                 &mut rng,
                 &panic_message,
-                &mut |r| {
-                    if r.chance(5) {
-                        token_string(r, SWEEP_TOKENS, 40).into_bytes()
-                    } else {
-                        let s = r.pick(&sweep_seeds).clone();
-                        mutate(r, &s, &sweep_seeds, SWEEP_TOKENS)
-                    }
-                },
+                &mut |r| toml_input(r, &sweep_seeds, SWEEP_TOKENS),
                 &|d| sweep_case(&text_of(d)),
             ),
             "h3-fields" => drive(
