@@ -26,6 +26,16 @@ fn share(s: &SimSummary, flow: usize) -> f64 {
     g[flow] / g.iter().sum::<f64>()
 }
 
+/// A fresh directory under the system's temp dir holding `name` with `text`;
+/// returns (directory, file).
+fn temp_file(dir: &str, name: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("{dir}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    (dir, file)
+}
+
 fn with_seed(text: &str, seed: u64) -> String {
     format!("seed = {seed}\n{text}")
 }
@@ -48,10 +58,7 @@ stop = "60s"
 
 #[test]
 fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
-    let dir = std::env::temp_dir().join(format!("lbe-sim-det-{}", std::process::id()));
-    let file = dir.join("pair.toml");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(&file, with_seed(PAIR, 7)).unwrap();
+    let (dir, file) = temp_file("lbe-sim-det", "pair.toml", &with_seed(PAIR, 7));
     let read = |out: &str| {
         lbe_lab::sim::run_file(&file, &dir.join(out), true, false, &|_| {}).unwrap();
         std::fs::read(dir.join(out).join("summary.json")).unwrap()
@@ -292,10 +299,7 @@ y = "utilization"
 
 #[test]
 fn a_sharded_sweep_merges_into_the_unsharded_results() {
-    let dir = std::env::temp_dir().join(format!("lbe-sweep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("tiny.toml");
-    std::fs::write(&file, SWEEP).unwrap();
+    let (dir, file) = temp_file("lbe-sweep", "tiny.toml", SWEEP);
     let sweep = lbe_lab::sweep::load(&file).unwrap();
     assert_eq!(sweep.len(), 8);
     let stop = Arc::new(AtomicBool::new(false));
