@@ -2,8 +2,9 @@
 //! `netem` qdisc.
 //!
 //! It relays datagrams between clients (on one or more listening addresses)
-//! and one server, giving each client its own upstream socket, like a NAT,
-//! so the server sees one address per client. Each direction adds a one-way
+//! and a server (one per listening address with routes, `--route`), giving
+//! each client its own upstream socket, like a NAT, so the server sees one
+//! address per client. Each direction adds a one-way
 //! propagation delay of rtt/2; the server→client direction also goes
 //! through one drop-tail FIFO shared by every flow, served at a fixed rate.
 //!
@@ -42,7 +43,8 @@ pub use model::{
     CrossTraffic, Delivery, IntervalStats, Link, LinkConfig, Totals, Verdict,
     CROSS_TRAFFIC_PACKET_BYTES, IPV4_UDP_OVERHEAD,
 };
-pub use relay::{Config, CrossTotals, Lateness, Netem, NetemHandle, Stopper, Summary};
+pub use relay::{Config, CrossTotals, Lateness, Netem, NetemHandle, Route, Stopper, Summary};
 pub use units::{
-    parse_buffer, parse_duration, parse_loss, parse_path, parse_rate, Buffer, PathSpec,
+    parse_buffer, parse_duration, parse_loss, parse_path, parse_rate, parse_route, Buffer,
+    PathSpec, RouteSpec,
 };

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use clap::Parser;
 use lbe_netem::units::{
-    parse_addr, parse_buffer, parse_duration, parse_loss, parse_path, parse_rate,
+    parse_addr, parse_buffer, parse_duration, parse_loss, parse_path, parse_rate, parse_route,
 };
-use lbe_netem::{Buffer, Config, LinkConfig, Netem, PathSpec, IPV4_UDP_OVERHEAD};
+use lbe_netem::{Buffer, Config, LinkConfig, Netem, PathSpec, RouteSpec, IPV4_UDP_OVERHEAD};
 
 /// Userspace UDP bottleneck: relays clients on --listen to the server on
 /// --upstream, adds rtt/2 each way, and sends the server->client direction
@@ -53,6 +53,12 @@ struct Cli {
     /// the same bottleneck: ADDR=RTT, e.g. 127.0.0.1:5001=100ms. Repeatable.
     #[arg(long = "path", value_name = "ADDR=RTT", value_parser = parse_path)]
     paths: Vec<PathSpec>,
+    /// Extra listening address relayed to a server of its own, through the
+    /// same bottleneck (one FIFO, one rate): LISTEN=UPSTREAM, e.g.
+    /// 127.0.0.1:5002=127.0.0.1:4434. Its flows get --rtt, or the RTT of a
+    /// --path for the same LISTEN address. Repeatable.
+    #[arg(long = "route", value_name = "LISTEN=UPSTREAM", value_parser = parse_route)]
+    routes: Vec<RouteSpec>,
     /// Rate-limit the client->server direction too (not limited by default).
     #[arg(long, value_parser = parse_rate)]
     reverse_rate: Option<u64>,
@@ -169,7 +175,10 @@ fn main() -> ExitCode {
     let _ = log::set_logger(&StderrLogger);
 
     let mut config = Config::new(cli.listen, cli.upstream, cli.rate, cli.rtt, cli.buffer);
-    config.paths = cli.paths;
+    if let Err(e) = config.add_paths_and_routes(&cli.paths, &cli.routes) {
+        eprintln!("lbe-netem: {e}");
+        return ExitCode::from(2);
+    }
     config.down.loss = cli.loss;
     config.down.seed = cli.seed;
     config.down.overhead = cli.overhead;
@@ -201,15 +210,15 @@ fn main() -> ExitCode {
     };
     let addrs: Vec<String> = netem.listen_addrs().iter().map(|a| a.to_string()).collect();
     if !cli.quiet {
-        let paths: Vec<String> = std::iter::once(cli.rtt)
-            .chain(config.paths.iter().map(|p| p.rtt))
+        let paths: Vec<String> = std::iter::once((cli.rtt, cli.upstream))
+            .chain(config.paths.iter().map(|p| (p.rtt, cli.upstream)))
+            .chain(config.routes.iter().map(|r| (r.rtt, r.upstream)))
             .zip(&addrs)
-            .map(|(rtt, a)| format!("{a} (rtt {rtt:?})"))
+            .map(|((rtt, upstream), a)| format!("{a} (rtt {rtt:?}) -> {upstream}"))
             .collect();
         eprintln!(
-            "lbe-netem: {} -> {}: rate {} bit/s, buffer {} = {} B, loss {}, cross traffic {} bit/s, seed {}, overhead {} B/datagram",
+            "lbe-netem: {}: rate {} bit/s, buffer {} = {} B, loss {}, cross traffic {} bit/s, seed {}, overhead {} B/datagram",
             paths.join(", "),
-            cli.upstream,
             cli.rate,
             cli.buffer,
             capacity,
@@ -220,7 +229,16 @@ fn main() -> ExitCode {
         );
     }
     // One machine-readable line for whoever started us (e.g. with port 0).
-    let ready = serde_json::json!({"event": "ready", "listen": addrs, "upstream": cli.upstream});
+    let upstreams: Vec<String> = std::iter::repeat_n(cli.upstream, 1 + config.paths.len())
+        .chain(config.routes.iter().map(|r| r.upstream))
+        .map(|a| a.to_string())
+        .collect();
+    let ready = serde_json::json!({
+        "event": "ready",
+        "listen": addrs,
+        "upstream": cli.upstream,
+        "upstreams": upstreams,
+    });
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{ready}");
     let _ = out.flush();

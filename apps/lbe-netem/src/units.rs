@@ -1,5 +1,6 @@
 //! Parsing of the command line's quantities: rates, durations, buffer sizes,
-//! loss probabilities and `ADDR=RTT` path overrides. Rates, durations and
+//! loss probabilities, `ADDR=RTT` path overrides and `LISTEN=UPSTREAM`
+//! routes. Rates, durations and
 //! sizes are `lbe-units`' (one grammar, one set of limits, its crate docs);
 //! this module adds the emulator's own quantities.
 //!
@@ -130,6 +131,32 @@ pub fn parse_path(s: &str) -> Result<PathSpec, String> {
     Ok(PathSpec { listen, rtt })
 }
 
+/// An extra listening address relayed to an upstream of its own (through
+/// the same bottleneck as every other flow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteSpec {
+    /// Where the route's clients connect.
+    pub listen: SocketAddr,
+    /// The server the route's flows are relayed to.
+    pub upstream: SocketAddr,
+}
+
+/// Parses `LISTEN=UPSTREAM`, e.g. `127.0.0.1:5001=127.0.0.1:4434`.
+pub fn parse_route(s: &str) -> Result<RouteSpec, String> {
+    const FORM: &str = "expected LISTEN=UPSTREAM, e.g. 127.0.0.1:5001=127.0.0.1:4434";
+    let (listen, upstream) = s
+        .split_once('=')
+        .ok_or_else(|| format!("bad route '{s}': {FORM}"))?;
+    let listen = parse_addr(listen).map_err(|e| format!("bad route '{s}': {e}"))?;
+    let upstream = parse_addr(upstream).map_err(|e| format!("bad route '{s}': {e}"))?;
+    if upstream.port() == 0 {
+        return Err(format!(
+            "bad route '{s}': the upstream needs a port (not 0); {FORM}"
+        ));
+    }
+    Ok(RouteSpec { listen, upstream })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +255,40 @@ mod tests {
         assert!(parse_path("127.0.0.1:5001=100").is_err());
     }
 
+    #[test]
+    fn routes() {
+        assert_eq!(
+            parse_route("127.0.0.1:5001=127.0.0.1:4434"),
+            Ok(RouteSpec {
+                listen: "127.0.0.1:5001".parse().unwrap(),
+                upstream: "127.0.0.1:4434".parse().unwrap(),
+            })
+        );
+        assert_eq!(
+            parse_route(" [::1]:0=[::1]:443"),
+            Ok(RouteSpec {
+                listen: "[::1]:0".parse().unwrap(),
+                upstream: "[::1]:443".parse().unwrap(),
+            })
+        );
+        assert_eq!(
+            parse_route("127.0.0.1:5001"),
+            Err("bad route '127.0.0.1:5001': expected LISTEN=UPSTREAM, e.g. 127.0.0.1:5001=127.0.0.1:4434".into())
+        );
+        assert_eq!(
+            parse_route("127.0.0.1:5001=100ms"),
+            Err("bad route '127.0.0.1:5001=100ms': bad address '100ms': expected IP:PORT, e.g. 127.0.0.1:5000 or [::1]:5000".into())
+        );
+        assert_eq!(
+            parse_route("localhost:1=127.0.0.1:2"),
+            Err("bad route 'localhost:1=127.0.0.1:2': bad address 'localhost:1': expected IP:PORT, e.g. 127.0.0.1:5000 or [::1]:5000".into())
+        );
+        assert_eq!(
+            parse_route("127.0.0.1:5001=127.0.0.1:0"),
+            Err("bad route '127.0.0.1:5001=127.0.0.1:0': the upstream needs a port (not 0); expected LISTEN=UPSTREAM, e.g. 127.0.0.1:5001=127.0.0.1:4434".into())
+        );
+    }
+
     proptest::proptest! {
         #[test]
         fn parsers_never_panic(s in "\\PC{0,20}") {
@@ -236,6 +297,7 @@ mod tests {
             let _ = parse_buffer(&s);
             let _ = parse_loss(&s);
             let _ = parse_path(&s);
+            let _ = parse_route(&s);
         }
     }
 }

@@ -70,10 +70,12 @@ impl Source {
     }
 }
 
-/// A listening socket and the one-way delay of its flows.
+/// A listening socket, the one-way delay of its flows and the server they
+/// are relayed to.
 pub(super) struct Listener {
     pub(super) socket: UdpSocket,
     pub(super) owd: Duration,
+    pub(super) upstream: SocketAddr,
 }
 
 struct Flow {
@@ -436,14 +438,15 @@ impl Relay {
             return Some(id);
         }
         let id = self.next_flow;
-        match self.open_upstream(Source::Flow(id).token()) {
+        let upstream = self.listeners[path].upstream;
+        match self.open_upstream(Source::Flow(id).token(), upstream) {
             Ok(socket) => {
                 self.next_flow += 1;
                 if log::log_enabled!(log::Level::Info) {
                     let via = self.listeners[path].socket.local_addr();
                     let from = socket.local_addr();
                     log::info!(
-                        "flow {id}: client {client} via {} (rtt {:?}) -> upstream from {}",
+                        "flow {id}: client {client} via {} (rtt {:?}) -> upstream {upstream} from {}",
                         via.map_or_else(|e| e.to_string(), |a| a.to_string()),
                         self.listeners[path].owd * 2,
                         from.map_or_else(|e| e.to_string(), |a| a.to_string()),
@@ -471,8 +474,8 @@ impl Relay {
         }
     }
 
-    fn open_upstream(&self, token: Token) -> io::Result<UdpSocket> {
-        let any: SocketAddr = match self.config.upstream {
+    fn open_upstream(&self, token: Token, upstream: SocketAddr) -> io::Result<UdpSocket> {
+        let any: SocketAddr = match upstream {
             SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
             SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
         };
@@ -481,7 +484,7 @@ impl Relay {
         if self.config.rx_timestamps {
             rx::enable_timestamps(s.as_raw_fd())?;
         }
-        s.connect(self.config.upstream)?;
+        s.connect(upstream)?;
         s.set_nonblocking(true)?;
         let mut s = UdpSocket::from_std(s);
         self.poll
@@ -523,6 +526,7 @@ impl Relay {
                         .socket
                         .local_addr()
                         .unwrap_or(self.config.listen),
+                    upstream: self.listeners[f.path].upstream,
                     counters: c,
                 });
             }

@@ -9,7 +9,7 @@
 //! stamped with `Instant::now()` as it is read and handed to the model; the
 //! model says when it is due and the loop sends it then.
 //!
-//! - this module: the emulator's [`Config`], [`Netem::spawn`] (binds every
+//! - this module: the emulator's [`Config`] (and its [`Route`]s), [`Netem::spawn`] (binds every
 //!   socket, then starts the thread) and the [`NetemHandle`] to stop it;
 //! - `event_loop`: the thread's loop, the flow table and the stats lines;
 //! - [`report`]: what it reports, the [`Summary`] and the stats lines;
@@ -36,7 +36,7 @@ use mio::{Interest, Poll, Waker};
 use crate::model::LinkConfig;
 use crate::rx;
 use crate::timer::TimerFd;
-use crate::units::{Buffer, PathSpec};
+use crate::units::{Buffer, PathSpec, RouteSpec};
 use event_loop::{Listener, Relay, Source, TIMER, WAKER};
 use os::set_buffers;
 pub use report::{CrossTotals, Lateness, Summary};
@@ -52,8 +52,11 @@ pub struct Config {
     /// Base RTT of flows through `listen`: rtt/2 is added each way.
     pub rtt: Duration,
     /// Extra listening addresses whose flows get their own base RTT, all
-    /// through the same bottleneck.
+    /// through the same bottleneck, relayed to `upstream`.
     pub paths: Vec<PathSpec>,
+    /// Extra listening addresses relayed to upstreams of their own, all
+    /// through the same bottleneck (one FIFO, one rate).
+    pub routes: Vec<Route>,
     /// The server→client bottleneck: rate, buffer, loss, seed, overhead.
     pub down: LinkConfig,
     /// The client→server direction: by default no rate limit and no loss.
@@ -94,6 +97,7 @@ impl Config {
             upstream,
             rtt,
             paths: Vec::new(),
+            routes: Vec::new(),
             down: LinkConfig {
                 rate_bps: Some(rate_bps),
                 buffer: Some(buffer),
@@ -111,6 +115,68 @@ impl Config {
             socket_buffer: 4 << 20,
             rx_timestamps: true,
         }
+    }
+}
+
+/// A listening address relayed to its own server (`--route`), with the
+/// base RTT of its flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Where the route's clients connect (port 0 picks a free port).
+    pub listen: SocketAddr,
+    /// The server its flows are relayed to.
+    pub upstream: SocketAddr,
+    /// Base RTT of its flows: rtt/2 is added each way.
+    pub rtt: Duration,
+}
+
+impl Config {
+    /// Adds the command line's `--path`s and `--route`s: a `--path` whose
+    /// address is a route's listening address (port not 0) sets that
+    /// route's RTT; a route without one gets `rtt`; every other `--path` is
+    /// an extra address relayed to `upstream`. An address given twice (or
+    /// the same as `listen`) is an error, on one line.
+    pub fn add_paths_and_routes(
+        &mut self,
+        paths: &[PathSpec],
+        routes: &[RouteSpec],
+    ) -> Result<(), String> {
+        // Port 0 picks a free port, so only fixed addresses can clash.
+        let fixed = |a: &SocketAddr| a.port() != 0;
+        let mut listening = vec![self.listen];
+        for r in routes {
+            if fixed(&r.listen) && listening.contains(&r.listen) {
+                return Err(format!(
+                    "--route {}={}: {} is listened on already (by --listen or another --route)",
+                    r.listen, r.upstream, r.listen
+                ));
+            }
+            listening.push(r.listen);
+        }
+        let mut path_addrs = vec![self.listen];
+        for p in paths {
+            if fixed(&p.listen) && path_addrs.contains(&p.listen) {
+                return Err(format!(
+                    "--path {}={:?}: {} has an RTT already (--rtt for --listen, or another --path)",
+                    p.listen, p.rtt, p.listen
+                ));
+            }
+            path_addrs.push(p.listen);
+        }
+        let path_of =
+            |addr: SocketAddr| paths.iter().find(|p| fixed(&p.listen) && p.listen == addr);
+        for r in routes {
+            self.routes.push(Route {
+                listen: r.listen,
+                upstream: r.upstream,
+                rtt: path_of(r.listen).map_or(self.rtt, |p| p.rtt),
+            });
+        }
+        let routed =
+            |p: &&PathSpec| fixed(&p.listen) && routes.iter().any(|r| r.listen == p.listen);
+        self.paths
+            .extend(paths.iter().filter(|p| !routed(p)).copied());
+        Ok(())
     }
 }
 
@@ -143,11 +209,17 @@ impl Netem {
         poll.registry()
             .register(&mut SourceFd(&timer.as_raw_fd()), TIMER, Interest::READABLE)?;
 
-        let mut paths = vec![PathSpec {
+        let mut paths = vec![Route {
             listen: config.listen,
+            upstream: config.upstream,
             rtt: config.rtt,
         }];
-        paths.extend(config.paths.iter().copied());
+        paths.extend(config.paths.iter().map(|p| Route {
+            listen: p.listen,
+            upstream: config.upstream,
+            rtt: p.rtt,
+        }));
+        paths.extend(config.routes.iter().copied());
         let mut listeners = Vec::with_capacity(paths.len());
         let mut listen_addrs = Vec::with_capacity(paths.len());
         for (i, p) in paths.iter().enumerate() {
@@ -166,6 +238,7 @@ impl Netem {
             listeners.push(Listener {
                 socket: sock,
                 owd: p.rtt / 2,
+                upstream: p.upstream,
             });
         }
 
@@ -210,7 +283,7 @@ impl NetemHandle {
     }
 
     /// Every listening address: `--listen` first, then each `--path` in the
-    /// order given.
+    /// order given, then each `--route` in the order given.
     pub fn listen_addrs(&self) -> &[SocketAddr] {
         &self.listen_addrs
     }
@@ -252,5 +325,116 @@ impl Drop for NetemHandle {
             self.stopper.stop();
             let _ = self.join_thread();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    fn config() -> Config {
+        Config::new(
+            addr("127.0.0.1:5000"),
+            addr("127.0.0.1:4433"),
+            20_000_000,
+            Duration::from_millis(50),
+            Buffer::Time(Duration::from_millis(500)),
+        )
+    }
+
+    fn path(listen: &str, rtt_ms: u64) -> PathSpec {
+        PathSpec {
+            listen: addr(listen),
+            rtt: Duration::from_millis(rtt_ms),
+        }
+    }
+
+    fn route(listen: &str, upstream: &str) -> RouteSpec {
+        RouteSpec {
+            listen: addr(listen),
+            upstream: addr(upstream),
+        }
+    }
+
+    #[test]
+    fn a_path_for_a_routes_address_sets_its_rtt() {
+        let mut c = config();
+        c.add_paths_and_routes(
+            &[path("127.0.0.1:5001", 100), path("127.0.0.1:5002", 20)],
+            &[
+                route("127.0.0.1:5002", "127.0.0.1:4434"),
+                route("127.0.0.1:5003", "127.0.0.1:4435"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.paths, vec![path("127.0.0.1:5001", 100)]);
+        assert_eq!(
+            c.routes,
+            vec![
+                Route {
+                    listen: addr("127.0.0.1:5002"),
+                    upstream: addr("127.0.0.1:4434"),
+                    rtt: Duration::from_millis(20),
+                },
+                Route {
+                    listen: addr("127.0.0.1:5003"),
+                    upstream: addr("127.0.0.1:4435"),
+                    rtt: Duration::from_millis(50),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn port_zero_addresses_never_clash_nor_match() {
+        let mut c = config();
+        c.listen = addr("127.0.0.1:0");
+        c.add_paths_and_routes(
+            &[path("127.0.0.1:0", 100)],
+            &[
+                route("127.0.0.1:0", "127.0.0.1:4434"),
+                route("127.0.0.1:0", "127.0.0.1:4435"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.paths, vec![path("127.0.0.1:0", 100)]);
+        assert_eq!(c.routes.len(), 2);
+        assert!(c.routes.iter().all(|r| r.rtt == Duration::from_millis(50)));
+    }
+
+    #[test]
+    fn an_address_given_twice_is_an_error() {
+        let err = |paths: &[PathSpec], routes: &[RouteSpec]| {
+            config().add_paths_and_routes(paths, routes).unwrap_err()
+        };
+        assert_eq!(
+            err(&[], &[route("127.0.0.1:5000", "127.0.0.1:4434")]),
+            "--route 127.0.0.1:5000=127.0.0.1:4434: 127.0.0.1:5000 is listened on already (by --listen or another --route)"
+        );
+        assert_eq!(
+            err(
+                &[],
+                &[
+                    route("127.0.0.1:5001", "127.0.0.1:4434"),
+                    route("127.0.0.1:5001", "127.0.0.1:4435")
+                ]
+            ),
+            "--route 127.0.0.1:5001=127.0.0.1:4435: 127.0.0.1:5001 is listened on already (by --listen or another --route)"
+        );
+        assert_eq!(
+            err(&[path("127.0.0.1:5000", 10)], &[]),
+            "--path 127.0.0.1:5000=10ms: 127.0.0.1:5000 has an RTT already (--rtt for --listen, or another --path)"
+        );
+        assert_eq!(
+            err(
+                &[path("127.0.0.1:5001", 10), path("127.0.0.1:5001", 20)],
+                &[route("127.0.0.1:5001", "127.0.0.1:4434")]
+            ),
+            "--path 127.0.0.1:5001=20ms: 127.0.0.1:5001 has an RTT already (--rtt for --listen, or another --path)"
+        );
     }
 }

@@ -109,6 +109,8 @@ pub(super) struct FlowLine {
     pub(super) id: u64,
     pub(super) client: SocketAddr,
     pub(super) listen: SocketAddr,
+    /// The server the flow is relayed to.
+    pub(super) upstream: SocketAddr,
     #[serde(flatten)]
     pub(super) counters: FlowCounters,
 }
@@ -161,11 +163,12 @@ mod tests {
             id: 7,
             client: "127.0.0.1:5000".parse().unwrap(),
             listen: "127.0.0.1:6000".parse().unwrap(),
+            upstream: "127.0.0.1:4433".parse().unwrap(),
             counters,
         };
         assert_eq!(
             serde_json::to_string(&line).unwrap(),
-            "{\"id\":7,\"client\":\"127.0.0.1:5000\",\"listen\":\"127.0.0.1:6000\",\
+            "{\"id\":7,\"client\":\"127.0.0.1:5000\",\"listen\":\"127.0.0.1:6000\",\"upstream\":\"127.0.0.1:4433\",\
              \"down_delivered_packets\":2,\"down_delivered_payload_bytes\":2400,\
              \"down_drops_buffer\":0,\"down_drops_loss\":0,\"up_delivered_packets\":0,\
              \"up_delivered_payload_bytes\":0,\"up_drops\":1}"
