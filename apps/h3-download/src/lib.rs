@@ -9,10 +9,13 @@
 //!   one-shot in-memory [`client::request`].
 //! - [`files`], [`fields`], [`digest`]: path resolution under the root,
 //!   HTTP field syntax, SHA-256.
+//! - [`aioquic`]: an independent HTTP/3 server (aioquic, from PyPI) in a
+//!   virtualenv, for the interop tests and `lbe-lab`.
 //!
 //! Both binaries are thin command lines over these modules; the QUIC
 //! event loops are `lbe_app_kit::endpoint`'s.
 
+pub mod aioquic;
 pub mod client;
 pub mod digest;
 pub mod fetch;

@@ -3,85 +3,48 @@
 //! a server built on it (the scripts are in `tests/aioquic/`).
 //!
 //! The tests make their own virtualenv under cargo's target tmp dir and
-//! pip-install aioquic there, once. They are skipped, with a message
+//! pip-install aioquic there, once (`h3_download::aioquic`, which
+//! `lbe-lab` uses too). They are skipped, with a message
 //! saying so, only when PyPI cannot be reached.
 
 mod common;
 
-use std::io::BufRead;
-use std::io::BufReader;
-use std::net::TcpStream;
-use std::net::ToSocketAddrs;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
 use std::process::Stdio;
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use common::*;
-
-const AIOQUIC: &str = "aioquic==1.7.2";
+use h3_download::aioquic::Aioquic;
+use h3_download::aioquic::AioquicServer;
+use h3_download::aioquic::InstallError;
 
 fn scripts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/aioquic")
 }
 
-fn pypi_reachable() -> bool {
-    ("pypi.org", 443)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .is_some_and(|addr| TcpStream::connect_timeout(&addr, Duration::from_secs(10)).is_ok())
-}
-
-/// The virtualenv's python, with aioquic installed; `None` if PyPI is out
-/// of reach.
-fn python() -> Option<PathBuf> {
-    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PYTHON
+/// aioquic in the tests' virtualenv (`h3_download::aioquic`); `None` if
+/// PyPI is out of reach.
+fn aioquic() -> Option<Aioquic> {
+    static AIOQUIC: OnceLock<Option<Aioquic>> = OnceLock::new();
+    AIOQUIC
         .get_or_init(|| {
             let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("aioquic-venv");
-            let python = venv.join("bin/python");
-            let ready = || {
-                Command::new(&python)
-                    .args(["-c", "import aioquic, cryptography"])
-                    .status()
-                    .is_ok_and(|s| s.success())
-            };
-            if ready() {
-                return Some(python);
-            }
-            let made = Command::new("python3")
-                .args(["-m", "venv", "--clear"])
-                .arg(&venv)
-                .output()
-                .expect("python3 is needed for the interop tests");
-            assert!(
-                made.status.success(),
-                "python3 -m venv failed (Debian/Ubuntu: apt-get install python3-venv): {}",
-                String::from_utf8_lossy(&made.stderr)
-            );
-            let pip = Command::new(venv.join("bin/pip"))
-                .args(["install", "--quiet", "--disable-pip-version-check", AIOQUIC])
-                .output()
-                .unwrap();
-            if !pip.status.success() {
-                if !pypi_reachable() {
-                    eprintln!(
-                        "SKIPPED: aioquic interop tests: PyPI (pypi.org:443) is unreachable, cannot install {AIOQUIC}"
-                    );
-                    return None;
+            match Aioquic::install(&venv) {
+                Ok(a) => Some(a),
+                Err(InstallError::PypiUnreachable(e)) => {
+                    eprintln!("SKIPPED: aioquic interop tests: {e}");
+                    None
                 }
-                panic!(
-                    "pip install {AIOQUIC} failed although PyPI is reachable: {}",
-                    String::from_utf8_lossy(&pip.stderr)
-                );
+                Err(InstallError::Failed(e)) => panic!("{e}"),
             }
-            assert!(ready(), "aioquic does not import after installing it");
-            Some(python)
         })
         .clone()
+}
+
+fn python() -> Option<PathBuf> {
+    aioquic().map(|a| a.python)
 }
 
 /// Runs the aioquic client; its JSON summary.
@@ -95,42 +58,12 @@ fn aioquic_get(python: &Path, url: &str, out: &Path, headers: &[&str]) -> serde_
     run.json()
 }
 
-/// The aioquic server, on a free port, killed on drop.
-struct AioquicServer {
-    _child: ChildGuard,
-    port: u16,
-}
-
-impl AioquicServer {
-    fn start(python: &Path, root: &Path, extra: &[&str]) -> Self {
-        let mut child = ChildGuard(
-            Command::new(python)
-                .arg(scripts().join("server.py"))
-                .arg("--root")
-                .arg(root)
-                .args(extra)
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
-        let mut line = String::new();
-        BufReader::new(child.0.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("listening on ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("server.py did not start: {line:?}"));
-        AioquicServer {
-            _child: child,
-            port,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("https://127.0.0.1:{}{path}", self.port)
-    }
+/// The aioquic file server on a free port.
+fn aioquic_server(root: &Path, extra: &[&str]) -> AioquicServer {
+    aioquic()
+        .expect("aioquic is installed")
+        .server(root, extra, Stdio::inherit())
+        .unwrap()
 }
 
 #[test]
@@ -184,12 +117,14 @@ fn aioquic_client_downloads_from_h3_serve() {
 
 #[test]
 fn h3_fetch_downloads_and_resumes_from_aioquic() {
-    let Some(python) = python() else { return };
+    if aioquic().is_none() {
+        return;
+    }
     let s = Scratch::new("interop-server");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(8 * MB, 22);
     std::fs::write(root.join("f.bin"), &data).unwrap();
-    let server = AioquicServer::start(&python, &root, &[]);
+    let server = aioquic_server(&root, &[]);
     let url = server.url("/f.bin");
     let target = out.join("f.bin");
     let t = target.to_str().unwrap();
@@ -225,12 +160,14 @@ fn h3_fetch_downloads_and_resumes_from_aioquic() {
 
 #[test]
 fn h3_fetch_verifies_a_trusted_certificate() {
-    let Some(python) = python() else { return };
+    if aioquic().is_none() {
+        return;
+    }
     let s = Scratch::new("interop-verify");
     let (root, out) = (s.dir("root"), s.dir("out"));
     std::fs::write(root.join("f"), b"trusted").unwrap();
     let cert = s.join("cert.pem");
-    let server = AioquicServer::start(&python, &root, &["--cert-out", cert.to_str().unwrap()]);
+    let server = aioquic_server(&root, &["--cert-out", cert.to_str().unwrap()]);
     // The certificate names localhost.
     let url = format!("https://localhost:{}/f", server.port);
     let target = out.join("f");
@@ -247,7 +184,9 @@ fn h3_fetch_verifies_a_trusted_certificate() {
 
 #[test]
 fn h3_fetch_refuses_bad_data_from_aioquic() {
-    let Some(python) = python() else { return };
+    if aioquic().is_none() {
+        return;
+    }
     let s = Scratch::new("interop-bad");
     let (root, out) = (s.dir("root"), s.dir("out"));
     std::fs::write(root.join("f.bin"), content(2 * MB, 23)).unwrap();
@@ -255,7 +194,7 @@ fn h3_fetch_refuses_bad_data_from_aioquic() {
     let t = target.to_str().unwrap();
 
     // A digest that does not match: nothing is kept.
-    let server = AioquicServer::start(&python, &root, &["--bad-digest"]);
+    let server = aioquic_server(&root, &["--bad-digest"]);
     let r = fetch(&[&server.url("/f.bin"), "-o", t]);
     let line = r.error_line("h3-fetch");
     assert!(
@@ -266,7 +205,7 @@ fn h3_fetch_refuses_bad_data_from_aioquic() {
     drop(server);
 
     // A body shorter than its content-length: not renamed, but resumable.
-    let server = AioquicServer::start(&python, &root, &["--truncate", "1000000"]);
+    let server = aioquic_server(&root, &["--truncate", "1000000"]);
     let r = fetch(&[&server.url("/f.bin"), "-o", t]);
     let line = r.error_line("h3-fetch");
     assert!(
