@@ -1,7 +1,8 @@
 //! lbe-lab: runs a scenario — one emulated bottleneck, several quic-bulk
-//! flows — and writes the qlogs, `summary.json` (every figure from
+//! or HTTP/3 (h3-fetch) flows — and writes the qlogs, `summary.json` (every figure from
 //! `qlog-analysis`) and an HTML report.
 
+pub mod h3;
 pub mod run;
 pub mod scenario;
 pub mod sim;

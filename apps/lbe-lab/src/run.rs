@@ -1,5 +1,8 @@
-//! Running a scenario: one lbe-netem bottleneck, one quic-bulk server, each
-//! flow's client at its start time, then the figures from the qlogs.
+//! Running a scenario: one lbe-netem bottleneck, one quic-bulk server, a
+//! server per h3 flow (behind an lbe-netem route of its own: see
+//! [`crate::h3`]), each flow's client at its start time, then the figures
+//! from the qlogs: the sender's (quic-bulk's server) for a quic-bulk flow,
+//! the client's (h3-fetch's) for an h3 flow, whatever its server.
 //!
 //! Everything runs in this process, each part on its own thread: stopping
 //! the run (at its end, on an error, on Ctrl-C) stops every part, and
@@ -24,10 +27,14 @@ use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
 use serde::Serialize;
 
-use crate::scenario::distinct_rtts;
+use crate::h3::H3Transfer;
+use crate::h3::Served;
+use crate::scenario::netem_paths;
 use crate::scenario::Flow;
 use crate::scenario::FlowEnd;
+use crate::scenario::FlowKind;
 use crate::scenario::Scenario;
+use crate::scenario::Upstream;
 
 /// How long a byte-counted flow, or a flow's last bytes after its stop
 /// time, may take before the run gives up on it.
@@ -47,6 +54,9 @@ pub struct Summary {
     /// Sum of the flows' goodputs over `max_goodput_bps`.
     pub utilization_of_max: Option<f64>,
     pub jain_index: Option<f64>,
+    /// The bottleneck's own queue over the window, from lbe-netem's stats
+    /// lines (time-weighted; every flow's datagrams in it).
+    pub link_queue_ms: Option<LinkQueue>,
     /// Wall-clock start of the scenario (Unix ms): scenario time 0.
     pub started_at_unix_ms: u128,
     /// What the emulator counted over the whole run.
@@ -88,19 +98,42 @@ impl From<qlog_analysis::Window> for WindowSummary {
     }
 }
 
+/// The bottleneck queue over the analysis window, in ms at line rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LinkQueue {
+    /// Time-weighted mean.
+    pub mean: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+/// What a flow's client reported.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Transfer {
+    /// quic-bulk's own summary of the whole transfer.
+    QuicBulk(ClientSummary),
+    /// The h3 flow's download and its check.
+    H3(H3Transfer),
+}
+
 #[derive(Debug, Serialize)]
 pub struct FlowSummary {
     pub id: usize,
     pub name: String,
+    /// "quic-bulk" or "h3".
+    pub kind: &'static str,
+    /// The sender's controller (an h3 flow's: its server's).
     pub cc: String,
     pub start_s: f64,
     pub stop_s: Option<f64>,
     #[serde(flatten)]
     pub figures: qlog_analysis::FlowSummary,
-    /// The sender's qlog, relative to the output directory.
+    /// The qlog the figures come from, relative to the output directory:
+    /// the sender's for a quic-bulk flow, the client's for an h3 flow.
     pub qlog: String,
-    /// What quic-bulk itself reported for the whole transfer.
-    pub transfer: ClientSummary,
+    /// What the client reported.
+    pub transfer: Transfer,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -132,8 +165,30 @@ pub fn run(
     let server = server.spawn();
     let server_addr = server.local_addr();
 
-    // The bottleneck: one listening address per base RTT.
-    let rtts = distinct_rtts(&scenario.link, &scenario.flows);
+    // Each h3 flow's file and server.
+    let mut aioquic = None;
+    let mut served: Vec<Option<Served>> = Vec::new();
+    for flow in &scenario.flows {
+        served.push(match &flow.kind {
+            FlowKind::QuicBulk => None,
+            FlowKind::H3(h3) => {
+                let s = Served::start(&scenario.link, flow, h3, out, &mut aioquic)?;
+                log(&format!(
+                    "{}: {} serves {} ({}) on {}",
+                    flow.name,
+                    h3.server.name(),
+                    lbe_units::fmt_bytes(s.size),
+                    flow.cc,
+                    s.addr
+                ));
+                Some(s)
+            }
+        });
+    }
+
+    // The bottleneck: one listening address per base RTT of the quic-bulk
+    // flows, and a route per h3 flow to its server.
+    let paths = netem_paths(&scenario.link, &scenario.flows);
     let port = |i: usize| {
         if scenario.ports.netem == 0 {
             0
@@ -154,15 +209,18 @@ pub fn run(
     }
     config.down.cross_traffic_bps = scenario.link.cross_traffic_bps;
     config.stats = Some(out.join("netem-stats.jsonl"));
-    config.paths = rtts[1..]
-        .iter()
-        .enumerate()
-        .map(|(i, rtt)| lbe_netem::PathSpec {
-            listen: SocketAddr::from(([127, 0, 0, 1], port(i + 1))),
-            rtt: *rtt,
-        })
-        .collect();
-    // On an error, dropping `server` stops it.
+    for (i, (upstream, rtt)) in paths.iter().enumerate().skip(1) {
+        let listen = SocketAddr::from(([127, 0, 0, 1], port(i)));
+        match upstream {
+            Upstream::QuicBulk => config.paths.push(lbe_netem::PathSpec { listen, rtt: *rtt }),
+            Upstream::H3(f) => config.routes.push(lbe_netem::Route {
+                listen,
+                upstream: served[*f].as_ref().expect("an h3 flow has a server").addr,
+                rtt: *rtt,
+            }),
+        }
+    }
+    // On an error, dropping `server` and `served` stops them.
     let netem = lbe_netem::Netem::spawn(config).map_err(|e| format!("lbe-netem: {e}"))?;
     let listen = netem.listen_addrs().to_vec();
     log(&format!(
@@ -176,45 +234,70 @@ pub fn run(
     // The flows, each on its own thread, each at its start time.
     let t0 = Instant::now();
     let started_at = SystemTime::now();
-    let flow_threads: Vec<_> = scenario
-        .flows
-        .iter()
-        .map(|flow| {
-            let connect = listen[rtts
-                .iter()
-                .position(|r| *r == flow.rtt)
-                .expect("every rtt has a path")];
-            let flow = flow.clone();
-            let qlog_dir = qlog_dir.clone();
-            let stop = stop.clone();
-            thread::spawn(move || run_flow(&flow, connect, &qlog_dir, t0, &stop))
-        })
-        .collect();
-
-    let mut results = Vec::new();
-    for (flow, handle) in scenario.flows.iter().zip(flow_threads) {
-        let result = handle
-            .join()
-            .unwrap_or_else(|_| Err("the flow's thread panicked".to_string()));
-        match &result {
-            Ok(s) => log(&format!(
-                "{} ({}) done: {} at {}",
-                flow.name,
-                flow.cc,
-                lbe_units::fmt_bytes(s.bytes),
-                lbe_units::fmt_rate(s.goodput_bps)
-            )),
-            Err(e) => log(&format!("{} ({}) failed: {e}", flow.name, flow.cc)),
-        }
-        results.push(result);
-    }
+    let results: Vec<Result<(Transfer, PathBuf), String>> = thread::scope(|scope| {
+        let flow_threads: Vec<_> = scenario
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, flow)| {
+                let path = match flow.kind {
+                    FlowKind::QuicBulk => (Upstream::QuicBulk, flow.rtt),
+                    FlowKind::H3(_) => (Upstream::H3(i), flow.rtt),
+                };
+                let connect = listen[paths
+                    .iter()
+                    .position(|p| *p == path)
+                    .expect("every flow has a path")];
+                let (qlog_dir, served) = (&qlog_dir, served[i].as_ref());
+                scope.spawn(move || run_flow(flow, served, connect, qlog_dir, t0, stop))
+            })
+            .collect();
+        scenario
+            .flows
+            .iter()
+            .zip(flow_threads)
+            .map(|(flow, handle)| {
+                let result = handle
+                    .join()
+                    .unwrap_or_else(|_| Err("the flow's thread panicked".to_string()));
+                match &result {
+                    Ok((Transfer::QuicBulk(s), _)) => log(&format!(
+                        "{} ({}) done: {} at {}",
+                        flow.name,
+                        flow.cc,
+                        lbe_units::fmt_bytes(s.bytes),
+                        lbe_units::fmt_rate(s.goodput_bps)
+                    )),
+                    Ok((Transfer::H3(t), _)) => log(&format!(
+                        "{} ({}, {}) done: {} received, SHA-256 verified{}",
+                        flow.name,
+                        t.server,
+                        flow.cc,
+                        lbe_units::fmt_bytes(t.received_bytes),
+                        if t.complete {
+                            ""
+                        } else {
+                            " (cut off at its stop time)"
+                        }
+                    )),
+                    Err(e) => log(&format!("{} ({}) failed: {e}", flow.name, flow.cc)),
+                }
+                result
+            })
+            .collect()
+    });
 
     let netem_summary = netem.stop().map_err(|e| format!("lbe-netem: {e}"));
+    let mut served_result = Ok(());
+    for s in served.into_iter().flatten() {
+        served_result = served_result.and(s.finish());
+    }
     let server_result = server.stop();
     if stop.load(Ordering::Relaxed) {
         return Err("interrupted".to_string());
     }
     server_result.map_err(|e| format!("quic-bulk server: {e}"))?;
+    served_result?;
     let netem_summary = netem_summary?;
 
     let mut transfers = Vec::new();
@@ -225,85 +308,112 @@ pub fn run(
     summarize(scenario, out, started_at, transfers, netem_summary)
 }
 
+/// Runs one flow from its start time; what its client reported and the
+/// qlog its figures come from.
 fn run_flow(
     flow: &Flow,
+    served: Option<&Served>,
     connect: SocketAddr,
     qlog_dir: &Path,
     t0: Instant,
     stop: &AtomicBool,
-) -> Result<ClientSummary, String> {
-    while t0.elapsed() < flow.start {
-        if stop.load(Ordering::Relaxed) {
-            return Err("interrupted".to_string());
-        }
-        thread::sleep((flow.start - t0.elapsed()).min(Duration::from_millis(50)));
+) -> Result<(Transfer, PathBuf), String> {
+    if !crate::h3::wait_until(t0, flow.start, stop) {
+        return Err("interrupted".to_string());
     }
+    // Past its stop time (or a byte count's grace), a flow is cut off; an
+    // h3 flow with a stop time is cut off at it (its file is larger than
+    // the link can carry by then).
+    let deadline = flow.stop().unwrap_or(flow.start) + GRACE;
+    let cut_at = match flow.kind {
+        FlowKind::H3(_) => flow.stop(),
+        FlowKind::QuicBulk => None,
+    };
+    let abort = Arc::new(AtomicBool::new(false));
+    let at_stop = AtomicBool::new(false);
+    let watchdog = || {
+        while !abort.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Relaxed) || t0.elapsed() > deadline {
+                abort.store(true, Ordering::Relaxed);
+            } else if cut_at.is_some_and(|at| t0.elapsed() >= at) {
+                at_stop.store(true, Ordering::Relaxed);
+                abort.store(true, Ordering::Relaxed);
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    };
+    thread::scope(|scope| {
+        scope.spawn(watchdog);
+        let result = match (&flow.kind, served) {
+            (FlowKind::H3(h3), Some(served)) => {
+                let dir = qlog_dir.join(&flow.name);
+                crate::h3::fetch(h3, served, connect, &dir, &abort, &|| {
+                    at_stop.load(Ordering::Relaxed)
+                })
+                .map(|(t, qlog)| (Transfer::H3(t), qlog))
+            }
+            (FlowKind::H3(_), None) => Err("the h3 flow has no server".to_string()),
+            (FlowKind::QuicBulk, _) => run_quic_bulk(flow, connect, qlog_dir, t0, &abort),
+        };
+        let timed_out = abort.swap(true, Ordering::Relaxed)
+            && !stop.load(Ordering::Relaxed)
+            && !at_stop.load(Ordering::Relaxed);
+        result.map_err(|e| {
+            if timed_out {
+                format!("did not finish by {:?} (scenario time)", deadline)
+            } else {
+                e
+            }
+        })
+    })
+}
+
+fn run_quic_bulk(
+    flow: &Flow,
+    connect: SocketAddr,
+    qlog_dir: &Path,
+    t0: Instant,
+    abort: &AtomicBool,
+) -> Result<(Transfer, PathBuf), String> {
     let amount = match flow.end {
         FlowEnd::Stop(at) => {
             Amount::DurationMs(at.saturating_sub(t0.elapsed()).as_millis().max(1) as u64)
         }
         FlowEnd::Bytes(b) => Amount::Bytes(b),
     };
-    // Past its stop time (or a byte count's grace), a flow is cut off.
-    let deadline = flow.stop().unwrap_or(flow.start) + GRACE;
-    let abort = Arc::new(AtomicBool::new(false));
-    let watchdog = {
-        let abort = abort.clone();
-        move || {
-            while !abort.load(Ordering::Relaxed) {
-                if stop.load(Ordering::Relaxed) || t0.elapsed() > deadline {
-                    abort.store(true, Ordering::Relaxed);
-                }
-                thread::sleep(Duration::from_millis(50));
-            }
-        }
-    };
-    thread::scope(|scope| {
-        scope.spawn(watchdog);
-        let result = quic_bulk::client::run(
-            ClientArgs {
-                connect,
-                bind: None,
-                cc: flow.cc.clone(),
-                amount,
-                direction: Direction::Download,
-                qlog_dir: Some(qlog_dir.to_path_buf()),
-                label: flow.name.clone(),
-                handshake_timeout: Duration::from_secs(10),
-                progress: false,
-                pacing: flow.pacing,
-                deadline: flow.deadline,
-            },
-            &abort,
-        );
-        let timed_out = abort.swap(true, Ordering::Relaxed) && !stop.load(Ordering::Relaxed);
-        result.map_err(|e| {
-            if timed_out {
-                format!("did not finish by {:?} (scenario time)", deadline)
-            } else {
-                e.to_string()
-            }
-        })
-    })
+    let summary = quic_bulk::client::run(
+        ClientArgs {
+            connect,
+            bind: None,
+            cc: flow.cc.clone(),
+            amount,
+            direction: Direction::Download,
+            qlog_dir: Some(qlog_dir.to_path_buf()),
+            label: flow.name.clone(),
+            handshake_timeout: Duration::from_secs(10),
+            progress: false,
+            pacing: flow.pacing,
+            deadline: flow.deadline,
+        },
+        abort,
+    )
+    .map_err(|e| e.to_string())?;
+    let qlog = summary
+        .qlog
+        .as_ref()
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("{}: the server wrote no qlog", flow.name))?;
+    Ok((Transfer::QuicBulk(summary), qlog))
 }
 
 fn summarize(
     scenario: &Scenario,
     out: &Path,
     started_at: SystemTime,
-    transfers: Vec<ClientSummary>,
+    transfers: Vec<(Transfer, PathBuf)>,
     netem: lbe_netem::Summary,
 ) -> Result<Summary, String> {
-    let qlogs: Vec<PathBuf> = transfers
-        .iter()
-        .zip(&scenario.flows)
-        .map(|(t, f)| {
-            t.qlog
-                .as_ref()
-                .map(PathBuf::from)
-                .ok_or_else(|| format!("{}: the server wrote no qlog", f.name))
-        })
-        .collect::<Result<_, _>>()?;
+    let (transfers, qlogs): (Vec<Transfer>, Vec<PathBuf>) = transfers.into_iter().unzip();
     let options = qlog_analysis::Options {
         from_s: scenario.window.map(|(from, _)| from.as_secs_f64()),
         to_s: scenario.window.map(|(_, to)| to.as_secs_f64()),
@@ -329,6 +439,10 @@ fn summarize(
         .map(|(((flow, figures), transfer), qlog)| FlowSummary {
             id: flow.id,
             name: flow.name.clone(),
+            kind: match flow.kind {
+                FlowKind::QuicBulk => "quic-bulk",
+                FlowKind::H3(_) => "h3",
+            },
             cc: flow.cc.to_string(),
             start_s: flow.start.as_secs_f64(),
             stop_s: flow.stop().map(|d| d.as_secs_f64()),
@@ -346,9 +460,90 @@ fn summarize(
         max_goodput_bps: parts.max_goodput_bps,
         utilization_of_max: parts.utilization_of_max,
         jain_index: parts.jain_index,
+        link_queue_ms: link_queue(
+            &out.join("netem-stats.jsonl"),
+            started_at,
+            (parts.window.from_s, parts.window.to_s),
+        ),
         started_at_unix_ms: started_at
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis()),
         netem,
     })
+}
+
+/// The bottleneck's queue over `window` (scenario seconds), from
+/// lbe-netem's stats lines: each line's `down.queue_ms_mean` weighted by
+/// how much of its interval lies in the window, and the largest
+/// `down.queue_ms_max` of those lines. `None` if no line overlaps.
+pub fn link_queue(stats: &Path, started_at: SystemTime, window: (f64, f64)) -> Option<LinkQueue> {
+    let text = std::fs::read_to_string(stats).ok()?;
+    let start_ms = started_at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64()
+        * 1e3;
+    link_queue_of(&text, start_ms, window)
+}
+
+/// [`link_queue`] of a stats file's text, scenario time 0 at `start_ms`
+/// (Unix ms).
+pub fn link_queue_of(text: &str, start_ms: f64, (from, to): (f64, f64)) -> Option<LinkQueue> {
+    let (mut weighted, mut weight, mut max) = (0.0, 0.0, f64::NEG_INFINITY);
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let (Some(end_ms), Some(len), Some(mean), Some(top)) = (
+            v["unix_ms"].as_f64(),
+            v["down"]["interval_s"].as_f64(),
+            v["down"]["queue_ms_mean"].as_f64(),
+            v["down"]["queue_ms_max"].as_f64(),
+        ) else {
+            continue;
+        };
+        let end = (end_ms - start_ms) / 1e3;
+        let overlap = end.min(to) - (end - len).max(from);
+        if overlap > 0.0 {
+            weighted += mean * overlap;
+            weight += overlap;
+            max = max.max(top);
+        }
+    }
+    (weight > 0.0).then(|| LinkQueue {
+        mean: weighted / weight,
+        max,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_link_queue_is_weighted_by_overlap_with_the_window() {
+        let line = |end_s: f64, mean: f64, max: f64| {
+            format!(
+                "{{\"unix_ms\":{},\"down\":{{\"interval_s\":1.0,\"queue_ms_mean\":{mean},\"queue_ms_max\":{max}}}}}\n",
+                1000.0 + end_s * 1e3
+            )
+        };
+        let text = [
+            line(1.0, 500.0, 900.0),
+            line(2.0, 10.0, 20.0),
+            line(3.0, 40.0, 50.0),
+            line(4.0, 100.0, 800.0),
+        ]
+        .concat();
+        // Window 1.5..3.0: half of the second line, all of the third.
+        assert_eq!(
+            link_queue_of(&text, 1000.0, (1.5, 3.0)),
+            Some(LinkQueue {
+                mean: (10.0 * 0.5 + 40.0) / 1.5,
+                max: 50.0
+            })
+        );
+        assert_eq!(link_queue_of(&text, 1000.0, (10.0, 20.0)), None);
+        assert_eq!(link_queue_of("not json\n", 0.0, (0.0, 1.0)), None);
+    }
 }

@@ -28,7 +28,23 @@
 //! rtt = "100ms"         # optional per-flow base RTT
 //! name = "background"   # optional label (default flowN)
 //! pacing = false        # optional: send unpaced (default: the link's)
+//!
+//! [[flow]]              # an HTTP/3 download: h3-fetch against a server
+//! kind = "h3"           # "quic-bulk" (the default) or "h3"
+//! server = "aioquic"    # h3-serve (default) | quiche-stock | aioquic
+//! background = true     # h3-fetch --background (default false)
+//! lbe = "receiver"      # h3-fetch --lbe: receiver | sender | both (needs
+//!                       # background; sender and both need h3-serve)
+//! bytes = "50MB"        # or stop = "40s" (the download is cut off then)
 //! ```
+//!
+//! An h3 flow's sender is its server: `h3-serve` switches a background
+//! connection (`priority: u=7`) to `cc` (its `--background-cc`, default
+//! ledbatpp), `quiche-stock` is h3-serve that never switches (quiche's
+//! CUBIC, a stock quiche server), `aioquic` is aioquic's HTTP/3 server
+//! (its default, Reno). `cc` is taken only where the server runs it
+//! (h3-serve, background, lbe unset, sender or both); `deadline` and
+//! `pacing` are quic-bulk's only.
 //!
 //! Everything is checked before anything starts; an error names the file
 //! and the line.
@@ -90,11 +106,112 @@ pub enum FlowEnd {
     Bytes(u64),
 }
 
+/// What runs a flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowKind {
+    /// A quic-bulk download; `cc` is the sender's controller.
+    QuicBulk,
+    /// An HTTP/3 download by h3-fetch.
+    H3(H3Flow),
+}
+
+/// An h3 flow: which server, and how the client asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct H3Flow {
+    pub server: H3Server,
+    /// `h3-fetch --background`.
+    pub background: bool,
+    /// `h3-fetch --lbe` (with `background`); `None` leaves h3-fetch's
+    /// default.
+    pub lbe: Option<Lbe>,
+}
+
+impl H3Flow {
+    /// Whether the server sends with a less-than-best-effort controller:
+    /// h3-serve asked for background delivery (`priority: u=7`, which
+    /// h3-fetch sends unless `lbe = "receiver"`).
+    pub fn server_lbe(&self) -> bool {
+        self.server == H3Server::H3Serve && self.background && self.lbe != Some(Lbe::Receiver)
+    }
+}
+
+/// The HTTP/3 server of an h3 flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum H3Server {
+    /// Our h3-serve: a background request switches its connection to
+    /// `cc`.
+    H3Serve,
+    /// h3-serve with background switching off (`--background-cc cubic`):
+    /// quiche as it ships, CUBIC for every connection.
+    QuicheStock,
+    /// aioquic's HTTP/3 server (`h3_download::aioquic`), Reno.
+    Aioquic,
+}
+
+impl H3Server {
+    pub const NAMES: [&'static str; 3] = ["h3-serve", "quiche-stock", "aioquic"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            H3Server::H3Serve => "h3-serve",
+            H3Server::QuicheStock => "quiche-stock",
+            H3Server::Aioquic => "aioquic",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        [H3Server::H3Serve, H3Server::QuicheStock, H3Server::Aioquic]
+            .into_iter()
+            .find(|v| v.name() == s)
+    }
+
+    /// The controller the server sends a normal connection with.
+    pub fn default_cc(self) -> &'static str {
+        match self {
+            H3Server::H3Serve | H3Server::QuicheStock => "cubic",
+            H3Server::Aioquic => "reno",
+        }
+    }
+}
+
+/// Which end of an h3 background download runs LEDBAT++ (`h3-fetch --lbe`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lbe {
+    /// The client, through flow-control credit (RFC 9840 for QUIC).
+    Receiver,
+    /// The server (h3-serve's background controller).
+    Sender,
+    /// Both.
+    Both,
+}
+
+impl Lbe {
+    pub const NAMES: [&'static str; 3] = ["receiver", "sender", "both"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Lbe::Receiver => "receiver",
+            Lbe::Sender => "sender",
+            Lbe::Both => "both",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        [Lbe::Receiver, Lbe::Sender, Lbe::Both]
+            .into_iter()
+            .find(|v| v.name() == s)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Flow {
     /// 1-based position in the file.
     pub id: usize,
     pub name: String,
+    pub kind: FlowKind,
+    /// The sender's controller: quic-bulk's `--cc`; for an h3 flow what its
+    /// server sends with (h3-serve's background `cc`, else the server's
+    /// default, [`H3Server::default_cc`]).
     pub cc: CcSpec,
     pub start: Duration,
     pub end: FlowEnd,
@@ -167,14 +284,18 @@ struct RawPorts {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFlow {
-    cc: Spanned<String>,
+    kind: Option<Spanned<String>>,
+    server: Option<Spanned<String>>,
+    background: Option<Spanned<bool>>,
+    lbe: Option<Spanned<String>>,
+    cc: Option<Spanned<String>>,
     start: Option<Spanned<String>>,
     stop: Option<Spanned<String>>,
     bytes: Option<Spanned<String>>,
     deadline: Option<Spanned<String>>,
     rtt: Option<Spanned<String>>,
     name: Option<Spanned<String>>,
-    pacing: Option<bool>,
+    pacing: Option<Spanned<bool>>,
 }
 
 /// Where in the file a problem is.
@@ -296,9 +417,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
     for (i, spanned) in raw.flow.iter().enumerate() {
         let f = spanned.get_ref();
         let id = i + 1;
-        let cc: CcSpec = src.value(&f.cc, "flow cc", |t| {
-            t.parse().map_err(|e: quiche_lbe::SpecError| e.to_string())
-        })?;
+        let kind = flow_kind(&src, f)?;
+        let cc = flow_cc(&src, spanned.span(), f, kind)?;
         let start = match &f.start {
             Some(s) => src.value(s, "flow start", lbe_units::parse_duration)?,
             None => Duration::ZERO,
@@ -368,11 +488,17 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
         flows.push(Flow {
             id,
             name,
+            kind,
             cc,
             start,
             end,
             rtt,
-            pacing: f.pacing.or(raw_link.pacing).unwrap_or(true),
+            pacing: f
+                .pacing
+                .as_ref()
+                .map(|p| *p.get_ref())
+                .or(raw_link.pacing)
+                .unwrap_or(true),
             deadline,
         });
     }
@@ -390,7 +516,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             .map_or(0, |p| *p.get_ref()),
     };
     if ports.server != 0 && ports.netem != 0 {
-        let paths = distinct_rtts(&link, &flows).len() as u32;
+        let paths = netem_paths(&link, &flows).len() as u32;
         let netem_ports = u32::from(ports.netem)..u32::from(ports.netem) + paths;
         if netem_ports.contains(&u32::from(ports.server)) || netem_ports.end > 65536 {
             let span = raw
@@ -401,7 +527,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             return Err(src.error(
                 span,
                 format!(
-                    "ports overlap: the server's {} is among lbe-netem's {}..{} (one per base RTT)",
+                    "ports overlap: the server's {} is among lbe-netem's {}..{} (one per base RTT of quic-bulk flows, one per h3 flow)",
                     ports.server,
                     netem_ports.start,
                     netem_ports.end - 1
@@ -419,16 +545,164 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
     })
 }
 
-/// The base RTTs of the scenario, the link's first: lbe-netem listens on
-/// one address per base RTT.
-pub fn distinct_rtts(link: &Link, flows: &[Flow]) -> Vec<Duration> {
-    let mut rtts = vec![link.rtt];
+/// Where an lbe-netem listening address relays to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upstream {
+    /// The quic-bulk server (every quic-bulk flow).
+    QuicBulk,
+    /// The server of the h3 flow with this index in `flows`.
+    H3(usize),
+}
+
+/// lbe-netem's listening addresses for a scenario, in order: the link's
+/// RTT to the quic-bulk server first (`--listen`), one per other base RTT
+/// of quic-bulk flows (`--path`), then one per h3 flow to its own server
+/// with its RTT (`--route`).
+pub fn netem_paths(link: &Link, flows: &[Flow]) -> Vec<(Upstream, Duration)> {
+    let mut paths = vec![(Upstream::QuicBulk, link.rtt)];
     for f in flows {
-        if !rtts.contains(&f.rtt) {
-            rtts.push(f.rtt);
+        if f.kind == FlowKind::QuicBulk && !paths.contains(&(Upstream::QuicBulk, f.rtt)) {
+            paths.push((Upstream::QuicBulk, f.rtt));
         }
     }
-    rtts
+    for (i, f) in flows.iter().enumerate() {
+        if let FlowKind::H3(_) = f.kind {
+            paths.push((Upstream::H3(i), f.rtt));
+        }
+    }
+    paths
+}
+
+/// A flow's `kind`, with its h3 keys; the keys of the other kind are
+/// errors.
+fn flow_kind(src: &Source, f: &RawFlow) -> Result<FlowKind, String> {
+    let h3 = match &f.kind {
+        None => false,
+        Some(k) => match k.get_ref().as_str() {
+            "quic-bulk" => false,
+            "h3" => true,
+            other => {
+                return Err(src.error(
+                    k.span(),
+                    format!("flow kind: '{other}' is not a flow kind (allowed: quic-bulk, h3)"),
+                ))
+            }
+        },
+    };
+    if !h3 {
+        let h3_only = [
+            ("server", f.server.as_ref().map(|v| v.span())),
+            ("background", f.background.as_ref().map(|v| v.span())),
+            ("lbe", f.lbe.as_ref().map(|v| v.span())),
+        ];
+        if let Some((key, Some(span))) = h3_only.into_iter().find(|(_, s)| s.is_some()) {
+            return Err(src.error(
+                span,
+                format!("flow {key}: only h3 flows (kind = \"h3\") take '{key}'"),
+            ));
+        }
+        return Ok(FlowKind::QuicBulk);
+    }
+    for (key, span) in [
+        ("deadline", f.deadline.as_ref().map(|v| v.span())),
+        ("pacing", f.pacing.as_ref().map(|v| v.span())),
+    ] {
+        if let Some(span) = span {
+            return Err(src.error(
+                span,
+                format!("flow {key}: only quic-bulk flows take '{key}' (an h3 flow's sender is its server)"),
+            ));
+        }
+    }
+    let server = match &f.server {
+        None => H3Server::H3Serve,
+        Some(v) => H3Server::parse(v.get_ref()).ok_or_else(|| {
+            src.error(
+                v.span(),
+                format!(
+                    "flow server: '{}' is not an h3 server (allowed: {})",
+                    v.get_ref(),
+                    H3Server::NAMES.join(", ")
+                ),
+            )
+        })?,
+    };
+    let background = f.background.as_ref().is_some_and(|b| *b.get_ref());
+    let lbe = match &f.lbe {
+        None => None,
+        Some(v) => {
+            let lbe = Lbe::parse(v.get_ref()).ok_or_else(|| {
+                src.error(
+                    v.span(),
+                    format!(
+                        "flow lbe: '{}' is not an lbe mode (allowed: {})",
+                        v.get_ref(),
+                        Lbe::NAMES.join(", ")
+                    ),
+                )
+            })?;
+            if !background {
+                return Err(src.error(
+                    v.span(),
+                    "flow lbe: needs background = true (a normal download runs no LBE)",
+                ));
+            }
+            if lbe != Lbe::Receiver && server != H3Server::H3Serve {
+                return Err(src.error(
+                    v.span(),
+                    format!(
+                        "flow lbe: '{}' needs server = \"h3-serve\" ('{}' does no LBE of its own; with it lbe = \"receiver\" only)",
+                        lbe.name(),
+                        server.name()
+                    ),
+                ));
+            }
+            Some(lbe)
+        }
+    };
+    Ok(FlowKind::H3(H3Flow {
+        server,
+        background,
+        lbe,
+    }))
+}
+
+/// A flow's sender controller: quic-bulk's `cc` (required); for an h3
+/// flow, `cc` where its server runs it, else the server's own.
+fn flow_cc(
+    src: &Source,
+    flow_span: Range<usize>,
+    f: &RawFlow,
+    kind: FlowKind,
+) -> Result<CcSpec, String> {
+    let parse = |c: &Spanned<String>| {
+        src.value(c, "flow cc", |t| {
+            t.parse().map_err(|e: quiche_lbe::SpecError| e.to_string())
+        })
+    };
+    match (kind, &f.cc) {
+        (FlowKind::QuicBulk, Some(c)) => parse(c),
+        (FlowKind::QuicBulk, None) => Err(src.error(flow_span, "a quic-bulk flow needs 'cc'")),
+        (FlowKind::H3(h3), Some(c)) => {
+            if !h3.server_lbe() {
+                return Err(src.error(
+                    c.span(),
+                    "flow cc: an h3 flow's controller is its server's; cc (h3-serve's --background-cc) needs server = \"h3-serve\", background = true and lbe unset, \"sender\" or \"both\"",
+                ));
+            }
+            let cc = parse(c)?;
+            h3_download::server::check_background_cc(&cc)
+                .map_err(|e| src.error(c.span(), format!("flow cc: {e}")))?;
+            Ok(cc)
+        }
+        (FlowKind::H3(h3), None) => Ok(if h3.server_lbe() {
+            "ledbatpp"
+        } else {
+            h3.server.default_cc()
+        }
+        .parse()
+        .expect("a valid spec")),
+    }
 }
 
 #[cfg(test)]
@@ -475,9 +749,13 @@ name = "fg"
         assert_eq!(s.flows[1].end, FlowEnd::Bytes(10_000_000));
         assert_eq!(s.flows[1].rtt, Duration::from_millis(100));
         assert_eq!(
-            distinct_rtts(&s.link, &s.flows),
-            vec![Duration::from_millis(50), Duration::from_millis(100)]
+            netem_paths(&s.link, &s.flows),
+            vec![
+                (Upstream::QuicBulk, Duration::from_millis(50)),
+                (Upstream::QuicBulk, Duration::from_millis(100))
+            ]
         );
+        assert!(s.flows.iter().all(|f| f.kind == FlowKind::QuicBulk));
     }
 
     #[test]
@@ -583,7 +861,7 @@ name = "fg"
         );
         assert_eq!(
             err(&format!("{GOOD}[ports]\nserver = 5001\nnetem = 5000\n")),
-            "s.toml:20: ports overlap: the server's 5001 is among lbe-netem's 5000..5001 (one per base RTT)"
+            "s.toml:20: ports overlap: the server's 5001 is among lbe-netem's 5000..5001 (one per base RTT of quic-bulk flows, one per h3 flow)"
         );
         assert_eq!(
             err("[link]\nrate = \"20mbit\"\nrtt = \"5ms\"\nbuffer = \"0.1ms\"\n"),

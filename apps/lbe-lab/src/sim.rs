@@ -65,6 +65,16 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
                 .to_string(),
         );
     }
+    if let Some(f) = scenario
+        .flows
+        .iter()
+        .find(|f| f.kind != crate::scenario::FlowKind::QuicBulk)
+    {
+        return Err(format!(
+            "flow '{}': kind = \"h3\" is not simulated (h3-fetch against a real server): run without --sim",
+            f.name
+        ));
+    }
     Ok(lbe_sim::Config {
         link: lbe_sim::Link {
             rate_bps: scenario.link.rate_bps,
