@@ -117,6 +117,24 @@ pub enum Transfer {
     H3(H3Transfer),
 }
 
+impl Transfer {
+    /// quic-bulk's summary, for a quic-bulk flow.
+    pub fn quic_bulk(&self) -> Option<&ClientSummary> {
+        match self {
+            Transfer::QuicBulk(s) => Some(s),
+            Transfer::H3(_) => None,
+        }
+    }
+
+    /// The h3 flow's transfer, for an h3 flow.
+    pub fn h3(&self) -> Option<&H3Transfer> {
+        match self {
+            Transfer::H3(t) => Some(t),
+            Transfer::QuicBulk(_) => None,
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct FlowSummary {
     pub id: usize,

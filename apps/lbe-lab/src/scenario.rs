@@ -873,4 +873,194 @@ name = "fg"
         );
         assert!(err("[link\n").starts_with("s.toml:1: "));
     }
+
+    const H3: &str = r#"
+[link]
+rate = "20mbit"
+rtt = "50ms"
+buffer = "500ms"
+[[flow]]
+cc = "cubic"
+stop = "40s"
+[[flow]]
+kind = "h3"
+bytes = "10MB"
+"#;
+
+    /// `H3` with `extra` lines added to its h3 flow (line 12 onwards).
+    fn h3(extra: &str) -> String {
+        format!("{H3}{extra}")
+    }
+
+    fn h3_flow(text: &str) -> (FlowKind, String) {
+        let s = parse(Path::new("s.toml"), text).unwrap();
+        (s.flows[1].kind, s.flows[1].cc.to_string())
+    }
+
+    #[test]
+    fn h3_flows_default_to_h3_serve_without_background() {
+        let plain = H3Flow {
+            server: H3Server::H3Serve,
+            background: false,
+            lbe: None,
+        };
+        assert_eq!(h3_flow(H3), (FlowKind::H3(plain), "cubic".to_string()));
+        let s = parse(Path::new("s.toml"), H3).unwrap();
+        assert_eq!(s.flows[0].kind, FlowKind::QuicBulk);
+        assert_eq!(s.flows[1].end, FlowEnd::Bytes(10_000_000));
+        // One listening address for the quic-bulk flows, a route for the
+        // h3 flow.
+        assert_eq!(
+            netem_paths(&s.link, &s.flows),
+            vec![
+                (Upstream::QuicBulk, Duration::from_millis(50)),
+                (Upstream::H3(1), Duration::from_millis(50))
+            ]
+        );
+    }
+
+    #[test]
+    fn an_h3_flows_controller_is_its_servers() {
+        let with = |server: &str, background: bool, lbe: Option<Lbe>| H3Flow {
+            server: match server {
+                "aioquic" => H3Server::Aioquic,
+                "quiche-stock" => H3Server::QuicheStock,
+                _ => H3Server::H3Serve,
+            },
+            background,
+            lbe,
+        };
+        for (extra, flow, cc) in [
+            (
+                "background = true",
+                with("h3-serve", true, None),
+                "ledbatpp",
+            ),
+            (
+                "background = true\nlbe = \"sender\"\ncc = \"cdg:g=3\"",
+                with("h3-serve", true, Some(Lbe::Sender)),
+                "cdg:g=3",
+            ),
+            (
+                "background = true\nlbe = \"both\"",
+                with("h3-serve", true, Some(Lbe::Both)),
+                "ledbatpp",
+            ),
+            (
+                "background = true\nlbe = \"receiver\"",
+                with("h3-serve", true, Some(Lbe::Receiver)),
+                "cubic",
+            ),
+            (
+                "server = \"quiche-stock\"\nbackground = true",
+                with("quiche-stock", true, None),
+                "cubic",
+            ),
+            (
+                "server = \"aioquic\"\nbackground = true\nlbe = \"receiver\"",
+                with("aioquic", true, Some(Lbe::Receiver)),
+                "reno",
+            ),
+            ("server = \"aioquic\"", with("aioquic", false, None), "reno"),
+        ] {
+            assert_eq!(
+                h3_flow(&h3(extra)),
+                (FlowKind::H3(flow), cc.to_string()),
+                "{extra}"
+            );
+        }
+    }
+
+    #[test]
+    fn h3_keys_are_checked_on_one_line() {
+        for (text, expected) in [
+            (
+                h3("kind = \"h2\""),
+                "s.toml:12: duplicate key `kind` in table `flow`",
+            ),
+            (
+                H3.replace("kind = \"h3\"", "kind = \"h2\""),
+                "s.toml:10: flow kind: 'h2' is not a flow kind (allowed: quic-bulk, h3)",
+            ),
+            (
+                h3("server = \"nginx\""),
+                "s.toml:12: flow server: 'nginx' is not an h3 server (allowed: h3-serve, quiche-stock, aioquic)",
+            ),
+            (
+                h3("background = true\nlbe = \"client\""),
+                "s.toml:13: flow lbe: 'client' is not an lbe mode (allowed: receiver, sender, both)",
+            ),
+            (
+                h3("lbe = \"receiver\""),
+                "s.toml:12: flow lbe: needs background = true (a normal download runs no LBE)",
+            ),
+            (
+                h3("background = false\nlbe = \"receiver\""),
+                "s.toml:13: flow lbe: needs background = true (a normal download runs no LBE)",
+            ),
+            (
+                h3("server = \"aioquic\"\nbackground = true\nlbe = \"sender\""),
+                "s.toml:14: flow lbe: 'sender' needs server = \"h3-serve\" ('aioquic' does no LBE of its own; with it lbe = \"receiver\" only)",
+            ),
+            (
+                h3("server = \"quiche-stock\"\nbackground = true\nlbe = \"both\""),
+                "s.toml:14: flow lbe: 'both' needs server = \"h3-serve\" ('quiche-stock' does no LBE of its own; with it lbe = \"receiver\" only)",
+            ),
+            (
+                h3("cc = \"ledbatpp\""),
+                "s.toml:12: flow cc: an h3 flow's controller is its server's; cc (h3-serve's --background-cc) needs server = \"h3-serve\", background = true and lbe unset, \"sender\" or \"both\"",
+            ),
+            (
+                h3("server = \"aioquic\"\nbackground = true\ncc = \"ledbatpp\""),
+                "s.toml:14: flow cc: an h3 flow's controller is its server's; cc (h3-serve's --background-cc) needs server = \"h3-serve\", background = true and lbe unset, \"sender\" or \"both\"",
+            ),
+            (
+                h3("background = true\nlbe = \"receiver\"\ncc = \"ledbatpp\""),
+                "s.toml:14: flow cc: an h3 flow's controller is its server's; cc (h3-serve's --background-cc) needs server = \"h3-serve\", background = true and lbe unset, \"sender\" or \"both\"",
+            ),
+            (
+                h3("background = true\ncc = \"bbr2\""),
+                "s.toml:13: flow cc: --background-cc 'bbr2': quiche cannot switch a live connection to its own 'bbr2'; use one of the plug-ins (ledbatpp, ledbat, cdg, fixed) or plain cubic",
+            ),
+            (
+                h3("pacing = false"),
+                "s.toml:12: flow pacing: only quic-bulk flows take 'pacing' (an h3 flow's sender is its server)",
+            ),
+            (
+                h3("deadline = \"60s\""),
+                "s.toml:12: flow deadline: only quic-bulk flows take 'deadline' (an h3 flow's sender is its server)",
+            ),
+            (
+                h3("background = \"yes\""),
+                "s.toml:12: invalid type: string \"yes\", expected a boolean",
+            ),
+            (
+                H3.replace("cc = \"cubic\"\n", "cc = \"cubic\"\nserver = \"aioquic\"\n"),
+                "s.toml:8: flow server: only h3 flows (kind = \"h3\") take 'server'",
+            ),
+            (
+                H3.replace("cc = \"cubic\"\n", "cc = \"cubic\"\nbackground = true\n"),
+                "s.toml:8: flow background: only h3 flows (kind = \"h3\") take 'background'",
+            ),
+            (
+                H3.replace("cc = \"cubic\"\n", "cc = \"cubic\"\nkind = \"quic-bulk\"\nlbe = \"both\"\n"),
+                "s.toml:9: flow lbe: only h3 flows (kind = \"h3\") take 'lbe'",
+            ),
+            (
+                H3.replace("cc = \"cubic\"\n", ""),
+                "s.toml:6: a quic-bulk flow needs 'cc'",
+            ),
+        ] {
+            assert_eq!(err(&text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn h3_flows_are_not_simulated() {
+        let s = parse(Path::new("s.toml"), H3).unwrap();
+        assert_eq!(
+            crate::sim::config(&s).unwrap_err(),
+            "flow 'flow2': kind = \"h3\" is not simulated (h3-fetch against a real server): run without --sim"
+        );
+    }
 }

@@ -93,7 +93,11 @@ name = "cubic"
     );
     // Over the whole connection (inside the window CUBIC keeps the buffer
     // full): the sender's minimum RTT is the emulated base RTT.
-    let min_rtt = figure(test, "min_rtt_ms", s.flows[0].transfer.rtt_ms.min);
+    let min_rtt = figure(
+        test,
+        "min_rtt_ms",
+        s.flows[0].transfer.quic_bulk().unwrap().rtt_ms.min,
+    );
     assert!(
         (37.0..=43.0).contains(&min_rtt),
         "min RTT {min_rtt} ms on a 40 ms link"
@@ -171,7 +175,11 @@ name = "cubic"
     let test = "two_flows_share_the_emulated_link_and_are_analysed";
     assert_eq!(s.flows.len(), 2);
     for f in &s.flows {
-        let bytes = figure(test, &format!("{}_bytes", f.name), f.transfer.bytes as f64);
+        let bytes = figure(
+            test,
+            &format!("{}_bytes", f.name),
+            f.transfer.quic_bulk().unwrap().bytes as f64,
+        );
         assert!(bytes >= 1e6, "{} moved {bytes} bytes", f.name);
     }
     let cubic = figure(test, "cubic_goodput_bps", goodput(&s, "cubic"));
