@@ -14,16 +14,12 @@
 //! data, on the wall clock): LEDBAT++ alone over 5–15 s, both over 20–45 s
 //! (CUBIC's slow start left out).
 //!
-//! `lbe-netem` relays to one upstream server, and the two flows come from
-//! two servers, so a small demultiplexer sits behind it: it sends the first
-//! flow it sees (the background download, started first) to h3-serve and
-//! the second to the quic-bulk server.
+//! The two flows come from two servers through the one bottleneck:
+//! `lbe-netem` relays its main address to h3-serve and a route
+//! (`--route`) to the quic-bulk server.
 
 mod common;
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::AtomicBool;
@@ -45,77 +41,6 @@ use quic_bulk::server::ServerArgs;
 const RATE_BPS: u64 = 20_000_000;
 const SOLO: Duration = Duration::from_secs(15);
 const CUBIC_FOR: Duration = Duration::from_secs(30);
-
-/// Sends the n-th new client address to `backends[n]`, each through a
-/// socket of its own (so each server sees one client per flow).
-struct Demux {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<thread::JoinHandle<()>>,
-}
-
-impl Demux {
-    fn start(backends: Vec<SocketAddr>) -> Self {
-        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
-        front
-            .set_read_timeout(Some(Duration::from_millis(20)))
-            .unwrap();
-        let addr = front.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = thread::spawn(move || {
-            let mut flows: HashMap<SocketAddr, UdpSocket> = HashMap::new();
-            let mut returns = Vec::new();
-            let mut buf = vec![0u8; 65535];
-            while !flag.load(Ordering::Relaxed) {
-                let Ok((n, from)) = front.recv_from(&mut buf) else {
-                    continue;
-                };
-                if !flows.contains_key(&from) {
-                    let Some(&backend) = backends.get(flows.len()) else {
-                        continue;
-                    };
-                    let back = UdpSocket::bind("127.0.0.1:0").unwrap();
-                    back.connect(backend).unwrap();
-                    back.set_read_timeout(Some(Duration::from_millis(20)))
-                        .unwrap();
-                    let (rx, tx, flag) = (
-                        back.try_clone().unwrap(),
-                        front.try_clone().unwrap(),
-                        flag.clone(),
-                    );
-                    returns.push(thread::spawn(move || {
-                        let mut buf = vec![0u8; 65535];
-                        while !flag.load(Ordering::Relaxed) {
-                            if let Ok(n) = rx.recv(&mut buf) {
-                                let _ = tx.send_to(&buf[..n], from);
-                            }
-                        }
-                    }));
-                    flows.insert(from, back);
-                }
-                let _ = flows[&from].send(&buf[..n]);
-            }
-            for t in returns {
-                let _ = t.join();
-            }
-        });
-        Demux {
-            addr,
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Demux {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
 
 #[test]
 #[ignore = "a one-minute measurement through lbe-netem; run with --ignored --nocapture"]
@@ -140,16 +65,20 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
         thread::spawn(move || bulk.run(&flag).unwrap())
     };
 
-    let demux = Demux::start(vec![h3.addr, bulk_addr]);
-    let netem = Netem::spawn(lbe_netem::Config::new(
+    let mut config = lbe_netem::Config::new(
         "127.0.0.1:0".parse().unwrap(),
-        demux.addr,
+        h3.addr,
         RATE_BPS,
         Duration::from_millis(50),
         Buffer::Time(buffer),
-    ))
-    .unwrap();
-    let link = netem.listen_addr();
+    );
+    config.routes.push(lbe_netem::Route {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        upstream: bulk_addr,
+        rtt: Duration::from_millis(50),
+    });
+    let netem = Netem::spawn(config).unwrap();
+    let (link, bulk_link) = (netem.listen_addrs()[0], netem.listen_addrs()[1]);
 
     let started_at = SystemTime::now();
     let t0 = Instant::now();
@@ -172,7 +101,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
 
     let cubic = quic_bulk::client::run(
         ClientArgs {
-            connect: link,
+            connect: bulk_link,
             bind: None,
             cc: "cubic".parse().unwrap(),
             amount: Amount::DurationMs(CUBIC_FOR.as_millis() as u64),
@@ -194,7 +123,6 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
     fetch.0.kill().unwrap();
     fetch.0.wait().unwrap();
     let netem_summary = netem.stop().unwrap();
-    drop(demux);
     h3.stop();
     bulk_stop.store(true, Ordering::Relaxed);
     bulk_thread.join().unwrap();

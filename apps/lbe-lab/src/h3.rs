@@ -40,6 +40,7 @@ use crate::scenario::Flow;
 use crate::scenario::FlowEnd;
 use crate::scenario::H3Flow;
 use crate::scenario::H3Server;
+use crate::scenario::Lbe;
 use crate::scenario::Link;
 
 /// Bytes added to what the link can carry by a flow's stop time, so that a
@@ -280,7 +281,8 @@ pub fn fetch(
         timeout: Duration::from_secs(10),
         progress: false,
     };
-    if let Some(lbe) = h3.lbe {
+    // Until h3-fetch has --lbe, --background is the sender's LBE only.
+    if let Some(lbe @ (Lbe::Receiver | Lbe::Both)) = h3.lbe {
         return Err(format!(
             "lbe = \"{}\" needs h3-fetch --lbe, which this build does not have yet",
             lbe.name()
