@@ -285,7 +285,7 @@ pub fn fetch(
     if let Some(lbe @ (Lbe::Receiver | Lbe::Both)) = h3.lbe {
         return Err(format!(
             "lbe = \"{}\" needs h3-fetch --lbe, which this build does not have yet",
-            lbe.name()
+            crate::scenario::lbe_name(lbe)
         ));
     }
     let result = h3_download::fetch::run(&args, abort);
@@ -324,7 +324,7 @@ pub fn fetch(
         H3Transfer {
             server: h3.server.name(),
             background: h3.background,
-            lbe: h3.lbe.map(|l| l.name()),
+            lbe: h3.lbe.map(crate::scenario::lbe_name),
             url,
             file_bytes: served.size,
             received_bytes,
