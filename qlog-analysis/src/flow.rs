@@ -166,7 +166,8 @@ pub struct FlowAnalysis {
     /// `packet_received` events, every packet number space.
     pub packets_received: u64,
     /// What the flow's datagrams that carried stream data held: see
-    /// [`DataDatagrams`].
+    /// [`DataDatagrams`]; those it sent, or for a receiver's trace (goodput
+    /// method `Received`) those it received.
     pub data_datagrams: DataDatagrams,
     #[serde(flatten)]
     pub summary: FlowSummary,
@@ -265,6 +266,9 @@ pub struct FlowAnalyzer {
     sent_unique: HashMap<u64, RangeSet>,
     stream_bytes_sent: u64,
     data_datagrams: DataDatagrams,
+    /// The same for the application-space packets received with stream
+    /// data (a receiver's trace).
+    received_datagrams: DataDatagrams,
     acked_total: u64,
     acked_window: u64,
     received_total: u64,
@@ -323,6 +327,7 @@ impl FlowAnalyzer {
             sent_unique: HashMap::new(),
             stream_bytes_sent: 0,
             data_datagrams: DataDatagrams::default(),
+            received_datagrams: DataDatagrams::default(),
             acked_total: 0,
             acked_window: 0,
             received_total: 0,
@@ -473,6 +478,20 @@ impl FlowAnalyzer {
                             }
                         }
                         _ => {}
+                    }
+                }
+                let stream_bytes: u64 = p
+                    .frames
+                    .iter()
+                    .flatten()
+                    .filter_map(Chunk::of)
+                    .map(|c| c.len)
+                    .sum();
+                if stream_bytes > 0 {
+                    if let Some(size) = p.raw.as_ref().and_then(|r| r.length) {
+                        self.received_datagrams.count += 1;
+                        self.received_datagrams.udp_payload_bytes += size;
+                        self.received_datagrams.stream_bytes += stream_bytes;
                     }
                 }
             }
@@ -716,7 +735,12 @@ impl FlowAnalyzer {
             goodput_method: method,
             total_bytes,
             stream_bytes_sent: self.stream_bytes_sent,
-            data_datagrams: self.data_datagrams,
+            // A receiver's trace: the datagrams that brought its data.
+            data_datagrams: if method == GoodputMethod::Received {
+                self.received_datagrams
+            } else {
+                self.data_datagrams
+            },
             retransmitted_bytes,
             stream_bytes,
             packets_sent: self.packets_sent,
