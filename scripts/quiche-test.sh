@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs quiche's own unit tests on the patched crate (scripts/quiche-src.sh),
 # by default those of our patches: congestion::custom and every recovery and
-# congestion-control test beside them, and the receive-window limit and
-# late-stream-frame count of patch 0004; `scripts/quiche-test.sh ''` runs all
-# of quiche's ~1150 tests.
+# congestion-control test beside them, and patch 0004's (receive-window
+# limit, late STREAM frames, DATA_BLOCKED and quiche's own DATA_BLOCKED
+# tests); `scripts/quiche-test.sh ''` runs all of quiche's ~1150 tests.
 #
 #   scripts/quiche-test.sh [TEST_FILTER...]
-#       (default: recovery:: connection_window_limit late_stream_frames)
+#       (default: recovery:: connection_window_limit late_stream_frames data_blocked)
 #
 # The crate is built as quiche's own CI builds it: with the Cargo.lock that
 # ships in the .crate (`--locked`), plus its dev-dependencies (rstest, url;
@@ -19,7 +19,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 src="$root/target/quiche-patched/quiche-0.30.0"
 [ -f "$src/Cargo.toml" ] || { echo "quiche-test: error: $src is missing; run 'make quiche' first" >&2; exit 1; }
 if [ $# -eq 0 ]; then
-    set -- recovery:: connection_window_limit late_stream_frames
+    set -- recovery:: connection_window_limit late_stream_frames data_blocked
 fi
 cd "$src"
 CARGO_TARGET_DIR="$root/target" exec "${CARGO:-cargo}" test --locked --release --features qlog --lib -- "$@"
