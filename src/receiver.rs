@@ -15,8 +15,8 @@
 //!    once granted is never withdrawn.
 //! 2. [`ReceiverLbe::on_progress`], called by the application after each
 //!    batch of `recv()`s and stream reads (before `send()`), feeds the
-//!    window the new RTT samples, the bytes received
-//!    (`Stats::recv_bytes`) and the retransmissions seen
+//!    window the new RTT samples, the bytes received once the handshake is
+//!    done (`Stats::recv_bytes`) and the retransmissions seen
 //!    (`Stats::late_stream_frames_recv`, patch 0004); then caps the
 //!    connection's receive window at the window
 //!    (`Connection::set_connection_window_limit`, patch 0004), asks for a
@@ -268,7 +268,10 @@ impl ReceiverLbe {
         let stats = conn.stats();
         let new_bytes = stats.recv_bytes.saturating_sub(self.recv_bytes);
         self.recv_bytes = stats.recv_bytes;
-        self.window.on_data(now, new_bytes);
+        if conn.is_established() {
+            // The handshake's packets are not the download's.
+            self.window.on_data(now, new_bytes);
+        }
         let late = stats
             .late_stream_frames_recv
             .saturating_sub(self.late_frames);
