@@ -40,8 +40,18 @@ use lbe_cc::rledbat::ReceiverStats;
 use lbe_cc::PathInfo;
 use lbe_cc::RttInfo;
 
-/// The qlog event name of a receiver-window change.
-pub const QLOG_EVENT: &str = "quiche_lbe:receiver_window_updated";
+/// The receiver window's qlog record: a `quic:recovery_metrics_updated`
+/// event with these extension fields only (so that any qlog reader, and
+/// `qlog-analysis`, reads it as a recovery metric of the connection):
+/// the window in bytes, LEDBAT++'s state, and its queuing and base delay
+/// estimates in milliseconds.
+pub const QLOG_WINDOW: &str = "lbe_receiver_window";
+/// See [`QLOG_WINDOW`].
+pub const QLOG_STATE: &str = "lbe_receiver_state";
+/// See [`QLOG_WINDOW`].
+pub const QLOG_QUEUING_DELAY: &str = "lbe_queuing_delay_ms";
+/// See [`QLOG_WINDOW`].
+pub const QLOG_BASE_DELAY: &str = "lbe_base_delay_ms";
 
 /// What the tap recorded since the last [`ReceiverLbe::on_progress`].
 #[derive(Debug, Default)]
@@ -169,8 +179,8 @@ impl quiche::CongestionControl for Tap {
     }
 }
 
-/// A receiver-window change, as written to qlog.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+/// The receiver window at one moment (what the qlog record carries).
+#[derive(Clone, Debug, PartialEq)]
 pub struct WindowData {
     /// The window, bytes.
     pub window: u64,
@@ -182,20 +192,22 @@ pub struct WindowData {
     pub base_delay_ms: Option<f64>,
 }
 
-#[derive(serde::Serialize)]
-struct WindowEvent {
-    time: f64,
-    name: &'static str,
-    data: WindowData,
-}
-
-impl qlog::events::Eventable for WindowEvent {
-    fn importance(&self) -> qlog::events::EventImportance {
-        qlog::events::EventImportance::Core
-    }
-
-    fn set_time(&mut self, time: f64) {
-        self.time = time;
+impl WindowData {
+    /// The `recovery_metrics_updated` event that records it ([`QLOG_WINDOW`]).
+    pub fn qlog_event(&self) -> qlog::events::EventData {
+        let mut ex_data = qlog::events::ExData::new();
+        ex_data.insert(QLOG_WINDOW.into(), self.window.into());
+        ex_data.insert(QLOG_STATE.into(), self.state.into());
+        if let Some(q) = self.queuing_delay_ms {
+            ex_data.insert(QLOG_QUEUING_DELAY.into(), q.into());
+        }
+        if let Some(b) = self.base_delay_ms {
+            ex_data.insert(QLOG_BASE_DELAY.into(), b.into());
+        }
+        qlog::events::EventData::QuicMetricsUpdated(qlog::events::quic::RecoveryMetricsUpdated {
+            ex_data,
+            ..Default::default()
+        })
     }
 }
 
@@ -325,7 +337,7 @@ impl ReceiverLbe {
         }
     }
 
-    /// Writes a [`QLOG_EVENT`] when the window moved by a packet or more,
+    /// Writes a [`QLOG_WINDOW`] record when the window moved by a packet or more,
     /// or the state changed, since the last one.
     fn write_qlog(&mut self, conn: &mut quiche::Connection, now: Instant) {
         let window = self.window.window();
@@ -340,12 +352,8 @@ impl ReceiverLbe {
         let Some(streamer) = conn.qlog_streamer() else {
             return;
         };
-        let event = WindowEvent {
-            time: 0.0,
-            name: QLOG_EVENT,
-            data: self.window_data(),
-        };
-        if streamer.add_event_with_instant(event, now).is_ok() {
+        let event = self.window_data().qlog_event();
+        if streamer.add_event_data_with_instant(event, now).is_ok() {
             self.logged = Some((window, state));
             self.qlog_events += 1;
         }

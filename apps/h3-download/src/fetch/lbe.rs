@@ -62,7 +62,8 @@ pub struct ReceiverWindowSummary {
     pub loss_reductions: u64,
     /// LEDBAT++ slowdowns (the initial one and the periodic ones).
     pub slowdowns: u64,
-    /// `quiche_lbe:receiver_window_updated` events written to the qlog.
+    /// Receiver-window records written to the qlog
+    /// ([`quiche_lbe::receiver::QLOG_WINDOW`]).
     pub qlog_events: u64,
 }
 
