@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs quiche's own unit tests on the patched crate (scripts/quiche-src.sh),
-# by default those of our patch (congestion::custom) and every recovery and
-# congestion-control test beside them; `scripts/quiche-test.sh ''` runs all
-# of quiche's ~1150 tests.
+# by default those of our patches: congestion::custom and every recovery and
+# congestion-control test beside them, and patch 0004's (receive-window
+# limit, late STREAM frames, DATA_BLOCKED and quiche's own DATA_BLOCKED
+# tests); `scripts/quiche-test.sh ''` runs all of quiche's ~1150 tests.
 #
-#   scripts/quiche-test.sh [TEST_FILTER]      (default: recovery::)
+#   scripts/quiche-test.sh [TEST_FILTER...]
+#       (default: recovery:: connection_window_limit late_stream_frames data_blocked)
 #
 # The crate is built as quiche's own CI builds it: with the Cargo.lock that
 # ships in the .crate (`--locked`), plus its dev-dependencies (rstest, url;
@@ -16,6 +18,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 src="$root/target/quiche-patched/quiche-0.30.0"
 [ -f "$src/Cargo.toml" ] || { echo "quiche-test: error: $src is missing; run 'make quiche' first" >&2; exit 1; }
-filter=${1-recovery::}
+if [ $# -eq 0 ]; then
+    set -- recovery:: connection_window_limit late_stream_frames data_blocked
+fi
 cd "$src"
-CARGO_TARGET_DIR="$root/target" exec "${CARGO:-cargo}" test --locked --release --features qlog --lib -- "$filter"
+CARGO_TARGET_DIR="$root/target" exec "${CARGO:-cargo}" test --locked --release --features qlog --lib -- "$@"

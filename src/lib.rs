@@ -7,7 +7,9 @@
 //! - parses `--cc` spec strings into either quiche's own controllers or a
 //!   configured plug-in, and installs them on a config or a connection
 //!   ([`spec`]);
-//! - sets up one qlog file per connection ([`qlog`]).
+//! - sets up one qlog file per connection ([`qlog`]);
+//! - runs receiver-side LEDBAT++ on a downloading connection, through flow
+//!   control (RFC 9840 on QUIC, [`receiver`]).
 //!
 //! That is all a quiche user who embeds the controllers needs; the apps'
 //! toolkit (mio event loops, TLS set-up, command-line helpers) is the
@@ -17,9 +19,11 @@ use std::fmt;
 
 pub mod adapter;
 pub mod qlog;
+pub mod receiver;
 pub mod spec;
 
 pub use adapter::PluginFactory;
+pub use receiver::ReceiverLbe;
 pub use spec::CcSpec;
 pub use spec::SpecError;
 

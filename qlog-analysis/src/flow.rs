@@ -113,6 +113,10 @@ pub struct StateInterval {
 #[derive(Debug, Clone, Default)]
 pub struct FlowSeries {
     pub cwnd_bytes: Points,
+    /// The receive window a receiver-side LEDBAT++ granted
+    /// (`recovery_metrics_updated`'s `lbe_receiver_window`, written by
+    /// `quiche_lbe::receiver`); empty for other traces.
+    pub receiver_window_bytes: Points,
     pub bytes_in_flight: Points,
     pub latest_rtt_ms: Points,
     pub smoothed_rtt_ms: Points,
@@ -287,6 +291,7 @@ pub struct FlowAnalyzer {
     rtt_samples: u64,
     // series
     cwnd: SeriesBuilder,
+    receiver_window: SeriesBuilder,
     bif: SeriesBuilder,
     latest_rtt: SeriesBuilder,
     smoothed_rtt: SeriesBuilder,
@@ -344,6 +349,7 @@ impl FlowAnalyzer {
             logged_min_rtt_ms: f64::INFINITY,
             rtt_samples: 0,
             cwnd: SeriesBuilder::new(resolution_s),
+            receiver_window: SeriesBuilder::new(resolution_s),
             bif: SeriesBuilder::new(resolution_s),
             latest_rtt: SeriesBuilder::new(resolution_s),
             smoothed_rtt: SeriesBuilder::new(resolution_s),
@@ -517,6 +523,12 @@ impl FlowAnalyzer {
                 }
                 if let Some(v) = m.bytes_in_flight {
                     self.bif.push(t, v as f64);
+                }
+                if let Some(v) = m.ex_data.get("lbe_receiver_window") {
+                    let v = v.as_u64().ok_or_else(|| {
+                        format!("field `data.lbe_receiver_window` must be a u64, found {v}")
+                    })?;
+                    self.receiver_window.push(t, v as f64);
                 }
                 if let Some(v) = m.ex_data.get("cf_lost_packets") {
                     self.cf_lost(t, v)?;
@@ -764,6 +776,7 @@ impl FlowAnalyzer {
             events: self.events,
             series: FlowSeries {
                 cwnd_bytes: self.cwnd.finish(),
+                receiver_window_bytes: self.receiver_window.finish(),
                 bytes_in_flight: self.bif.finish(),
                 latest_rtt_ms: latest,
                 smoothed_rtt_ms: self.smoothed_rtt.finish(),

@@ -485,6 +485,46 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
         });
     }
 
+    // The receive window a receiver-side LEDBAT++ granted (kB), for the
+    // traces that have one (`h3-fetch --lbe receiver` or `both`).
+    let with_window: Vec<_> = flows
+        .iter()
+        .filter(|f| !f.series.receiver_window_bytes.is_empty())
+        .collect();
+    if !with_window.is_empty() {
+        let lines = with_window
+            .iter()
+            .map(|f| Line {
+                label: &f.label,
+                ..colored(
+                    f,
+                    thin(&f.series.receiver_window_bytes, span, buckets)
+                        .into_iter()
+                        .map(|(t, v)| (t, v / 1e3))
+                        .collect(),
+                )
+            })
+            .collect();
+        let (name, title) = ("receiver_window", "Receiver window");
+        out.push(Figure {
+            name: name.into(),
+            title: title.into(),
+            caption: "The receive window a receiver-side LEDBAT++ granted (lbe_receiver_window in recovery_metrics_updated), per flow.".into(),
+            svg: draw_lines(
+                &Chart {
+                    name,
+                    title,
+                    y_desc: "kB",
+                    x_range: (x0, x1),
+                    window,
+                    lines,
+                    hlines: Vec::new(),
+                },
+                opts,
+            )?,
+        });
+    }
+
     // RTT above base, with the controllers' queuing-delay targets.
     let lines = flows
         .iter()

@@ -6,7 +6,10 @@
 //!
 //!     cargo test --release -p h3-download --test netem_share -- --ignored --nocapture
 //!
-//! `H3_SHARE_BUFFER=30ms` (any duration) runs it with another buffer.
+//! `H3_SHARE_BUFFER=30ms` (any duration) runs it with another buffer;
+//! `H3_SHARE_LBE=receiver|sender|both` is h3-fetch's `--lbe` (default
+//! `both`); `H3_SHARE_SERVER_CC=cubic` makes h3-serve a server that does
+//! no LBE (its `--background-cc`).
 //!
 //! Timeline: the background download starts at 0 s and runs alone until
 //! 15 s; the CUBIC flow runs from 15 s for 30 s. Figures come from the
@@ -56,7 +59,14 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
         .set_len(400 * MB)
         .unwrap();
 
-    let mut h3 = TestServer::start(&root, |a| a.qlog_dir = Some(qlogs.clone()));
+    let lbe = std::env::var("H3_SHARE_LBE").unwrap_or_else(|_| "both".into());
+    let server_cc = std::env::var("H3_SHARE_SERVER_CC").ok();
+    let mut h3 = TestServer::start(&root, |a| {
+        a.qlog_dir = Some(qlogs.clone());
+        if let Some(cc) = &server_cc {
+            a.background_cc = cc.parse().expect("H3_SHARE_SERVER_CC: a --background-cc");
+        }
+    });
     let bulk = quic_bulk::server::bind(&ServerArgs::loopback(Some(qlogs.clone()))).unwrap();
     let bulk_addr = bulk.local_addr();
     let bulk_stop = Arc::new(AtomicBool::new(false));
@@ -90,6 +100,8 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
                 "-o",
                 target.to_str().unwrap(),
                 "--background",
+                "--lbe",
+                &lbe,
                 "--json",
             ])
             .stdout(Stdio::null())
@@ -127,7 +139,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
     bulk_stop.store(true, Ordering::Relaxed);
     bulk_thread.join().unwrap();
 
-    let background_qlog = qlogs_named(&qlogs, "h3-server-ledbatpp");
+    let background_qlog = qlogs_named(&qlogs, "h3-server-");
     assert_eq!(background_qlog.len(), 1, "{background_qlog:?}");
     let cubic_qlog = PathBuf::from(cubic.qlog.clone().expect("quic-bulk server qlog"));
     let figures = |from_s: f64, to_s: f64| {
@@ -159,7 +171,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
     let total = bg.goodput_bps + cu.goodput_bps;
     let states = cc_states(&background_qlog[0]);
     println!(
-        "link 20 Mbit/s, 50 ms, {} ms buffer\n\
+        "link 20 Mbit/s, 50 ms, {} ms buffer; h3-fetch --lbe {lbe}, server background cc {}\n\
          background alone (5-{:.0} s): {:.2} Mbit/s (utilisation {:.2})\n\
          shared ({shared_from:.0}-{shared_to:.0} s): background {:.2} Mbit/s, cubic {:.2} Mbit/s; \
          cubic share {:.3}, utilisation {:.2}\n\
@@ -167,6 +179,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
          background part file at the end: {} bytes; LEDBAT++ states seen: {:?}\n\
          netem: {} flows, {} buffer drops",
         buffer.as_millis(),
+        server_cc.as_deref().unwrap_or("ledbatpp"),
         SOLO.as_secs_f64(),
         mbit(solo.flows[0].goodput_bps),
         solo.utilization.unwrap_or(0.0),

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use h3_download::fetch::FetchArgs;
+use h3_download::fetch::LbeMode;
 
 /// Downloads an https:// URL over HTTP/3 to FILE, through FILE.part, and
 /// renames it only once complete and verified.
@@ -21,6 +22,12 @@ struct Cli {
     /// then sends with a less-than-best-effort controller.
     #[arg(long)]
     background: bool,
+    /// With --background, who makes the download less-than-best-effort:
+    /// receiver (this client caps the server's flow-control credit with
+    /// receiver-side LEDBAT++, against any server), sender (the server, if
+    /// it honours u=7), or both.
+    #[arg(long, value_enum, value_name = "MODE", requires = "background")]
+    lbe: Option<LbeMode>,
     /// Continue FILE.part from an earlier run, if the server's file has not
     /// changed since.
     #[arg(long)]
@@ -50,6 +57,7 @@ fn main() -> ExitCode {
         url: cli.url,
         output: cli.output,
         background: cli.background,
+        lbe: cli.lbe.unwrap_or_default(),
         resume: cli.resume,
         qlog_dir: cli.qlog_dir,
         verify: cli.verify,

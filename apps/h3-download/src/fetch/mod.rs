@@ -16,6 +16,7 @@
 //! - this module: the settings, [`run`] and its [`Summary`].
 
 mod download;
+pub mod lbe;
 pub mod part;
 pub mod url;
 
@@ -39,6 +40,9 @@ use crate::client::H3Client;
 use crate::digest;
 use download::build_request;
 use download::Download;
+pub use lbe::LbeMode;
+use lbe::Receiver;
+pub use lbe::ReceiverWindowSummary;
 use part::find_resumable;
 pub use part::meta_path;
 use part::open_part;
@@ -57,6 +61,9 @@ pub struct FetchArgs {
     pub output: PathBuf,
     /// Ask for background delivery (`priority: u=7`).
     pub background: bool,
+    /// With `background`: who runs the less-than-best-effort controller
+    /// ([`lbe`]).
+    pub lbe: LbeMode,
     /// Continue `FILE.part` if it belongs to the same URL and version.
     pub resume: bool,
     pub qlog_dir: Option<PathBuf>,
@@ -90,6 +97,12 @@ pub struct Summary {
     /// `bytes_transferred` over `duration_s`, bits per second.
     pub goodput_bps: f64,
     pub background: bool,
+    /// With `background`: `receiver`, `sender` or `both` (`--lbe`);
+    /// null otherwise.
+    pub lbe: Option<LbeMode>,
+    /// The receiver-side window, when the client ran it (`--lbe receiver`
+    /// or `both`).
+    pub receiver_window: Option<ReceiverWindowSummary>,
     pub etag: Option<String>,
     /// SHA-256 of the file, hex.
     pub sha256: String,
@@ -131,6 +144,7 @@ struct FetchApp {
     h3: H3Client,
     sent: Option<Instant>,
     download: Download,
+    receiver: Receiver,
 }
 
 impl ClientApp for FetchApp {
@@ -143,6 +157,7 @@ impl ClientApp for FetchApp {
             self.sent = Some(Instant::now());
         }
         self.h3.poll(&mut conn.quic, &mut self.download)?;
+        self.receiver.on_progress(&mut conn.quic);
         if self.download.done.is_some() {
             conn.quic.close(true, code::NO_ERROR, b"").ok();
         }
@@ -211,10 +226,13 @@ pub fn run(args: &FetchArgs, stop: &AtomicBool) -> Result<Summary, Error> {
         h3: H3Client::new()?,
         sent: None,
         download: Download::new(args, part, meta, open, request, resume),
+        receiver: Receiver::new(args.background, args.lbe),
     };
     let options = client_options(args, &target, addr);
-    let result =
-        tls_config(args).and_then(|mut config| client::run(&options, &mut config, &mut app, stop));
+    let result = tls_config(args).and_then(|mut config| {
+        app.receiver.configure(&mut config);
+        client::run(&options, &mut config, &mut app, stop)
+    });
     let d = &mut app.download;
     if let Some(bar) = d.progress.take() {
         bar.finish_and_clear();
@@ -230,7 +248,10 @@ pub fn run(args: &FetchArgs, stop: &AtomicBool) -> Result<Summary, Error> {
         };
         return Err(with_part_note(error, &d.part, &d.meta_path, d.touched));
     };
-    Ok(summary(args, d, sha256, app.sent, result.ok()))
+    let receiver_window = app.receiver.summary();
+    let mut summary = summary(args, d, sha256, app.sent, result.ok());
+    summary.receiver_window = receiver_window;
+    Ok(summary)
 }
 
 /// The part file of an earlier run to continue, if any (`--resume`).
@@ -268,6 +289,8 @@ fn summary(
         duration_s,
         goodput_bps: d.received as f64 * 8.0 / duration_s,
         background: args.background,
+        lbe: args.background.then_some(args.lbe),
+        receiver_window: None,
         etag: d.etag.clone(),
         sha256: digest::hex(&sha256),
         digest_verified: d.digest.is_some(),

@@ -1,0 +1,121 @@
+//! Who makes a background download less-than-best-effort (`--lbe`), and
+//! the receiver-side window's summary for `--json`.
+//!
+//! `--background` always asks for background delivery with
+//! `priority: u=7` (the HTTP statement that this request is background;
+//! `h3-serve` then sends it with LEDBAT++). `--lbe` says what the client
+//! does besides:
+//!
+//! * `sender`: nothing; the server's controller is trusted to yield (only
+//!   a server that honours `u=7`, like `h3-serve`, does);
+//! * `receiver`: the client runs receiver-side LEDBAT++
+//!   ([`quiche_lbe::receiver`]) and caps the server's credit through flow
+//!   control, whatever the server runs;
+//! * `both` (the default): both. Against `h3-serve` the sender's LEDBAT++
+//!   and the receiver's see the same queue with the same 60 ms target, and
+//!   the smaller of their windows limits the download: each yields as it
+//!   would alone, and the receiver's cap keeps the download background
+//!   against any server. Against a server that does no LBE, `both` is
+//!   `receiver`.
+
+use std::time::Instant;
+
+use quiche_lbe::lbe_cc::rledbat::ReceiverStats;
+use quiche_lbe::ReceiverLbe;
+use serde::Serialize;
+
+/// `--lbe`: who runs the less-than-best-effort controller.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LbeMode {
+    /// The client (receiver-side LEDBAT++ through flow control).
+    Receiver,
+    /// The server (asked with `priority: u=7`).
+    Sender,
+    /// Both.
+    #[default]
+    Both,
+}
+
+impl LbeMode {
+    /// Whether the client runs the receiver-side control.
+    pub fn receiver(self) -> bool {
+        matches!(self, LbeMode::Receiver | LbeMode::Both)
+    }
+}
+
+/// The receiver-side window over the download (`--json`'s
+/// `receiver_window`). Bytes on the wire.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReceiverWindowSummary {
+    /// The window at the end.
+    pub final_bytes: u64,
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+    /// Time-weighted mean over the connection.
+    pub mean_bytes: f64,
+    /// RTT samples of the client's own ack-eliciting packets.
+    pub rtt_samples: u64,
+    /// Retransmitted stream frames seen.
+    pub retransmissions: u64,
+    /// Window halvings on them (at most one per smoothed RTT).
+    pub loss_reductions: u64,
+    /// LEDBAT++ slowdowns (the initial one and the periodic ones).
+    pub slowdowns: u64,
+    /// Receiver-window records written to the qlog
+    /// ([`quiche_lbe::receiver::QLOG_WINDOW`]).
+    pub qlog_events: u64,
+}
+
+impl ReceiverWindowSummary {
+    fn new(s: ReceiverStats, qlog_events: u64) -> Self {
+        Self {
+            final_bytes: s.window,
+            min_bytes: s.window_min,
+            max_bytes: s.window_max,
+            mean_bytes: s.window_mean,
+            rtt_samples: s.rtt_samples,
+            retransmissions: s.retransmissions,
+            loss_reductions: s.loss_reductions,
+            slowdowns: s.slowdowns,
+            qlog_events,
+        }
+    }
+}
+
+/// The receiver-side control of one download, if `--lbe` asks for it.
+pub(crate) struct Receiver(Option<ReceiverLbe>);
+
+impl Receiver {
+    /// Control for a download with these settings.
+    pub(crate) fn new(background: bool, mode: LbeMode) -> Self {
+        Receiver((background && mode.receiver()).then(|| {
+            ReceiverLbe::new(
+                Default::default(),
+                lbe_app_kit::tls::MAX_DATAGRAM_SIZE as u64,
+                Instant::now(),
+            )
+        }))
+    }
+
+    /// Prepares the connection's configuration.
+    pub(crate) fn configure(&self, config: &mut quiche::Config) {
+        if let Some(r) = &self.0 {
+            r.configure(config);
+        }
+    }
+
+    /// After the client read what arrived.
+    pub(crate) fn on_progress(&mut self, conn: &mut quiche::Connection) {
+        if let Some(r) = &mut self.0 {
+            r.on_progress(conn, Instant::now());
+        }
+    }
+
+    /// The summary for `--json`.
+    pub(crate) fn summary(&self) -> Option<ReceiverWindowSummary> {
+        self.0
+            .as_ref()
+            .map(|r| ReceiverWindowSummary::new(r.stats(), r.qlog_events()))
+    }
+}

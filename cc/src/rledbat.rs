@@ -1,0 +1,476 @@
+//! Receiver-driven LEDBAT++ for QUIC: the window a downloading endpoint
+//! grants its peer.
+//!
+//! RFC 9840 (rLEDBAT: Receiver-Driven Low Extra Delay Background Transport
+//! for TCP, Experimental, 2025, <https://www.rfc-editor.org/rfc/rfc9840>)
+//! runs a less-than-best-effort controller at the receiver of a TCP
+//! connection and enforces its window through the receive window the
+//! receiver advertises, so that a download is less-than-best-effort whatever
+//! the sender runs. This module is that controller for QUIC: its window is
+//! what the receiver lets the sender have outstanding, enforced by the
+//! caller through connection-level flow control (quiche-lbe's patch 0004,
+//! `Connection::set_connection_window_limit`). RFC 9840 §4 builds its window
+//! with LEDBAT++'s rules; so does this module, by running this crate's
+//! [`LedbatPlusPlus`] itself on the events a receiver can observe, so that
+//! the window rules, the delay filters and the periodic slowdowns have one
+//! home ([`crate::ledbatpp`], [`crate::delay`]).
+//!
+//! # What a QUIC receiver observes, and how it feeds LEDBAT++
+//!
+//! * **Delay.** RFC 9840 measures RTTs with TCP timestamps. A QUIC receiver
+//!   measures the round trip of its *own* ack-eliciting packets (MAX_DATA
+//!   and MAX_STREAM_DATA updates, and a PING when none has gone out for an
+//!   RTT): the peer's ACKs of them travel in the download direction,
+//!   through the bottleneck queue the download builds. Each such sample is
+//!   one [`ReceiverLedbat::on_rtt_sample`]; the peer's reported ACK delay is
+//!   removed as in [`crate::delay`] ([`crate::delay::adjusted_rtt`]), and
+//!   the current (minimum of 4) and base (10 one-minute buckets) delays
+//!   are LEDBAT++'s. It is fed to LEDBAT++ as an ACK that acknowledges no
+//!   bytes: it updates the delay estimate and may end slow start (§4.1 of
+//!   draft-irtf-iccrg-ledbat-plus-plus-01), but grows nothing.
+//! * **Window growth.** LEDBAT++ grows its window per acknowledged byte; the
+//!   receiver's equivalent is the bytes that arrive
+//!   ([`ReceiverLedbat::on_data`]), fed as an ACK of those bytes. LEDBAT++
+//!   counts round trips by send times (a round ends when a packet sent
+//!   after it began is acknowledged); a receiver does not know when its
+//!   data was sent, so data that arrives at `now` counts as sent at
+//!   `now − srtt` (srtt: the smoothed RTT of the latest sample), which ends
+//!   a round once per smoothed RTT.
+//! * **Is the sender using the window?** LEDBAT++ does not grow a window
+//!   less than half used. The receiver's estimate of what the sender keeps
+//!   in flight is what arrived during the last smoothed RTT.
+//! * **Loss.** RFC 9840 infers losses from retransmitted data. A QUIC
+//!   receiver sees retransmitted stream data arrive (stream data that
+//!   starts below the highest offset already received, patch 0004's
+//!   `Stats::late_stream_frames_recv`); each such arrival is one
+//!   [`ReceiverLedbat::on_retransmission`]. Gaps in the packet numbers
+//!   are not used: a quiche sender skips packet numbers on purpose (the
+//!   optimistic-ACK defence of RFC 9000 §21.4), about once per one to two
+//!   and a half windows, and every skip would read as a loss. The lost
+//!   packet is taken as sent `srtt` before the retransmission arrived, so
+//!   LEDBAT++'s recovery period (RFC 9002 §7.3.2) halves the window at most
+//!   once per smoothed RTT.
+//! * **Enforcement.** The window is a cap on the credit granted ahead of
+//!   the consumed data. Credit is never withdrawn, only withheld (QUIC
+//!   cannot lower MAX_DATA at all; RFC 9840 §4 avoids shrinking the TCP
+//!   window for the same reason): after a decrease, and in the 2-packet
+//!   freeze of a periodic slowdown (§4.4 of the draft), the sender first
+//!   uses up the credit it already has. That is the caller's side
+//!   (`quiche_lbe::receiver`); this module only computes the window.
+//!
+//! The window counts bytes on the wire (the data's packets, headers
+//! included), as a sender's congestion window does; flow-control credit
+//! counts stream bytes, about 3 % fewer for full-size packets.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+use std::time::Instant;
+
+use crate::ledbatpp::LedbatPlusPlus;
+use crate::ledbatpp::LedbatPlusPlusConfig;
+use crate::AckEvent;
+use crate::AckedPacket;
+use crate::CongestionController;
+use crate::LossEvent;
+use crate::PathInfo;
+use crate::RttInfo;
+use crate::Snapshot;
+
+/// What the receiver-side window did over a download.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ReceiverStats {
+    /// The window now, bytes.
+    pub window: u64,
+    /// Smallest window since the start, bytes.
+    pub window_min: u64,
+    /// Largest window since the start, bytes.
+    pub window_max: u64,
+    /// Time-weighted mean of the window from the start to the latest event,
+    /// bytes (the window at the start if no time has passed).
+    pub window_mean: f64,
+    /// RTT samples fed ([`ReceiverLedbat::on_rtt_sample`]).
+    pub rtt_samples: u64,
+    /// Retransmissions seen ([`ReceiverLedbat::on_retransmission`]).
+    pub retransmissions: u64,
+    /// Retransmissions that reduced the window (at most one per smoothed
+    /// RTT).
+    pub loss_reductions: u64,
+    /// Slowdowns started (the initial one and the periodic ones, §4.4).
+    pub slowdowns: u64,
+    /// Bytes received.
+    pub bytes_received: u64,
+}
+
+/// The receiver-side LEDBAT++ window (see the module docs).
+#[derive(Debug)]
+pub struct ReceiverLedbat {
+    cc: LedbatPlusPlus,
+    mss: u64,
+    /// The latest RTT sample, replayed (as not new) with data arrivals.
+    rtt: Option<RttInfo>,
+    /// Arrivals within the last smoothed RTT: (time, bytes).
+    recent: VecDeque<(Instant, u64)>,
+    recent_bytes: u64,
+    stats: ReceiverStats,
+    start: Instant,
+    /// Time of the latest event and the window since then.
+    last_event: Instant,
+    /// ∫ window dt from `start` to `last_event`, byte-seconds.
+    window_integral: f64,
+    state: &'static str,
+}
+
+impl ReceiverLedbat {
+    /// A receiver-side window for a path with `path`'s datagram size,
+    /// starting at `now` in LEDBAT++'s initial slow start.
+    pub fn new(cfg: LedbatPlusPlusConfig, path: PathInfo, now: Instant) -> Self {
+        let cc = LedbatPlusPlus::new(cfg, path);
+        let window = cc.window();
+        let state = cc.state(now);
+        Self {
+            cc,
+            mss: path.max_datagram_size,
+            rtt: None,
+            recent: VecDeque::new(),
+            recent_bytes: 0,
+            stats: ReceiverStats {
+                window,
+                window_min: window,
+                window_max: window,
+                window_mean: window as f64,
+                ..Default::default()
+            },
+            start: now,
+            last_event: now,
+            window_integral: 0.0,
+            state,
+        }
+    }
+
+    /// The window: the most the sender may have outstanding, bytes.
+    pub fn window(&self) -> u64 {
+        self.cc.window()
+    }
+
+    /// LEDBAT++'s state name (`slow_start`, `congestion_avoidance`,
+    /// `slowdown`, `ramp_up`, `recovery`).
+    pub fn state(&self) -> &'static str {
+        self.state
+    }
+
+    /// LEDBAT++'s internals (delays, GAIN, ssthresh).
+    pub fn snapshot(&self) -> Snapshot {
+        self.cc.snapshot()
+    }
+
+    /// The smoothed RTT of the latest sample.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.map(|r| r.smoothed_rtt)
+    }
+
+    /// The statistics so far.
+    pub fn stats(&self) -> ReceiverStats {
+        self.stats
+    }
+
+    /// An RTT sample of one of the receiver's own ack-eliciting packets,
+    /// taken at `now` (`rtt.new_sample` is set by this call).
+    pub fn on_rtt_sample(&mut self, now: Instant, rtt: RttInfo) {
+        let rtt = RttInfo {
+            new_sample: true,
+            ..rtt
+        };
+        self.rtt = Some(rtt);
+        self.stats.rtt_samples += 1;
+        let flight = self.flight(now);
+        self.cc.on_ack(&AckEvent {
+            now,
+            acked: &[],
+            bytes_in_flight: flight,
+            rtt,
+        });
+        self.after_event(now);
+    }
+
+    /// `bytes` arrived at `now` (bytes on the wire).
+    pub fn on_data(&mut self, now: Instant, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        self.stats.bytes_received += bytes;
+        self.recent.push_back((now, bytes));
+        self.recent_bytes += bytes;
+        let flight = self.flight(now);
+        let acked = [AckedPacket {
+            bytes,
+            time_sent: self.sent_estimate(now),
+        }];
+        let rtt = match self.rtt {
+            Some(r) => RttInfo {
+                new_sample: false,
+                ..r
+            },
+            None => RttInfo {
+                latest_rtt: Duration::ZERO,
+                ack_delay: Duration::ZERO,
+                new_sample: false,
+                min_rtt: Duration::ZERO,
+                smoothed_rtt: Duration::ZERO,
+                rttvar: Duration::ZERO,
+                max_ack_delay: Duration::ZERO,
+            },
+        };
+        self.cc.on_ack(&AckEvent {
+            now,
+            acked: &acked,
+            bytes_in_flight: flight,
+            rtt,
+        });
+        self.after_event(now);
+    }
+
+    /// Retransmitted data arrived at `now`: the sender lost a packet.
+    pub fn on_retransmission(&mut self, now: Instant) {
+        self.stats.retransmissions += 1;
+        let before = self.cc.window();
+        let loss = LossEvent {
+            now,
+            lost_bytes: self.mss,
+            largest_lost_time_sent: self.sent_estimate(now),
+            bytes_in_flight: self.flight(now),
+        };
+        self.cc.on_congestion_event(&loss);
+        if self.cc.window() < before {
+            self.stats.loss_reductions += 1;
+        }
+        self.after_event(now);
+    }
+
+    /// When data that arrives at `now` was sent: one smoothed RTT earlier
+    /// (module docs).
+    fn sent_estimate(&self, now: Instant) -> Instant {
+        let srtt = self.srtt().unwrap_or(Duration::ZERO);
+        now.checked_sub(srtt).unwrap_or(now)
+    }
+
+    /// What the sender keeps in flight: the bytes that arrived during the
+    /// last smoothed RTT; the whole window until there is an RTT sample.
+    fn flight(&mut self, now: Instant) -> u64 {
+        let Some(srtt) = self.srtt() else {
+            return self.cc.window();
+        };
+        while let Some(&(t, bytes)) = self.recent.front() {
+            if now.saturating_duration_since(t) < srtt {
+                break;
+            }
+            self.recent.pop_front();
+            self.recent_bytes -= bytes;
+        }
+        self.recent_bytes
+    }
+
+    /// Statistics after an event at `now`.
+    fn after_event(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.last_event);
+        self.window_integral += self.stats.window as f64 * elapsed.as_secs_f64();
+        if now > self.last_event {
+            self.last_event = now;
+        }
+        let window = self.cc.window();
+        self.stats.window = window;
+        self.stats.window_min = self.stats.window_min.min(window);
+        self.stats.window_max = self.stats.window_max.max(window);
+        let total = self.last_event.saturating_duration_since(self.start);
+        if !total.is_zero() {
+            self.stats.window_mean = self.window_integral / total.as_secs_f64();
+        }
+        let state = self.cc.state(now);
+        if state == "slowdown" && self.state != "slowdown" {
+            self.stats.slowdowns += 1;
+        }
+        self.state = state;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::ms;
+    use crate::testkit::MSS;
+
+    fn rtt(latest: Duration, ack_delay: Duration, min: Duration) -> RttInfo {
+        RttInfo {
+            latest_rtt: latest,
+            ack_delay,
+            new_sample: true,
+            min_rtt: min,
+            smoothed_rtt: latest,
+            rttvar: Duration::ZERO,
+            max_ack_delay: ms(25),
+        }
+    }
+
+    fn receiver(t: Instant) -> ReceiverLedbat {
+        let cfg: LedbatPlusPlusConfig = Default::default();
+        let path = PathInfo {
+            max_datagram_size: MSS,
+            initial_window_packets: 10,
+        };
+        ReceiverLedbat::new(cfg, path, t)
+    }
+
+    fn start() -> Instant {
+        Instant::now() + Duration::from_secs(3600)
+    }
+
+    #[test]
+    fn starts_at_two_packets_in_slow_start() {
+        let t = start();
+        let r = receiver(t);
+        assert_eq!(r.window(), 2 * MSS);
+        assert_eq!(r.state(), "slow_start");
+        assert_eq!(r.stats().window_mean, (2 * MSS) as f64);
+        assert_eq!(r.srtt(), None);
+    }
+
+    #[test]
+    fn data_grows_the_window_by_gain_per_byte_in_slow_start() {
+        let t = start();
+        let mut r = receiver(t);
+        // Base 50 ms: GAIN = 1 / (floor(120 / 50) + 1) = 1/3 (§4.2).
+        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        assert_eq!(r.snapshot().gain, Some(1.0 / 3.0));
+        assert_eq!(r.window(), 2 * MSS, "an RTT sample grows nothing");
+        r.on_data(t + ms(60), 3 * MSS);
+        assert_eq!(r.window(), 3 * MSS);
+        r.on_data(t + ms(70), 0);
+        assert_eq!(r.stats().bytes_received, 3 * MSS);
+        assert_eq!(r.stats().rtt_samples, 1);
+    }
+
+    #[test]
+    fn ack_delay_is_removed_from_the_delay_sample() {
+        let t = start();
+        let mut r = receiver(t);
+        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        // 90 ms of which the peer held the ACK 20 ms: delay 70 ms, queuing
+        // 20 ms (a minimum over 4 samples: the 50 ms one is still in).
+        r.on_rtt_sample(t + ms(150), rtt(ms(90), ms(20), ms(50)));
+        let s = r.snapshot();
+        assert_eq!(s.base_delay, Some(ms(50)));
+        assert_eq!(s.current_delay, Some(ms(50)));
+        for i in 0..3 {
+            r.on_rtt_sample(t + ms(200 + i), rtt(ms(90), ms(20), ms(50)));
+        }
+        assert_eq!(r.snapshot().current_delay, Some(ms(70)));
+        assert_eq!(r.snapshot().queuing_delay, Some(ms(20)));
+        assert_eq!(r.state(), "slow_start", "20 ms ≤ 3/4 · 60 ms");
+    }
+
+    #[test]
+    fn queuing_delay_above_three_quarters_of_target_ends_slow_start() {
+        let t = start();
+        let mut r = receiver(t);
+        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        for i in 0..4 {
+            r.on_rtt_sample(t + ms(100 + i), rtt(ms(96), ms(0), ms(50)));
+        }
+        assert_eq!(r.snapshot().queuing_delay, Some(ms(46)));
+        assert_eq!(r.state(), "congestion_avoidance");
+    }
+
+    #[test]
+    fn a_retransmission_halves_once_per_smoothed_rtt() {
+        let t = start();
+        let mut r = receiver(t);
+        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        // 2 + 30/3 = 12 packets.
+        r.on_data(t + ms(60), 30 * MSS);
+        assert_eq!(r.window(), 12 * MSS);
+        r.on_retransmission(t + ms(100));
+        assert_eq!(r.window(), 6 * MSS);
+        // Within one smoothed RTT: the same loss episode.
+        r.on_retransmission(t + ms(150));
+        assert_eq!(r.window(), 6 * MSS);
+        // Later than that: a new one.
+        r.on_retransmission(t + ms(151));
+        assert_eq!(r.window(), 3 * MSS);
+        let s = r.stats();
+        assert_eq!((s.retransmissions, s.loss_reductions), (3, 2));
+        assert_eq!(r.state(), "recovery");
+    }
+
+    #[test]
+    fn a_window_less_than_half_used_does_not_grow() {
+        let t = start();
+        let mut r = receiver(t);
+        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        r.on_data(t + ms(60), 30 * MSS);
+        assert_eq!(r.window(), 12 * MSS);
+        // 100 ms later the 30 packets are older than one srtt: 1 packet
+        // arrived in the last 50 ms, less than half of 12.
+        r.on_data(t + ms(160), MSS);
+        assert_eq!(r.window(), 12 * MSS);
+        // Six in the last 50 ms is half: grows by a third of the newest 5.
+        r.on_data(t + ms(170), 5 * MSS);
+        assert_eq!(r.window(), 12 * MSS + 5 * MSS / 3);
+    }
+
+    #[test]
+    fn window_statistics_are_time_weighted() {
+        let t = start();
+        let mut r = receiver(t);
+        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        // 2 packets for 100 ms, then 12 packets for 300 ms.
+        r.on_data(t + ms(100), 30 * MSS);
+        r.on_retransmission(t + ms(400));
+        let s = r.stats();
+        assert_eq!(s.window_min, 2 * MSS);
+        assert_eq!(s.window_max, 12 * MSS);
+        assert_eq!(s.window, 6 * MSS);
+        let mean = (2.0 * 100.0 + 12.0 * 300.0) / 400.0 * MSS as f64;
+        assert!((s.window_mean - mean).abs() < 1e-6, "{}", s.window_mean);
+    }
+
+    #[test]
+    fn the_initial_slowdown_freezes_two_packets_for_two_rtts() {
+        let t = start();
+        let mut r = receiver(t);
+        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        r.on_data(t + ms(60), 30 * MSS);
+        for i in 0..4 {
+            r.on_rtt_sample(t + ms(100 + i), rtt(ms(96), ms(0), ms(50)));
+        }
+        assert_eq!(r.state(), "congestion_avoidance");
+        let mut now = t + ms(103);
+        let mut trace = Vec::new();
+        for _ in 0..8 {
+            now += ms(60);
+            r.on_data(now, 6 * MSS);
+            trace.push((r.state(), r.window()));
+        }
+        // Data at `now` counts as sent at now − 96 ms (srtt). Slow start
+        // ended at t + 103 ms and a round began: the data at +163 (sent
+        // "at" +67) ends none, +223 ends round 1 (the next starts there),
+        // +283 (sent +187) none, +343 round 2: the initial slowdown starts
+        // (§4.4: 2 RTTs after slow start), 2 packets frozen for 2 RTTs
+        // (192 ms, to +535); the data at +583 starts the ramp-up.
+        let ca = |w| ("congestion_avoidance", w);
+        let slowdown = ("slowdown", 2 * MSS);
+        assert_eq!(
+            trace,
+            [
+                ca(14_600),
+                ca(14_797),
+                ca(14_994),
+                slowdown,
+                slowdown,
+                slowdown,
+                slowdown,
+                ("ramp_up", 2 * MSS)
+            ]
+        );
+        assert_eq!(r.stats().slowdowns, 1);
+        assert_eq!(r.stats().window_min, 2 * MSS);
+    }
+}
