@@ -40,7 +40,6 @@ use crate::scenario::Flow;
 use crate::scenario::FlowEnd;
 use crate::scenario::H3Flow;
 use crate::scenario::H3Server;
-use crate::scenario::Lbe;
 use crate::scenario::Link;
 
 /// Bytes added to what the link can carry by a flow's stop time, so that a
@@ -104,7 +103,8 @@ pub fn sha256_prefix(path: &Path, len: u64) -> std::io::Result<([u8; 32], u64)> 
 pub struct H3Transfer {
     pub server: &'static str,
     pub background: bool,
-    /// `h3-fetch --lbe`, if the scenario set it.
+    /// `h3-fetch --lbe` of a background download (the scenario's, or
+    /// h3-fetch's default); null for a normal one.
     pub lbe: Option<&'static str>,
     pub url: String,
     /// The size of the served file.
@@ -274,6 +274,7 @@ pub fn fetch(
         url: url.clone(),
         output: output.clone(),
         background: h3.background,
+        lbe: h3.lbe.unwrap_or_default(),
         resume: false,
         qlog_dir: Some(qlog_dir.to_path_buf()),
         verify: false,
@@ -281,13 +282,6 @@ pub fn fetch(
         timeout: Duration::from_secs(10),
         progress: false,
     };
-    // Until h3-fetch has --lbe, --background is the sender's LBE only.
-    if let Some(lbe @ (Lbe::Receiver | Lbe::Both)) = h3.lbe {
-        return Err(format!(
-            "lbe = \"{}\" needs h3-fetch --lbe, which this build does not have yet",
-            crate::scenario::lbe_name(lbe)
-        ));
-    }
     let result = h3_download::fetch::run(&args, abort);
     let qlog = find_qlog(qlog_dir)?;
     let (received_bytes, sha256, complete, fetch) = match result {
@@ -324,7 +318,9 @@ pub fn fetch(
         H3Transfer {
             server: h3.server.name(),
             background: h3.background,
-            lbe: h3.lbe.map(crate::scenario::lbe_name),
+            lbe: h3
+                .background
+                .then(|| crate::scenario::lbe_name(h3.lbe.unwrap_or_default())),
             url,
             file_bytes: served.size,
             received_bytes,

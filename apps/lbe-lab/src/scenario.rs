@@ -178,16 +178,9 @@ impl H3Server {
     }
 }
 
-/// Which end of an h3 background download runs LEDBAT++ (`h3-fetch --lbe`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lbe {
-    /// The client, through flow-control credit (RFC 9840 for QUIC).
-    Receiver,
-    /// The server (h3-serve's background controller).
-    Sender,
-    /// Both.
-    Both,
-}
+/// Which end of an h3 background download runs LEDBAT++: h3-fetch's
+/// `--lbe`.
+pub use h3_download::fetch::LbeMode as Lbe;
 
 /// The `lbe` values, as h3-fetch's `--lbe` spells them.
 pub const LBE_NAMES: [&str; 3] = ["receiver", "sender", "both"];
