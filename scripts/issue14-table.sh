@@ -10,7 +10,7 @@
 #   scripts/issue14-table.sh [OUT_DIR] [SCENARIO.toml...]   (default runs/issue14)
 #   TABLE_ONLY=1 scripts/issue14-table.sh [OUT_DIR]          (print from earlier runs)
 #
-# About 55 s per scenario, 21 scenarios: ~20 minutes. A scenario that
+# About 50 s per scenario, 18 scenarios: ~16 minutes. A scenario that
 # fails is reported and skipped (its cells print "–"); the table is
 # printed from whatever OUT_DIR holds.
 set -euo pipefail
