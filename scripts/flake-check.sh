@@ -30,6 +30,7 @@ tests=(
     "lbe-lab scenarios cubic_through_the_emulator_fills_the_link_at_its_base_rtt"
     "lbe-lab scenarios ledbatpp_alone_uses_most_of_the_link_and_keeps_the_queue_near_target"
     "lbe-lab scenarios two_flows_share_the_emulated_link_and_are_analysed"
+    "lbe-lab h3 a_receiver_driven_download_from_a_stock_server_yields_to_cubic"
     "lbe-netem relay bottleneck_paces_at_the_rate_and_drops_at_the_tail"
     "lbe-netem relay added_delay_on_an_empty_queue_is_at_least_the_rtt"
     "lbe-netem relay reverse_rate_limits_the_client_to_server_direction"
