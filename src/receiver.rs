@@ -359,3 +359,39 @@ impl ReceiverLbe {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_qlog_record_is_a_recovery_metrics_update_with_extension_fields() {
+        let d = WindowData {
+            window: 2700,
+            state: "slow_start",
+            queuing_delay_ms: Some(1.5),
+            base_delay_ms: None,
+        };
+        let json = serde_json::to_value(d.qlog_event()).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "name": "quic:recovery_metrics_updated",
+                "data": {
+                    "lbe_receiver_window": 2700,
+                    "lbe_receiver_state": "slow_start",
+                    "lbe_queuing_delay_ms": 1.5
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn a_new_receiver_grants_two_packets() {
+        let r = ReceiverLbe::new(Default::default(), 1350, Instant::now());
+        assert_eq!(r.window(), 2700);
+        assert_eq!(r.state(), "slow_start");
+        assert_eq!(r.qlog_events(), 0);
+        assert_eq!(r.stats().window_min, 2700);
+    }
+}

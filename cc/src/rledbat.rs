@@ -15,6 +15,12 @@
 //! the window rules, the delay filters and the periodic slowdowns have one
 //! home ([`crate::ledbatpp`], [`crate::delay`]).
 //!
+//! RFC 9840's text was not at hand when this was written: its mechanisms
+//! are described here in our words, from the issue tracker's summary of it
+//! (the receiver runs LEDBAT++ on its own RTT samples and enforces the
+//! window through the receive window it advertises, credit never
+//! withdrawn, only withheld, §4), not quoted.
+//!
 //! # What a QUIC receiver observes, and how it feeds LEDBAT++
 //!
 //! * **Delay.** RFC 9840 measures RTTs with TCP timestamps. A QUIC receiver

@@ -17,6 +17,14 @@
 //!   would alone, and the receiver's cap keeps the download background
 //!   against any server. Against a server that does no LBE, `both` is
 //!   `receiver`.
+//!
+//! `both` is the default because it is never worse than either alone in
+//! what was measured (20 Mbit/s, 50 ms, 500 ms buffer, README's table):
+//! alone, `sender`, `both` and `receiver` all kept 0.94-0.98 of a normal
+//! download's goodput with a mean queue of 44-55 ms (a normal download
+//! from a server without LBE: 461 ms); beside a CUBIC download, CUBIC kept
+//! 0.998 of the link in each mode; and only the receiver's cap works when
+//! the server ignores `u=7`.
 
 use std::time::Instant;
 
