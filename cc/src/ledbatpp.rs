@@ -218,6 +218,10 @@ pub const FULL_SLOWDOWN_PERIOD_MIN: Duration = Duration::from_secs(10);
 pub const FULL_SLOWDOWN_PERIOD_MAX: Duration = Duration::from_secs(60);
 /// How long `fill_empty_queue` waits after a loss by default.
 pub const FILL_QUIET: Duration = Duration::from_secs(2);
+/// `profile=full`: the decrease constant C (the draft's is 1).
+pub const FULL_DECREASE_CONSTANT: f64 = 0.25;
+/// `profile=full`: the decrease starts this much below T.
+pub const FULL_TARGET_MARGIN: Duration = Duration::from_millis(4);
 /// `profile=full`: whether the periodic freeze may be gentle.
 pub const FULL_GENTLE_FREEZE: bool = false;
 
@@ -252,6 +256,16 @@ pub enum EmptyQueueLoss {
     Halve,
     /// Nothing: the loss is not congestion.
     Ignore,
+}
+
+/// The round trip a window is paced over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PacingRtt {
+    /// The smoothed RTT (RFC 9002 §5.3), as every controller of this crate.
+    #[default]
+    Smoothed,
+    /// The current delay (the minimum of the latest samples), when smaller.
+    Current,
 }
 
 /// Parameters of [`LedbatPlusPlus`]. Defaults are draft -01's; fields are
@@ -324,6 +338,12 @@ pub struct LedbatPlusPlusConfig {
     /// What a loss with an empty queue does. Default halve.
     /// Key `loss_on_empty_queue`, `halve` or `ignore`.
     loss_on_empty_queue: EmptyQueueLoss,
+    /// The decrease applies above T minus this (at most T). Default 0.
+    /// Key `target_margin`, 0 to 1 s.
+    target_margin: Duration,
+    /// The round trip the pacing rate spreads the window over. Default
+    /// the smoothed RTT. Key `pacing_rtt`, `smoothed` or `current`.
+    pacing_rtt: PacingRtt,
     /// Delay filters (keys `current_filter`, `base_history`, `base_bucket`).
     delay: DelayConfig,
 }
@@ -352,6 +372,8 @@ impl Default for LedbatPlusPlusConfig {
             decrease: Decrease::Draft,
             fill_empty_queue: false,
             fill_quiet: FILL_QUIET,
+            target_margin: Duration::ZERO,
+            pacing_rtt: PacingRtt::Smoothed,
             delay: DelayConfig::default(),
         }
     }
@@ -382,6 +404,8 @@ impl LedbatPlusPlusConfig {
         "decrease",
         "fill_empty_queue",
         "fill_quiet",
+        "target_margin",
+        "pacing_rtt",
         "current_filter",
         "base_history",
         "base_bucket",
@@ -407,6 +431,9 @@ impl LedbatPlusPlusConfig {
                 self.decrease = draft.decrease;
                 self.fill_empty_queue = draft.fill_empty_queue;
                 self.fill_quiet = draft.fill_quiet;
+                self.target_margin = draft.target_margin;
+                self.pacing_rtt = draft.pacing_rtt;
+                self.decrease_constant = draft.decrease_constant;
                 match params::one_of(key, value, &["draft", "seed", "full"])? {
                     "seed" => {
                         self.restore = Restore::Jump;
@@ -422,6 +449,9 @@ impl LedbatPlusPlusConfig {
                         self.loss_on_empty_queue = EmptyQueueLoss::Ignore;
                         self.decrease = Decrease::ExcessQueue;
                         self.fill_empty_queue = true;
+                        self.decrease_constant = FULL_DECREASE_CONSTANT;
+                        self.target_margin = FULL_TARGET_MARGIN;
+                        self.pacing_rtt = PacingRtt::Current;
                     }
                     _ => (),
                 }
@@ -478,6 +508,16 @@ impl LedbatPlusPlusConfig {
             "fill_quiet" => {
                 self.fill_quiet =
                     params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
+            }
+            "target_margin" => {
+                self.target_margin =
+                    params::duration_in(key, value, Duration::ZERO, Duration::from_secs(1))?
+            }
+            "pacing_rtt" => {
+                self.pacing_rtt = match params::one_of(key, value, &["smoothed", "current"])? {
+                    "current" => PacingRtt::Current,
+                    _ => PacingRtt::Smoothed,
+                }
             }
             "decrease" => {
                 self.decrease = match params::one_of(key, value, &["draft", "excess_queue"])? {
@@ -593,6 +633,8 @@ pub struct LedbatPlusPlus {
     exit_delay: Duration,
     /// TARGET in nanoseconds (≥ 1 ms, so never zero).
     target_ns: f64,
+    /// `target_margin` in nanoseconds, at most `target_ns`.
+    margin_ns: f64,
     /// Longest wait for the next slowdown: the base-delay history.
     max_slowdown_wait: Duration,
     s: State,
@@ -627,6 +669,7 @@ impl LedbatPlusPlus {
             bounds,
             exit_delay: cfg.target.mul_f64(cfg.slow_start_exit),
             target_ns: delay::nanos(cfg.target),
+            margin_ns: delay::nanos(cfg.target_margin.min(cfg.target)),
             max_slowdown_wait: history,
             s: State {
                 cwnd,
@@ -862,6 +905,7 @@ impl LedbatPlusPlus {
         self.cfg.target = target;
         self.cfg.gain_divisor_max = gain_divisor_max.clamp(1, 1024);
         self.target_ns = delay::nanos(target);
+        self.margin_ns = delay::nanos(self.cfg.target_margin.min(target));
         self.exit_delay = target.mul_f64(self.cfg.slow_start_exit);
         self.gain = self.gain_for(self.gain_base);
     }
@@ -978,18 +1022,19 @@ impl CongestionController for LedbatPlusPlus {
                 } else {
                     self.gain * self.bounds.mss * bytes / w
                 };
-                let t = self.target_ns;
+                // `target_margin`: the decrease starts that much below T.
+                let from = self.target_ns - self.margin_ns;
                 let q = delay::nanos(q);
-                if q > t {
+                if q > from {
                     // `decrease=excess_queue`: the excess over one RTT,
                     // (q − T)/srtt of the window, instead of (q − T)/T.
                     let per = match (self.cfg.decrease, self.srtt) {
                         (Decrease::ExcessQueue, Some(srtt)) if !srtt.is_zero() => {
                             delay::nanos(srtt)
                         }
-                        _ => t,
+                        _ => self.target_ns,
                     };
-                    change -= self.cfg.decrease_constant * ((q - t) / per) * bytes;
+                    change -= self.cfg.decrease_constant * ((q - from) / per) * bytes;
                     change = change.max(-bytes / 2.0);
                 }
                 if !may_grow {
@@ -1080,7 +1125,12 @@ impl CongestionController for LedbatPlusPlus {
         }
         let slow_start =
             self.in_slow_start() && pacing::in_slow_start(self.s.cwnd, self.s.ssthresh);
-        pacing::rate(self.window(), self.srtt, slow_start)
+        // `pacing_rtt=current` (module docs).
+        let rtt = match (self.cfg.pacing_rtt, self.delay.current(), self.srtt) {
+            (PacingRtt::Current, Some(current), Some(srtt)) => Some(current.min(srtt)),
+            _ => self.srtt,
+        };
+        pacing::rate(self.window(), rtt, slow_start)
     }
 
     fn state(&self, _now: Instant) -> &'static str {
@@ -1815,6 +1865,67 @@ mod tests {
     }
 
     #[test]
+    fn target_margin_starts_the_decrease_below_target() {
+        // One round at q = 58 ms (srtt 88 ms), 2 ms below T; each ACK's share
+        // of GAIN·MSS is 6 bytes.
+        let round = |extra: &[(&str, &str)]| {
+            let mut d = base_30_at_48000(extra);
+            for _ in 0..40 {
+                d.ack_old(ms(1), MSS, ms(88));
+            }
+            d.cc.window()
+        };
+        // Draft: below T, only the increase.
+        assert_eq!(round(&[]), 48_000 + 40 * 6);
+        // 4 ms margin: the decrease applies above 56 ms, per T as the draft:
+        // 6 − 1200·(58 − 56)/60 = −34 a byte.
+        assert_eq!(round(&[("target_margin", "4ms")]), 48_000 - 40 * 34);
+        // With excess_queue, per srtt: 6 − 1200·2/88 = −21.27…
+        assert_eq!(
+            round(&[("target_margin", "4ms"), ("decrease", "excess_queue")]),
+            47_149
+        );
+        // A margin above T is T: every queue decreases.
+        let mut d = base_30_at_48000(&[("target_margin", "1s")]);
+        d.ack_old(ms(1), MSS, ms(30));
+        assert_eq!(d.cc.window(), 48_000 + 6);
+        d.ack_old(ms(1), MSS, ms(31));
+        // 6 − 1200·1/60 = −14.
+        assert_eq!(d.cc.window(), 48_000 + 6 - 14);
+    }
+
+    #[test]
+    fn pacing_rtt_current_paces_over_the_current_delay_when_smaller() {
+        let run = |extra: &[(&str, &str)]| {
+            let mut spec = vec![("current_filter", "2"), ("init_cwnd", "40")];
+            spec.extend_from_slice(extra);
+            let mut d = driver(config(&spec));
+            // Initial slow start, base 30 ms, GAIN 1/5 (240 bytes an ACK);
+            // the second sample (70 ms) leaves the current delay at 30 ms.
+            d.ack_old(ms(1), MSS, ms(30));
+            let first = (d.cc.window(), d.cc.pacing_rate());
+            d.ack_old(ms(1), MSS, ms(70));
+            (first, (d.cc.window(), d.cc.pacing_rate()))
+        };
+        let rate =
+            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
+        assert_eq!(
+            run(&[]),
+            (
+                (48_240, rate(2.0, 48_240, 0.030)),
+                (48_480, rate(2.0, 48_480, 0.070))
+            )
+        );
+        assert_eq!(
+            run(&[("pacing_rtt", "current")]),
+            (
+                (48_240, rate(2.0, 48_240, 0.030)),
+                (48_480, rate(2.0, 48_480, 0.030))
+            )
+        );
+    }
+
+    #[test]
     fn fill_empty_queue_grows_by_gain_per_byte_and_paces_at_twice_the_rate() {
         let run = |extra: &[(&str, &str)]| {
             let mut d = base_30_at_48000(extra);
@@ -1883,6 +1994,9 @@ mod tests {
                 ("loss_on_empty_queue", "ignore"),
                 ("decrease", "excess_queue"),
                 ("fill_empty_queue", "true"),
+                ("decrease_constant", "0.25"),
+                ("target_margin", "4ms"),
+                ("pacing_rtt", "current"),
             ])
         );
         assert_eq!(
@@ -1896,6 +2010,11 @@ mod tests {
         let mixed = config(&[("profile", "full"), ("restore", "jump")]);
         assert_eq!(mixed.restore(), Restore::Jump);
         assert_eq!(mixed.loss_on_empty_queue, EmptyQueueLoss::Ignore);
+        // The draft's C is a key of its own, which profile=full sets.
+        let c = config(&[("decrease_constant", "0.5"), ("profile", "full")]);
+        assert_eq!(c.decrease_constant, FULL_DECREASE_CONSTANT);
+        let c = config(&[("profile", "full"), ("decrease_constant", "0.5")]);
+        assert_eq!(c.decrease_constant, 0.5);
     }
 
     #[test]
