@@ -106,7 +106,8 @@
 //!   queue of the restored window's first burst. Those ACKs neither feed the
 //!   delay filters nor move the window (losses still count).
 //!
-//! `profile=full` (issue 13) is our design: LEDBAT++ that fills an idle
+//! `profile=full` (issue 13) is our design, the default of `h3-serve
+//! --background-cc`: LEDBAT++ that fills an idle
 //! link and still gets out of the way. It is the options below, each a key
 //! of its own and usable alone; the initial slowdown stays the draft's (it
 //! is what removes the late-comer advantage). Measured effects are from
@@ -140,8 +141,8 @@
 //!   instead of GAIN·MSS per round, paced at 2 × cwnd over the current
 //!   delay (the smoothed RTT may still hold a queue that is gone). An empty
 //!   queue is an idle link: after CUBIC leaves (50 ms) the draft is back to
-//!   0.9 of the link after more than 10 s, full after 1.5 s (3.5 s on two
-//!   seeds of three, where a loss just before held it for `fill_quiet`). It also
+//!   0.9 of the link after 17.5 s, full after 1.25–1.5 s (with
+//!   `pacing_rtt=current`, below). It also
 //!   lets two flows converge: a flow whose freeze drained the queue regains
 //!   its share at once, rather than at one GAIN a round. Not within
 //!   `fill_quiet` (2 s) of any loss: with a 30 ms buffer CUBIC's sawtooth
@@ -153,6 +154,38 @@
 //!   a queue). 1 % loss at 300 ms: 0.25 Mbit/s with the draft, ~14 with
 //!   full. With a 30 ms buffer the losses come with the buffer's queue
 //!   (> 15 ms) and still count, so LEDBAT++ still yields to CUBIC there.
+//! * `decrease_constant=0.25` (the draft's C, a key of its own; 1 in the
+//!   draft): a quarter of the decrease. Two flows hold the queue where each
+//!   one's decrease matches its increase, `q − T = GAIN·MSS·srtt/(C·W)`
+//!   (`excess_queue`), at 20 ms base about 0.15 ms with C = 1; the two
+//!   flows' base delays differ by about as much (the late flow measures
+//!   its minimum behind the other's packets; 0.1 ms in the simulator), so
+//!   the flow with the lower base reads the queue above T all the time and
+//!   gives way while the other grows (two flows at 20 ms: Jain 0.83–0.92).
+//!   A quarter of the decrease puts the queue four times further above T,
+//!   where such an error matters a quarter as much: Jain 0.985–0.993 at
+//!   20 ms, four flows 0.995–0.996 (0.908–0.925 with C = 1). Against CUBIC
+//!   the queue is hundreds of ms above T and the decrease still reaches the
+//!   −W/2 cap within a few rounds (CUBIC's share with a 500 ms buffer
+//!   0.998 either way). Measured over 6 seeds: C = 0.5 left two flows at
+//!   20 ms at 0.88 on one seed of three; C = 0.2 and 0.15 left four flows
+//!   at 0.87–0.89 on one seed of six; 0.25 met both on all six.
+//! * `target_margin=4ms`: the decrease starts at T − 4 ms instead of T
+//!   (the same rule, from a lower point). An LBE flow holds the queue a
+//!   little above where its decrease starts (the excess above), so with the
+//!   decrease from T the mean queue is T plus that: 60.3–62.9 ms alone at
+//!   10–300 ms with C = 1/4. From T − 4 ms it is 56.5–59.2 ms, within the
+//!   issue's ≤ 60 ms; utilization is unchanged (0.983–0.992).
+//! * `pacing_rtt=current`: pace the window over the current delay (the
+//!   minimum of the latest samples) when it is below the smoothed RTT. quiche
+//!   times a packet from when it is built, so the time it waits for the
+//!   pacer is part of its RTT sample; after CUBIC leaves, the smoothed RTT
+//!   still holds CUBIC's 450 ms queue, the pacer spreads LEDBAT++'s few
+//!   packets over it, and their samples (150–220 ms for a 50 ms path) read as
+//!   a queue that holds `fill_empty_queue` back. Paced over the current
+//!   delay, the window follows the path's real round trip: back to 0.9 of
+//!   the link 1.25–1.5 s after CUBIC stops on every seed (up to 3.25 s
+//!   without).
 //! * `gentle_freeze=true` (not in full): a periodic freeze holds half the
 //!   window, not 2 packets, when the previous freeze read an empty queue
 //!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
