@@ -20,8 +20,8 @@ for _ in $(seq 1 100); do
 done
 [ -n "$addr" ] || { echo "the quic-bulk server did not start:" >&2; cat "$out/server.log" >&2; exit 1; }
 
-echo "== quic-bulk client --connect $addr --cc ledbatpp --bytes 50MB"
-"$bin/quic-bulk" client --connect "$addr" --cc ledbatpp --bytes 50MB --label demo | tee "$out/client.txt"
+echo "== quic-bulk client --connect $addr --cc ledbatpp:profile=full --bytes 50MB"
+"$bin/quic-bulk" client --connect "$addr" --cc ledbatpp:profile=full --bytes 50MB --label demo | tee "$out/client.txt"
 qlog=$(sed -n 's/^sender qlog: //p' "$out/client.txt")
 
 echo

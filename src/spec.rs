@@ -62,7 +62,8 @@ enum Kind {
         /// other built-ins, which ignore it.
         cubic_rollback: bool,
     },
-    Plugin(ControllerConfig),
+    /// Boxed: a plug-in's config is far larger than a built-in's name.
+    Plugin(Box<ControllerConfig>),
 }
 
 /// Why a spec string was rejected.
@@ -112,7 +113,7 @@ impl FromStr for CcSpec {
                     cubic_rollback,
                 }
             }
-            None => Kind::Plugin(ControllerConfig::from_parts(&parts)?),
+            None => Kind::Plugin(Box::new(ControllerConfig::from_parts(&parts)?)),
         };
         Ok(CcSpec {
             text: parts.text.to_string(),
@@ -147,7 +148,7 @@ impl CcSpec {
     /// The plug-in's configuration, or `None` for quiche's own controllers.
     pub fn plugin(&self) -> Option<&ControllerConfig> {
         match &self.kind {
-            Kind::Plugin(config) => Some(config),
+            Kind::Plugin(config) => Some(&**config),
             Kind::Builtin { .. } => None,
         }
     }

@@ -106,7 +106,8 @@
 //!   queue of the restored window's first burst. Those ACKs neither feed the
 //!   delay filters nor move the window (losses still count).
 //!
-//! `profile=full` (issue 13) is our design: LEDBAT++ that fills an idle
+//! `profile=full` (issue 13) is our design, the default of `h3-serve
+//! --background-cc`: LEDBAT++ that fills an idle
 //! link and still gets out of the way. It is the options below, each a key
 //! of its own and usable alone; the initial slowdown stays the draft's (it
 //! is what removes the late-comer advantage). Measured effects are from
@@ -140,8 +141,8 @@
 //!   instead of GAIN·MSS per round, paced at 2 × cwnd over the current
 //!   delay (the smoothed RTT may still hold a queue that is gone). An empty
 //!   queue is an idle link: after CUBIC leaves (50 ms) the draft is back to
-//!   0.9 of the link after more than 10 s, full after 1.5 s (3.5 s on two
-//!   seeds of three, where a loss just before held it for `fill_quiet`). It also
+//!   0.9 of the link after 17.5 s, full after 1.25–1.5 s (with
+//!   `pacing_rtt=current`, below). It also
 //!   lets two flows converge: a flow whose freeze drained the queue regains
 //!   its share at once, rather than at one GAIN a round. Not within
 //!   `fill_quiet` (2 s) of any loss: with a 30 ms buffer CUBIC's sawtooth
@@ -153,6 +154,38 @@
 //!   a queue). 1 % loss at 300 ms: 0.25 Mbit/s with the draft, ~14 with
 //!   full. With a 30 ms buffer the losses come with the buffer's queue
 //!   (> 15 ms) and still count, so LEDBAT++ still yields to CUBIC there.
+//! * `decrease_constant=0.25` (the draft's C, a key of its own; 1 in the
+//!   draft): a quarter of the decrease. Two flows hold the queue where each
+//!   one's decrease matches its increase, `q − T = GAIN·MSS·srtt/(C·W)`
+//!   (`excess_queue`), at 20 ms base about 0.15 ms with C = 1; the two
+//!   flows' base delays differ by about as much (the late flow measures
+//!   its minimum behind the other's packets; 0.1 ms in the simulator), so
+//!   the flow with the lower base reads the queue above T all the time and
+//!   gives way while the other grows (two flows at 20 ms: Jain 0.83–0.92).
+//!   A quarter of the decrease puts the queue four times further above T,
+//!   where such an error matters a quarter as much: Jain 0.985–0.993 at
+//!   20 ms, four flows 0.995–0.996 (0.908–0.925 with C = 1). Against CUBIC
+//!   the queue is hundreds of ms above T and the decrease still reaches the
+//!   −W/2 cap within a few rounds (CUBIC's share with a 500 ms buffer
+//!   0.998 either way). Measured over 6 seeds: C = 0.5 left two flows at
+//!   20 ms at 0.88 on one seed of three; C = 0.2 and 0.15 left four flows
+//!   at 0.87–0.89 on one seed of six; 0.25 met both on all six.
+//! * `target_margin=4ms`: the decrease starts at T − 4 ms instead of T
+//!   (the same rule, from a lower point). An LBE flow holds the queue a
+//!   little above where its decrease starts (the excess above), so with the
+//!   decrease from T the mean queue is T plus that: 60.3–62.9 ms alone at
+//!   10–300 ms with C = 1/4. From T − 4 ms it is 56.5–59.2 ms, within the
+//!   issue's ≤ 60 ms; utilization is unchanged (0.983–0.992).
+//! * `pacing_rtt=current`: pace the window over the current delay (the
+//!   minimum of the latest samples) when it is below the smoothed RTT. quiche
+//!   times a packet from when it is built, so the time it waits for the
+//!   pacer is part of its RTT sample; after CUBIC leaves, the smoothed RTT
+//!   still holds CUBIC's 450 ms queue, the pacer spreads LEDBAT++'s few
+//!   packets over it, and their samples (150–220 ms for a 50 ms path) read as
+//!   a queue that holds `fill_empty_queue` back. Paced over the current
+//!   delay, the window follows the path's real round trip: back to 0.9 of
+//!   the link 1.25–1.5 s after CUBIC stops on every seed (up to 3.25 s
+//!   without).
 //! * `gentle_freeze=true` (not in full): a periodic freeze holds half the
 //!   window, not 2 packets, when the previous freeze read an empty queue
 //!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
@@ -218,6 +251,10 @@ pub const FULL_SLOWDOWN_PERIOD_MIN: Duration = Duration::from_secs(10);
 pub const FULL_SLOWDOWN_PERIOD_MAX: Duration = Duration::from_secs(60);
 /// How long `fill_empty_queue` waits after a loss by default.
 pub const FILL_QUIET: Duration = Duration::from_secs(2);
+/// `profile=full`: the decrease constant C (the draft's is 1).
+pub const FULL_DECREASE_CONSTANT: f64 = 0.25;
+/// `profile=full`: the decrease starts this much below T.
+pub const FULL_TARGET_MARGIN: Duration = Duration::from_millis(4);
 /// `profile=full`: whether the periodic freeze may be gentle.
 pub const FULL_GENTLE_FREEZE: bool = false;
 
@@ -252,6 +289,16 @@ pub enum EmptyQueueLoss {
     Halve,
     /// Nothing: the loss is not congestion.
     Ignore,
+}
+
+/// The round trip a window is paced over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PacingRtt {
+    /// The smoothed RTT (RFC 9002 §5.3), as every controller of this crate.
+    #[default]
+    Smoothed,
+    /// The current delay (the minimum of the latest samples), when smaller.
+    Current,
 }
 
 /// Parameters of [`LedbatPlusPlus`]. Defaults are draft -01's; fields are
@@ -324,6 +371,12 @@ pub struct LedbatPlusPlusConfig {
     /// What a loss with an empty queue does. Default halve.
     /// Key `loss_on_empty_queue`, `halve` or `ignore`.
     loss_on_empty_queue: EmptyQueueLoss,
+    /// The decrease applies above T minus this (at most T). Default 0.
+    /// Key `target_margin`, 0 to 1 s.
+    target_margin: Duration,
+    /// The round trip the pacing rate spreads the window over. Default
+    /// the smoothed RTT. Key `pacing_rtt`, `smoothed` or `current`.
+    pacing_rtt: PacingRtt,
     /// Delay filters (keys `current_filter`, `base_history`, `base_bucket`).
     delay: DelayConfig,
 }
@@ -352,6 +405,8 @@ impl Default for LedbatPlusPlusConfig {
             decrease: Decrease::Draft,
             fill_empty_queue: false,
             fill_quiet: FILL_QUIET,
+            target_margin: Duration::ZERO,
+            pacing_rtt: PacingRtt::Smoothed,
             delay: DelayConfig::default(),
         }
     }
@@ -382,6 +437,8 @@ impl LedbatPlusPlusConfig {
         "decrease",
         "fill_empty_queue",
         "fill_quiet",
+        "target_margin",
+        "pacing_rtt",
         "current_filter",
         "base_history",
         "base_bucket",
@@ -407,6 +464,9 @@ impl LedbatPlusPlusConfig {
                 self.decrease = draft.decrease;
                 self.fill_empty_queue = draft.fill_empty_queue;
                 self.fill_quiet = draft.fill_quiet;
+                self.target_margin = draft.target_margin;
+                self.pacing_rtt = draft.pacing_rtt;
+                self.decrease_constant = draft.decrease_constant;
                 match params::one_of(key, value, &["draft", "seed", "full"])? {
                     "seed" => {
                         self.restore = Restore::Jump;
@@ -422,6 +482,9 @@ impl LedbatPlusPlusConfig {
                         self.loss_on_empty_queue = EmptyQueueLoss::Ignore;
                         self.decrease = Decrease::ExcessQueue;
                         self.fill_empty_queue = true;
+                        self.decrease_constant = FULL_DECREASE_CONSTANT;
+                        self.target_margin = FULL_TARGET_MARGIN;
+                        self.pacing_rtt = PacingRtt::Current;
                     }
                     _ => (),
                 }
@@ -478,6 +541,16 @@ impl LedbatPlusPlusConfig {
             "fill_quiet" => {
                 self.fill_quiet =
                     params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
+            }
+            "target_margin" => {
+                self.target_margin =
+                    params::duration_in(key, value, Duration::ZERO, Duration::from_secs(1))?
+            }
+            "pacing_rtt" => {
+                self.pacing_rtt = match params::one_of(key, value, &["smoothed", "current"])? {
+                    "current" => PacingRtt::Current,
+                    _ => PacingRtt::Smoothed,
+                }
             }
             "decrease" => {
                 self.decrease = match params::one_of(key, value, &["draft", "excess_queue"])? {
@@ -593,6 +666,8 @@ pub struct LedbatPlusPlus {
     exit_delay: Duration,
     /// TARGET in nanoseconds (≥ 1 ms, so never zero).
     target_ns: f64,
+    /// `target_margin` in nanoseconds, at most `target_ns`.
+    margin_ns: f64,
     /// Longest wait for the next slowdown: the base-delay history.
     max_slowdown_wait: Duration,
     s: State,
@@ -627,6 +702,7 @@ impl LedbatPlusPlus {
             bounds,
             exit_delay: cfg.target.mul_f64(cfg.slow_start_exit),
             target_ns: delay::nanos(cfg.target),
+            margin_ns: delay::nanos(cfg.target_margin.min(cfg.target)),
             max_slowdown_wait: history,
             s: State {
                 cwnd,
@@ -862,6 +938,7 @@ impl LedbatPlusPlus {
         self.cfg.target = target;
         self.cfg.gain_divisor_max = gain_divisor_max.clamp(1, 1024);
         self.target_ns = delay::nanos(target);
+        self.margin_ns = delay::nanos(self.cfg.target_margin.min(target));
         self.exit_delay = target.mul_f64(self.cfg.slow_start_exit);
         self.gain = self.gain_for(self.gain_base);
     }
@@ -978,18 +1055,19 @@ impl CongestionController for LedbatPlusPlus {
                 } else {
                     self.gain * self.bounds.mss * bytes / w
                 };
-                let t = self.target_ns;
+                // `target_margin`: the decrease starts that much below T.
+                let from = self.target_ns - self.margin_ns;
                 let q = delay::nanos(q);
-                if q > t {
+                if q > from {
                     // `decrease=excess_queue`: the excess over one RTT,
                     // (q − T)/srtt of the window, instead of (q − T)/T.
                     let per = match (self.cfg.decrease, self.srtt) {
                         (Decrease::ExcessQueue, Some(srtt)) if !srtt.is_zero() => {
                             delay::nanos(srtt)
                         }
-                        _ => t,
+                        _ => self.target_ns,
                     };
-                    change -= self.cfg.decrease_constant * ((q - t) / per) * bytes;
+                    change -= self.cfg.decrease_constant * ((q - from) / per) * bytes;
                     change = change.max(-bytes / 2.0);
                 }
                 if !may_grow {
@@ -1080,7 +1158,12 @@ impl CongestionController for LedbatPlusPlus {
         }
         let slow_start =
             self.in_slow_start() && pacing::in_slow_start(self.s.cwnd, self.s.ssthresh);
-        pacing::rate(self.window(), self.srtt, slow_start)
+        // `pacing_rtt=current` (module docs).
+        let rtt = match (self.cfg.pacing_rtt, self.delay.current(), self.srtt) {
+            (PacingRtt::Current, Some(current), Some(srtt)) => Some(current.min(srtt)),
+            _ => self.srtt,
+        };
+        pacing::rate(self.window(), rtt, slow_start)
     }
 
     fn state(&self, _now: Instant) -> &'static str {
@@ -1815,6 +1898,67 @@ mod tests {
     }
 
     #[test]
+    fn target_margin_starts_the_decrease_below_target() {
+        // One round at q = 58 ms (srtt 88 ms), 2 ms below T; each ACK's share
+        // of GAIN·MSS is 6 bytes.
+        let round = |extra: &[(&str, &str)]| {
+            let mut d = base_30_at_48000(extra);
+            for _ in 0..40 {
+                d.ack_old(ms(1), MSS, ms(88));
+            }
+            d.cc.window()
+        };
+        // Draft: below T, only the increase.
+        assert_eq!(round(&[]), 48_000 + 40 * 6);
+        // 4 ms margin: the decrease applies above 56 ms, per T as the draft:
+        // 6 − 1200·(58 − 56)/60 = −34 a byte.
+        assert_eq!(round(&[("target_margin", "4ms")]), 48_000 - 40 * 34);
+        // With excess_queue, per srtt: 6 − 1200·2/88 = −21.27…
+        assert_eq!(
+            round(&[("target_margin", "4ms"), ("decrease", "excess_queue")]),
+            47_149
+        );
+        // A margin above T is T: every queue decreases.
+        let mut d = base_30_at_48000(&[("target_margin", "1s")]);
+        d.ack_old(ms(1), MSS, ms(30));
+        assert_eq!(d.cc.window(), 48_000 + 6);
+        d.ack_old(ms(1), MSS, ms(31));
+        // 6 − 1200·1/60 = −14.
+        assert_eq!(d.cc.window(), 48_000 + 6 - 14);
+    }
+
+    #[test]
+    fn pacing_rtt_current_paces_over_the_current_delay_when_smaller() {
+        let run = |extra: &[(&str, &str)]| {
+            let mut spec = vec![("current_filter", "2"), ("init_cwnd", "40")];
+            spec.extend_from_slice(extra);
+            let mut d = driver(config(&spec));
+            // Initial slow start, base 30 ms, GAIN 1/5 (240 bytes an ACK);
+            // the second sample (70 ms) leaves the current delay at 30 ms.
+            d.ack_old(ms(1), MSS, ms(30));
+            let first = (d.cc.window(), d.cc.pacing_rate());
+            d.ack_old(ms(1), MSS, ms(70));
+            (first, (d.cc.window(), d.cc.pacing_rate()))
+        };
+        let rate =
+            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
+        assert_eq!(
+            run(&[]),
+            (
+                (48_240, rate(2.0, 48_240, 0.030)),
+                (48_480, rate(2.0, 48_480, 0.070))
+            )
+        );
+        assert_eq!(
+            run(&[("pacing_rtt", "current")]),
+            (
+                (48_240, rate(2.0, 48_240, 0.030)),
+                (48_480, rate(2.0, 48_480, 0.030))
+            )
+        );
+    }
+
+    #[test]
     fn fill_empty_queue_grows_by_gain_per_byte_and_paces_at_twice_the_rate() {
         let run = |extra: &[(&str, &str)]| {
             let mut d = base_30_at_48000(extra);
@@ -1883,6 +2027,9 @@ mod tests {
                 ("loss_on_empty_queue", "ignore"),
                 ("decrease", "excess_queue"),
                 ("fill_empty_queue", "true"),
+                ("decrease_constant", "0.25"),
+                ("target_margin", "4ms"),
+                ("pacing_rtt", "current"),
             ])
         );
         assert_eq!(
@@ -1896,6 +2043,11 @@ mod tests {
         let mixed = config(&[("profile", "full"), ("restore", "jump")]);
         assert_eq!(mixed.restore(), Restore::Jump);
         assert_eq!(mixed.loss_on_empty_queue, EmptyQueueLoss::Ignore);
+        // The draft's C is a key of its own, which profile=full sets.
+        let c = config(&[("decrease_constant", "0.5"), ("profile", "full")]);
+        assert_eq!(c.decrease_constant, FULL_DECREASE_CONSTANT);
+        let c = config(&[("profile", "full"), ("decrease_constant", "0.5")]);
+        assert_eq!(c.decrease_constant, 0.5);
     }
 
     #[test]

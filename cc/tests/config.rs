@@ -87,6 +87,7 @@ fn spec_strings_of_the_design_notes_are_accepted() {
         "ledbatpp:profile=draft",
         "ledbatpp:profile=seed",
         "ledbatpp:profile=seed,restore=slow_start",
+        "ledbatpp:profile=full,pacing_rtt=smoothed,target_margin=0ms",
         "ledbat:target=5ms,decrease_gain=10",
         "ledbat:slow_start=true",
         "ledbat:research=true,dynamic_gain=true",
@@ -131,6 +132,14 @@ fn bad_values_say_what_is_allowed() {
         (
             "ledbat:gain=2",
             "bad value '2' for 'gain': expected a number from 0.01 to 1 (RFC 6817 §2.5: \"GAIN MUST be set to 1 or less\"; research=true before it allows up to 100)",
+        ),
+        (
+            "ledbatpp:pacing_rtt=latest",
+            "bad value 'latest' for 'pacing_rtt': expected one of smoothed, current",
+        ),
+        (
+            "ledbatpp:target_margin=2s",
+            "bad value '2s' for 'target_margin': expected a duration with a unit (e.g. 60ms) from 0ms to 1s",
         ),
         (
             "ledbatpp:profile=fast",

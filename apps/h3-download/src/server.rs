@@ -49,6 +49,11 @@ pub const QLOG_LABEL: &str = "h3";
 /// Bytes read from a file per step.
 const CHUNK: usize = 64 * 1024;
 
+/// The controller of background connections unless told otherwise:
+/// LEDBAT++ with issue 13's `profile=full`, which meets every bar of the
+/// issue in the simulator (README, "LEDBAT++ profiles").
+pub const DEFAULT_BACKGROUND_CC: &str = "ledbatpp:profile=full";
+
 /// Server settings.
 #[derive(Clone, Debug)]
 pub struct ServeArgs {
@@ -77,7 +82,9 @@ impl ServeArgs {
         ServeArgs {
             listen,
             root,
-            background_cc: "ledbatpp".parse().expect("ledbatpp is a valid spec"),
+            background_cc: DEFAULT_BACKGROUND_CC
+                .parse()
+                .expect("the default background controller is a valid spec"),
             qlog_dir: None,
             certificate: tls::Certificate::SelfSigned,
             retry: true,
@@ -627,6 +634,17 @@ impl BoundServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_background_controller_is_ledbatpp_profile_full() {
+        let args = ServeArgs::new("127.0.0.1:0".parse().unwrap(), PathBuf::from("."));
+        assert_eq!(args.background_cc.to_string(), "ledbatpp:profile=full");
+        assert_eq!(
+            args.background_cc,
+            "ledbatpp:profile=full".parse::<CcSpec>().unwrap()
+        );
+        check_background_cc(&args.background_cc).unwrap();
+    }
 
     #[test]
     fn background_controllers() {

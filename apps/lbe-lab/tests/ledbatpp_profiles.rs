@@ -67,9 +67,9 @@ fn full_alone_uses_the_link_with_the_queue_at_target() {
             let u = s.utilization_of_max.unwrap();
             let q = s.flows[0].figures.queuing_delay_ms.mean.unwrap();
             assert!(u >= 0.97, "{rtt} seed {seed}: utilization_of_max {u}");
-            // The queue sits at TARGET (60 ms) by design; the mean is within
-            // half a millisecond of it.
-            assert!(q <= 60.5, "{rtt} seed {seed}: mean queue {q} ms");
+            // target_margin (4 ms) keeps the mean below TARGET (60 ms):
+            // 56.5 ms at 10 ms, 59.2 ms at most at 300 ms (README).
+            assert!(q <= 60.0, "{rtt} seed {seed}: mean queue {q} ms");
         }
     }
 }
@@ -111,12 +111,11 @@ fn time_back(s: &SimSummary, a: &qlog_analysis::Analysis, flow: usize, stop_s: f
 
 #[test]
 fn full_takes_the_link_back_seconds_after_cubic_stops() {
-    // The issue's bar is 2 s; full meets it on seeds 1 and 2 (1.25 s,
-    // 1.5 s) but not on seed 3 (3.25 s, in 250 ms bins: a loss in CUBIC's
-    // last seconds holds fill_empty_queue back for fill_quiet). The draft:
-    // over 10 s. Asserted with the bins' and seeds' room, not pinned: the
-    // figure moves with any change of the model (these were 1.5 / 3.5 / 3.5
-    // before quiche's CUBIC was told of a full window, patch 0003).
+    // The issue's bar is 2 s; full is back within it on every seed (README:
+    // 1.5 / 1.25 / 1.25 s in 250 ms bins; without pacing_rtt=current the
+    // pacer's own wait read as a queue, held fill_empty_queue back and it
+    // took up to 3.25 s). The draft: 17.5 s. Asserted as the bar, not
+    // pinned: the figure moves with any change of the model.
     let times: Vec<f64> = SEEDS
         .iter()
         .map(|&seed| {
@@ -124,20 +123,16 @@ fn full_takes_the_link_back_seconds_after_cubic_stops() {
             time_back(&s, &a, 0, 40.0)
         })
         .collect();
-    assert!(times.iter().all(|t| *t <= 4.0), "{times:?}");
-    assert!(
-        times.iter().filter(|t| **t <= 2.0).count() >= 2,
-        "{times:?}"
-    );
-    // The draft takes far longer (about 10 s or more).
+    assert!(times.iter().all(|t| *t <= 2.0), "{times:?}");
+    // The draft takes far longer (17.5 s).
     let (s, a) = simulate(&vs_cubic("ledbatpp", "500ms", "40s"), 1);
     assert!(time_back(&s, &a, 0, 40.0) > 5.0);
 }
 
 #[test]
 fn two_full_flows_10s_apart_share_fairly() {
-    // At 20 ms full's Jain is 0.83-0.92 (README): not asserted.
-    for rtt in ["50ms", "100ms"] {
+    // At 20 ms it took decrease_constant=0.25 (it was 0.83-0.92 with C = 1).
+    for rtt in ["20ms", "50ms", "100ms"] {
         for seed in SEEDS {
             let text = format!(
                 r#"
@@ -161,6 +156,31 @@ stop = "100s"
             let jain = s.jain_index.unwrap();
             assert!(jain >= 0.95, "{rtt} seed {seed}: Jain {jain}");
         }
+    }
+}
+
+#[test]
+fn four_full_flows_10s_apart_share_fairly() {
+    let mut text = String::from(
+        r#"
+[link]
+rate = "20mbit"
+rtt = "50ms"
+buffer = "500ms"
+[analysis]
+from = "90s"
+to = "150s"
+"#,
+    );
+    for start in [0, 10, 20, 30] {
+        text += &format!(
+            "[[flow]]\ncc = \"ledbatpp:profile=full\"\nstart = \"{start}s\"\nstop = \"150s\"\n"
+        );
+    }
+    for seed in SEEDS {
+        let (s, _) = simulate(&text, seed);
+        let jain = s.jain_index.unwrap();
+        assert!(jain >= 0.9, "seed {seed}: Jain {jain}");
     }
 }
 

@@ -23,7 +23,7 @@ struct Cli {
     root: PathBuf,
     #[arg(
         long,
-        default_value = "ledbatpp",
+        default_value = h3_download::server::DEFAULT_BACKGROUND_CC,
         value_parser = lbe_app_kit::cli::parse_cc,
         help = lbe_app_kit::cli::background_cc_help()
     )]
