@@ -33,19 +33,20 @@
 //!
 //! * the advertised limit is the smaller of the LEDBAT++ window and
 //!   quiche's own flow-control window, as an rLEDBAT receiver advertises
-//!   the smaller of its window and the one its buffer allows; the window
-//!   is never shrunk (§4.1.1): `set_connection_window_limit` only
-//!   withholds credit, and MAX_DATA never goes down;
+//!   the smaller of its window and the one its buffer allows (RCV.WND =
+//!   min(RLWND, fcwnd) in the ns-3 implementation's words); the window is
+//!   never shrunk (§4.1.1): `set_connection_window_limit` only withholds
+//!   credit, and MAX_DATA never goes down;
 //! * the prototype rounds its window to TCP's window-scale unit; MAX_DATA
 //!   counts single bytes, so there is nothing to round;
-//! * delay samples: an rLEDBAT receiver gets one from each data segment
-//!   that echoes a timestamp; here one per ACK of the receiver's own
-//!   ack-eliciting packets: MAX_DATA goes out each time a quarter of the
-//!   limited window has been read (patch 0004), about four a round trip
-//!   (more with MAX_STREAM_DATA),
-//!   and a PING when nothing went out for a smoothed RTT, so LEDBAT++'s
-//!   minimum of the last 4 samples spans about a round trip, not a few
-//!   packets as at a sender (`rtt_samples` in `h3-fetch --json`);
+//! * delay samples: the prototype takes one from the first data segment
+//!   that echoes each of its timestamps; here one per ACK of the
+//!   receiver's own ack-eliciting packets: MAX_DATA goes out each time a
+//!   quarter of the limited window has been read (patch 0004), about four
+//!   a round trip (more with MAX_STREAM_DATA), and a PING when nothing
+//!   went out for a smoothed RTT, so LEDBAT++'s minimum of the last 4
+//!   samples spans about a round trip, not a few packets as at a sender
+//!   (`rtt_samples` in `h3-fetch --json`);
 //! * losses: retransmitted stream data, counted by patch 0004 without
 //!   telling reordering apart (§4.3 does, with timestamps; see
 //!   `lbe_cc::rledbat`).
