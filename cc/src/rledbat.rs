@@ -101,7 +101,8 @@
 //! item. Figures are the README's receiver table (20 Mbit/s, 50 ms, one
 //! run each): alone with a 500 ms buffer `--lbe receiver` got 0.975 of a
 //! normal download with a 55 ms mean queue (the prototype's target, 60 ms,
-//! is ours too); CUBIC kept 0.998 of the link against it.
+//! is ours too); a CUBIC download sharing the link kept 0.998 of what
+//! the two got.
 //!
 //! * **Window shrinking (§4.1.1).** The prototype never moves the right
 //!   edge of its advertised window back: a decided reduction is taken out
