@@ -27,6 +27,29 @@
 //! Only the connection-level credit is capped: a stream's data counts
 //! against both its stream's credit and the connection's, so the smaller
 //! connection credit bounds every stream's sending together.
+//!
+//! Against RFC 9840 (what of it could be read, and the authors' prototype
+//! it is compared with: `lbe_cc::rledbat`'s module docs):
+//!
+//! * the advertised limit is the smaller of the LEDBAT++ window and
+//!   quiche's own flow-control window, as an rLEDBAT receiver advertises
+//!   the smaller of its window and the one its buffer allows (RCV.WND =
+//!   min(RLWND, fcwnd) in the ns-3 implementation's words); the window is
+//!   never shrunk (§4.1.1): `set_connection_window_limit` only withholds
+//!   credit, and MAX_DATA never goes down;
+//! * the prototype rounds its window to TCP's window-scale unit; MAX_DATA
+//!   counts single bytes, so there is nothing to round;
+//! * delay samples: the prototype takes one from the first data segment
+//!   that echoes each of its timestamps; here one per ACK of the
+//!   receiver's own ack-eliciting packets: MAX_DATA goes out each time a
+//!   quarter of the limited window has been read (patch 0004), about four
+//!   a round trip (more with MAX_STREAM_DATA), and a PING when nothing
+//!   went out for a smoothed RTT, so LEDBAT++'s minimum of the last 4
+//!   samples spans about a round trip, not a few packets as at a sender
+//!   (`rtt_samples` in `h3-fetch --json`);
+//! * losses: retransmitted stream data, counted by patch 0004 without
+//!   telling reordering apart (§4.3 does, with timestamps; see
+//!   `lbe_cc::rledbat`).
 
 use std::fmt;
 use std::sync::Arc;
