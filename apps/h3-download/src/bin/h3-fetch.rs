@@ -21,6 +21,12 @@ struct Cli {
     /// then sends with a less-than-best-effort controller.
     #[arg(long)]
     background: bool,
+    /// With --background: finish within this time (e.g. 10m; 1ms to
+    /// 3600s). Sent as `lbe-deadline: <ms>`; h3-serve then steers its
+    /// background controller (cdg or ledbatpp) to meet it. --json adds
+    /// deadline_s, finished_s, met and time_in_levels_s.
+    #[arg(long, requires = "background", value_parser = parse_deadline)]
+    deadline: Option<Duration>,
     /// Continue FILE.part from an earlier run, if the server's file has not
     /// changed since.
     #[arg(long)]
@@ -44,12 +50,22 @@ struct Cli {
     timeout: Duration,
 }
 
+/// A duration with a unit, 1 ms to 3600 s (the controller's range).
+fn parse_deadline(text: &str) -> Result<Duration, String> {
+    let d = lbe_units::parse_duration(text)?;
+    if d < Duration::from_millis(1) || d > Duration::from_secs(3600) {
+        return Err(format!("'{text}' is out of range: from 1ms to 3600s"));
+    }
+    Ok(d)
+}
+
 fn main() -> ExitCode {
     let cli: Cli = lbe_app_kit::cli::parse_or_exit("h3-fetch");
     let args = FetchArgs {
         url: cli.url,
         output: cli.output,
         background: cli.background,
+        deadline: cli.deadline,
         resume: cli.resume,
         qlog_dir: cli.qlog_dir,
         verify: cli.verify,

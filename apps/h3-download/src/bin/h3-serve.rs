@@ -11,7 +11,11 @@ use quiche_lbe::CcSpec;
 
 /// Serves the files under --root over HTTP/3. A request with
 /// `priority: u=7` makes its connection a background one, sent with
-/// --background-cc; other connections use CUBIC.
+/// --background-cc; other connections use CUBIC. A background request may
+/// add `lbe-deadline: <ms>` (whole milliseconds, 1 to 3600000): its file is
+/// then sent deadline-aware (--background-cc cdg or ledbatpp), and the body
+/// ends with a trailer `lbe-time-in-levels: <s>,...` (seconds per
+/// aggressiveness level). A malformed deadline is ignored with a warning.
 #[derive(Parser)]
 #[command(name = "h3-serve", version)]
 struct Cli {
