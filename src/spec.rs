@@ -237,6 +237,25 @@ impl CcSpec {
             Kind::Builtin { .. } => Err(quiche::Error::CongestionControl),
         }
     }
+
+    /// Switches `conn` to this spec made deadline-aware for a transfer of
+    /// `total_bytes` (quic-bulk's and h3-serve's downloads with a deadline);
+    /// the caller feeds the returned handle the bytes acknowledged.
+    pub fn switch_with_deadline(
+        &self,
+        conn: &mut quiche::Connection,
+        deadline: std::time::Duration,
+        total_bytes: u64,
+    ) -> Result<lbe_cc::deadline::Progress, String> {
+        let mut spec = self
+            .with_deadline(deadline)
+            .map_err(|e| format!("bad deadline: {e}"))?;
+        let progress = lbe_cc::deadline::Progress::new(total_bytes);
+        spec.set_progress(progress.clone());
+        spec.switch(conn)
+            .map_err(|e| format!("cannot switch to {spec}: {e}"))?;
+        Ok(progress)
+    }
 }
 
 #[cfg(test)]

@@ -20,11 +20,9 @@
 //! controller as configured (full LBE), the top level is Reno-like (CDG with
 //! G = 100 s never backs off on delay; LEDBAT++ with a 1 s target and GAIN 1
 //! grows by one packet per RTT and halves on loss). The knob never goes
-//! beyond that; the catch-up below adds slow starts up to the needed
-//! window, which with an impossible deadline (a need beyond the path) makes
-//! it slow-start to a loss every step — measured in the simulator, that
-//! took up to 54 % of a link shared with CUBIC (README, "Deadline-aware
-//! LBE": the known excess).
+//! beyond that; the catch-up below adds slow starts, bounded by the need
+//! while the deadline can be met and by a fair-share estimate once it
+//! cannot.
 //!
 //! Once per step (the longer of [`STEP`] and two smoothed RTTs, measured on
 //! ACK times), with D the deadline and t0 the first send:
@@ -34,7 +32,9 @@
 //! aim      = t0 + AIM · D                            (finish a little early)
 //! needed   = bytes left / (aim − now), infinite once now ≥ aim
 //! achieved < needed            → one level up   (at most the top), and
-//!                              CDG slow-starts to needed · srtt (catch-up)
+//!                                CDG slow-starts to needed · gain · srtt,
+//!                                gain = needed / achieved within [1, 4]
+//!                                (the catch-up)
 //! achieved > RELAX · needed    → one level down (at least 0)
 //! otherwise                    → stay           (hysteresis band)
 //! ```
@@ -44,17 +44,33 @@
 //! 20 Mbit/s, 500 ms buffer, CUBIC): measured in the simulator, CDG at the
 //! top level (no delay backoffs, Reno growth) got 0.2-0.3 Mbit/s of the
 //! 6.7 it needed — one packet per 550 ms RTT regrows nothing before the next
-//! overflow. Lifting ssthresh to the needed window lets the next slow start
-//! take what is needed and no more; a loss or a backoff ends it as usual.
-//! LEDBAT++ has no catch-up (its slow start is bound to its slowdowns);
-//! only its target and GAIN are steered.
+//! overflow. Lifting ssthresh towards the needed window lets the next slow
+//! start take what is needed; a loss or a backoff ends it as usual. The
+//! gain makes it proportional to the shortfall: in a full buffer a loss
+//! cuts the lifted window well before the step ends, so a lift to exactly
+//! the needed window achieves less than the need, the deficit piles up and
+//! the flow grabbed most of the link in the last seconds (loose deadline:
+//! 17 Mbit/s of 20 at the end); with the gain it keeps to the need all
+//! along. LEDBAT++ has no catch-up (its slow start is bound to its
+//! slowdowns); only its target and GAIN are steered.
+//!
+//! **Impossible deadlines.** The catch-up is more aggressive than a normal
+//! flow (a slow start per step), so it must stop when the need is beyond a
+//! fair share. The flow cannot see the link's capacity, but the catch-up
+//! itself probes it: slow-starting into the buffer step after step, its best
+//! step comes near the capacity (a lower bound of it). So after
+//! [`GIVE_UP_STEPS`] steps at the top level and past half the deadline, if
+//! the rate the deadline itself needs is more than 1/[`FAIR_SHARE`] times
+//! the best step, the deadline is judged impossible, for good: the flow
+//! stays at the top level and catches up only to the fair-share estimate,
+//! [`FAIR_SHARE`] × the best step (state `deadline_fair_share`). The
+//! application reports the miss (`met: false`).
 //!
 //! Because `needed` is recomputed from what is left, a level that is too
 //! low for a while raises the need and the level with it; a level too high
 //! lowers them. Ahead of schedule (no competitor, or a loose deadline) the
-//! flow sits at level 0: full LBE. Past the aim, or with no way to finish in
-//! time, it climbs to the top and stays a normal (Reno-like) flow until it
-//! ends. Without a known total (`Progress` total 0) nothing is steered.
+//! flow sits at level 0: full LBE. Without a known total (`Progress` total
+//! 0) nothing is steered.
 //!
 //! # Knobs per level
 //!
@@ -113,6 +129,18 @@ const LEVEL_STATES: [&str; LEVELS - 1] = [
     "deadline_l5",
     "deadline_l6",
 ];
+/// Largest catch-up gain: the lift aims at up to this many times the
+/// needed window while the achieved rate lags the needed one.
+pub const CATCH_UP_GAIN_MAX: f64 = 4.0;
+/// Steps at the top level before the deadline may be judged impossible.
+pub const GIVE_UP_STEPS: u32 = 30;
+/// The fair-share estimate as a fraction of the most the catch-up achieved
+/// in one step (one competitor: a half).
+pub const FAIR_SHARE: f64 = 0.5;
+
+/// qlog state name once the deadline is judged impossible.
+const GIVEN_UP_STATE: &str = "deadline_fair_share";
+
 /// Largest deadline, as `lbe-units` durations allow.
 pub const MAX_DEADLINE: Duration = Duration::from_secs(3600);
 
@@ -277,6 +305,9 @@ impl DeadlineConfig {
             rate: None,
             level: 0,
             last_event: None,
+            top_steps: 0,
+            peak_rate: 0.0,
+            given_up: false,
         }
     }
 }
@@ -311,6 +342,12 @@ pub struct DeadlineAware {
     level: usize,
     /// Time up to which the time per level is accounted.
     last_event: Option<Instant>,
+    /// Steps taken at the top level.
+    top_steps: u32,
+    /// The most achieved in one step, bytes per second.
+    peak_rate: f64,
+    /// The deadline was judged impossible: a normal flow from then on.
+    given_up: bool,
 }
 
 impl DeadlineAware {
@@ -375,12 +412,9 @@ impl DeadlineAware {
     /// buffer full, additive increase alone never gets there (Reno's one
     /// packet per RTT loses to CUBIC's regrowth), so the lift is what lets
     /// a flow behind schedule take the share it needs — and no more.
-    fn catch_up(&mut self, needed: f64, srtt: Duration) {
-        let target = if needed.is_finite() {
-            (needed * srtt.as_secs_f64()).min(u64::MAX as f64) as u64
-        } else {
-            u64::MAX
-        };
+    fn catch_up(&mut self, needed: f64, rate: f64, srtt: Duration) {
+        let gain = (needed / rate.max(1.0)).clamp(1.0, CATCH_UP_GAIN_MAX);
+        let target = (needed * gain * srtt.as_secs_f64()).min(u64::MAX as f64) as u64;
         if let Inner::Cdg(c) = &mut self.inner {
             c.slow_start_to(target);
         }
@@ -423,11 +457,36 @@ impl DeadlineAware {
         } else {
             left as f64 / (aim - now).as_secs_f64()
         };
-        if rate < needed {
+        // The impossibility test uses the rate the deadline itself needs.
+        let end = start + self.deadline;
+        let needed_by_deadline = if left == 0 {
+            0.0
+        } else if now >= end {
+            f64::INFINITY
+        } else {
+            left as f64 / (end - now).as_secs_f64()
+        };
+        if self.level == LEVELS - 1 {
+            self.top_steps += 1;
+        }
+        if !self.given_up {
+            self.peak_rate = self.peak_rate.max(achieved);
+            self.given_up = self.top_steps >= GIVE_UP_STEPS
+                && now >= start + self.deadline / 2
+                && FAIR_SHARE * needed_by_deadline > self.peak_rate;
+        }
+        if self.given_up {
+            // A normal flow: the top level, catching up to the fair-share
+            // estimate only.
+            let fair = FAIR_SHARE * self.peak_rate;
+            if rate < fair {
+                self.catch_up(fair, rate, srtt);
+            }
+        } else if rate < needed {
             if self.level + 1 < LEVELS {
                 self.set_level(self.level + 1);
             }
-            self.catch_up(needed, srtt);
+            self.catch_up(needed, rate, srtt);
         } else if rate > RELAX * needed && self.level > 0 {
             self.set_level(self.level - 1);
         }
@@ -484,6 +543,9 @@ impl CongestionController for DeadlineAware {
     }
 
     fn state(&self, now: Instant) -> &'static str {
+        if self.given_up {
+            return GIVEN_UP_STATE;
+        }
         match self.level {
             0 => self.cc().state(now),
             l => LEVEL_STATES[l - 1],
@@ -568,13 +630,19 @@ mod tests {
     fn behind_schedule_cdg_slow_starts_to_the_needed_window() {
         // 100 MB in 100 s, nothing done after the first 1 s step: 100 MB
         // left for the 94 s to the aim, 1 063 829.8 bytes/s, times the
-        // 100 ms smoothed RTT: ssthresh 106 382 bytes; cwnd is the initial
-        // 10 packets plus the 11 acknowledged in slow start.
+        // 100 ms smoothed RTT, times the largest gain (4, as nothing was
+        // achieved): ssthresh 425 531 bytes; cwnd is the initial 10
+        // packets plus the 11 acknowledged in slow start.
         let (mut d, p) = started("cdg:deadline=100s", 100_000_000);
         assert_eq!(d.cc.snapshot().ssthresh, None);
         assert_eq!(steps(&mut d, &p, 0, 1), [1]);
         let s = d.cc.snapshot();
-        assert_eq!((s.cwnd, s.ssthresh), (21 * MSS, Some(106_382)));
+        assert_eq!((s.cwnd, s.ssthresh), (21 * MSS, Some(425_531)));
+        // Achieving 700 kB/s: after 2 s, 98.6 MB left for the 93 s to the
+        // aim, 1 060 215 bytes/s needed: gain 1.515, lift to 160 579 bytes.
+        let (mut d, p) = started("cdg:deadline=100s", 100_000_000);
+        assert_eq!(steps(&mut d, &p, 700_000, 2), [1, 2]);
+        assert_eq!(d.cc.snapshot().ssthresh, Some(160_579));
         // Ahead of schedule: no lift, the window is left alone.
         let (mut d, p) = started("cdg:deadline=100s", 1_000_000);
         assert_eq!(steps(&mut d, &p, 100_000, 1), [0]);
@@ -586,6 +654,40 @@ mod tests {
         let (mut d, p) = started("cdg:deadline=10s", 0);
         assert_eq!(steps(&mut d, &p, 0, 20), [0; 20]);
         assert_eq!(d.cc.snapshot().backoff_scale, Some(ms(3)));
+    }
+
+    #[test]
+    fn an_impossible_deadline_is_given_up_and_the_lift_capped_at_the_fair_share() {
+        // 1 GB in 10 s at 1 MB/s: the top level from the sixth step; the
+        // 30th step there (the 36th, 36 s in, past half the deadline, the
+        // need infinite past it, more than twice the best step) gives up.
+        let (mut d, p) = started("cdg:deadline=10s", 1_000_000_000);
+        let levels = steps(&mut d, &p, 1_000_000, 35);
+        assert_eq!(levels[..7], [1, 2, 3, 4, 5, 6, 6]);
+        assert!(!d.cc.given_up);
+        assert_eq!(d.cc.state(d.now), "deadline_l6");
+        assert_eq!(steps(&mut d, &p, 1_000_000, 1), [6]);
+        assert!(d.cc.given_up);
+        assert_eq!(d.cc.state(d.now), "deadline_fair_share");
+        // Four losses bring the window below the fair-share window; an ACK
+        // of a packet sent after them ends the recovery.
+        for _ in 0..4 {
+            d.advance(ms(100));
+            d.loss(d.now);
+        }
+        d.advance(ms(100));
+        d.ack(d.now, MSS, ms(100));
+        let cwnd = d.cc.window();
+        assert!(cwnd < 100_000, "{cwnd}");
+        // Nothing achieved: the smoothed rate falls to 500 kB/s (not below
+        // the 500 kB/s fair-share estimate, half the best step), then to
+        // 250 kB/s: gain 2, a lift to 500 kB/s × 2 × 100 ms, not to the
+        // (infinite) need.
+        assert_eq!(steps(&mut d, &p, 0, 1), [6]);
+        assert_eq!(d.cc.snapshot().ssthresh, Some(cwnd));
+        assert_eq!(steps(&mut d, &p, 0, 1), [6]);
+        assert_eq!(d.cc.snapshot().ssthresh, Some(100_000));
+        assert!(d.cc.given_up);
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub trait ResponseHandler {
     fn data(&mut self, data: &[u8]) -> Result<(), Error>;
     /// The response ended cleanly.
     fn finished(&mut self) -> Result<(), Error>;
+    /// The trailer section, if the response has one (after the body).
+    fn trailers(&mut self, _trailers: &[h3::Header]) {}
 }
 
 /// The HTTP/3 layer of a client connection with at most one request in
@@ -138,7 +140,8 @@ impl H3Client {
                         }
                     }
                 }
-                // Trailers, or anything on an abandoned stream.
+                h3::Event::Headers { list, .. } if current => handler.trailers(&list),
+                // Anything on an abandoned stream.
                 h3::Event::Headers { .. } => {}
                 h3::Event::Data => loop {
                     match h3.recv_body(conn, stream, &mut self.buf) {
@@ -203,6 +206,8 @@ pub struct Response {
     /// Fields other than `:status`, in order, names lower case.
     pub fields: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// The trailer section's fields, if any, in order.
+    pub trailers: Vec<(String, String)>,
 }
 
 impl Response {
@@ -244,6 +249,15 @@ impl ResponseHandler for Collect {
     fn finished(&mut self) -> Result<(), Error> {
         self.done = true;
         Ok(())
+    }
+
+    fn trailers(&mut self, trailers: &[h3::Header]) {
+        self.response.trailers.extend(trailers.iter().map(|h| {
+            (
+                String::from_utf8_lossy(h.name()).into_owned(),
+                String::from_utf8_lossy(h.value()).into_owned(),
+            )
+        }));
     }
 }
 

@@ -157,6 +157,29 @@ pub fn urgency(priority: Option<&str>) -> u8 {
     urgency
 }
 
+/// The request field carrying a background download's deadline: whole
+/// milliseconds from the request, `lbe-deadline: 600000` (README,
+/// "Deadline-aware LBE").
+pub const DEADLINE_FIELD: &str = "lbe-deadline";
+/// The trailer field carrying the sender's time per aggressiveness level,
+/// seconds, comma-separated, level 0 first.
+pub const TIME_IN_LEVELS_FIELD: &str = "lbe-time-in-levels";
+/// Largest deadline, milliseconds (the controller's limit, 3600 s).
+pub const MAX_DEADLINE_MS: u64 = 3_600_000;
+
+/// Parses an `lbe-deadline` value: digits only, 1 to [`MAX_DEADLINE_MS`].
+pub fn deadline(value: &str) -> Result<std::time::Duration, String> {
+    let v = value.trim();
+    match v.parse::<u64>() {
+        Ok(ms) if (1..=MAX_DEADLINE_MS).contains(&ms) && v.bytes().all(|b| b.is_ascii_digit()) => {
+            Ok(std::time::Duration::from_millis(ms))
+        }
+        _ => Err(format!(
+            "bad {DEADLINE_FIELD} '{value}': expected whole milliseconds from 1 to {MAX_DEADLINE_MS}"
+        )),
+    }
+}
+
 /// Whether the Priority field asks for incremental delivery (`i`).
 pub fn incremental(priority: Option<&str>) -> bool {
     let mut incremental = false;
@@ -314,5 +337,22 @@ mod tests {
         assert_eq!(parse_repr_digest("sha-256=:AAAA:"), None);
         assert_eq!(parse_repr_digest("sha-256=AAAA"), None);
         assert_eq!(parse_repr_digest(""), None);
+    }
+
+    #[test]
+    fn deadline_field() {
+        use std::time::Duration;
+        assert_eq!(deadline("600000"), Ok(Duration::from_secs(600)));
+        assert_eq!(deadline(" 1 "), Ok(Duration::from_millis(1)));
+        assert_eq!(deadline("3600000"), Ok(Duration::from_secs(3600)));
+        for bad in ["0", "3600001", "10m", "+5", "-1", "", "1.5"] {
+            assert_eq!(
+                deadline(bad),
+                Err(format!(
+                    "bad lbe-deadline '{bad}': expected whole milliseconds from 1 to 3600000"
+                )),
+                "{bad}"
+            );
+        }
     }
 }

@@ -14,6 +14,17 @@
 //! `--background-cc` (quiche keeps the connection's RTT and loss state).
 //! The switch is for the life of the connection; other connections keep
 //! quiche's CUBIC.
+//!
+//! A background request may carry a deadline, `lbe-deadline: <ms>` (whole
+//! milliseconds, 1 to 3600000; [`fields::DEADLINE_FIELD`]). Its file
+//! response then switches the connection to `--background-cc` made
+//! deadline-aware (`lbe_cc::deadline`, so `cdg` or `ledbatpp`) with the
+//! response body's length as the transfer's size, fed with the bytes
+//! acknowledged, as quic-bulk's server does; the body ends with a trailer,
+//! `lbe-time-in-levels: s0,s1,...` (seconds per aggressiveness level when
+//! the last body byte was written). A malformed deadline, or one on a
+//! foreground request, is ignored with a warning: it is a hint, and the
+//! file is served as it would be without it.
 
 use std::fs::File;
 use std::io::Read;
@@ -54,6 +65,12 @@ const CHUNK: usize = 64 * 1024;
 /// issue in the simulator (README, "LEDBAT++ profiles").
 pub const DEFAULT_BACKGROUND_CC: &str = "ledbatpp:profile=full";
 
+/// The controller of background responses with a deadline unless told
+/// otherwise: CDG, whose G the deadline steers. Deadline-aware CDG meets
+/// the tight and loose deadlines beside a CUBIC download; deadline-aware
+/// LEDBAT++ misses them (README, "Deadline-aware LBE").
+pub const DEFAULT_DEADLINE_CC: &str = "cdg";
+
 /// Server settings.
 #[derive(Clone, Debug)]
 pub struct ServeArgs {
@@ -62,6 +79,9 @@ pub struct ServeArgs {
     pub root: PathBuf,
     /// The controller of background connections.
     pub background_cc: CcSpec,
+    /// The controller a background response with a deadline is sent
+    /// with, made deadline-aware (`cdg` or `ledbatpp`).
+    pub deadline_cc: CcSpec,
     pub qlog_dir: Option<PathBuf>,
     pub certificate: tls::Certificate,
     /// Validate client addresses with Retry.
@@ -85,6 +105,9 @@ impl ServeArgs {
             background_cc: DEFAULT_BACKGROUND_CC
                 .parse()
                 .expect("the default background controller is a valid spec"),
+            deadline_cc: DEFAULT_DEADLINE_CC
+                .parse()
+                .expect("the default deadline controller is a valid spec"),
             qlog_dir: None,
             certificate: tls::Certificate::SelfSigned,
             retry: true,
@@ -106,6 +129,23 @@ pub fn check_background_cc(spec: &CcSpec) -> Result<(), Error> {
         "--background-cc '{spec}': quiche cannot switch a live connection to its own '{}'; use one of the plug-ins ({}) or plain cubic",
         spec.as_str(),
         quiche_lbe::spec::plugin_names().join(", ")
+    )))
+}
+
+/// Refuses a deadline controller that cannot be made deadline-aware
+/// (only `cdg` and `ledbatpp` can, and not one that already has a
+/// deadline: each request brings its own).
+pub fn check_deadline_cc(spec: &CcSpec) -> Result<(), Error> {
+    let inner = quiche_lbe::lbe_cc::deadline::DeadlineConfig::INNER;
+    if inner.contains(&spec.name())
+        && spec.progress().is_none()
+        && spec.with_deadline(Duration::from_secs(1)).is_ok()
+    {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "--deadline-cc '{spec}': a deadline steers only {}, without a deadline= of its own",
+        inner.join(" and ")
     )))
 }
 
@@ -149,6 +189,11 @@ struct Outgoing {
     priority: h3::Priority,
     headers_sent: bool,
     body: Body,
+    /// A deadline-aware response: the progress whose time per level ends
+    /// the body as a trailer.
+    levels: Option<quiche_lbe::lbe_cc::deadline::Progress>,
+    /// The body is all written; only the trailer is left.
+    body_done: bool,
 }
 
 enum Pumped {
@@ -184,7 +229,10 @@ impl Outgoing {
             }
         }
         loop {
-            let (chunk, fin) = match &mut self.body {
+            if self.body_done {
+                return self.send_levels(h3, conn);
+            }
+            let (chunk, body_end) = match &mut self.body {
                 Body::None => return Pumped::Done,
                 Body::Bytes { data, pos } => (&data[*pos..], true),
                 Body::File {
@@ -214,14 +262,19 @@ impl Outgoing {
                 }
             };
             let len = chunk.len();
+            let fin = body_end && self.levels.is_none();
             match h3.send_body(conn, self.stream, chunk, fin) {
                 Ok(n) => {
                     match &mut self.body {
                         Body::Bytes { pos, .. } | Body::File { pos, .. } => *pos += n,
                         Body::None => {}
                     }
-                    if n == len && fin {
-                        return Pumped::Done;
+                    if n == len && body_end {
+                        if fin {
+                            return Pumped::Done;
+                        }
+                        self.body_done = true;
+                        continue;
                     }
                     if n < len {
                         return Pumped::Blocked;
@@ -237,6 +290,35 @@ impl Outgoing {
     }
 }
 
+impl Outgoing {
+    /// The `lbe-time-in-levels` trailer, which ends the stream.
+    fn send_levels(&mut self, h3: &mut h3::Connection, conn: &mut quiche::Connection) -> Pumped {
+        let levels = self.levels.as_ref().map_or(String::new(), |p| {
+            p.time_in_levels()
+                .iter()
+                .map(|t| format!("{:.3}", t.as_secs_f64()))
+                .collect::<Vec<_>>()
+                .join(",")
+        });
+        let trailer = [header(fields::TIME_IN_LEVELS_FIELD, levels)];
+        match h3.send_additional_headers(conn, self.stream, &trailer, true, true) {
+            Ok(()) => Pumped::Done,
+            Err(h3::Error::StreamBlocked | h3::Error::Done) => Pumped::Blocked,
+            Err(e) => {
+                log::debug!("stream {}: cannot send the trailer: {e}", self.stream);
+                Pumped::Gone
+            }
+        }
+    }
+}
+
+/// A deadline-aware response's sender state (see the module docs).
+struct Deadline {
+    progress: quiche_lbe::lbe_cc::deadline::Progress,
+    /// The connection's acknowledged bytes when it started.
+    acked_at_start: u64,
+}
+
 /// One connection.
 pub struct Session {
     h3: Option<h3::Connection>,
@@ -246,6 +328,10 @@ pub struct Session {
     requests: u64,
     body_bytes: u64,
     accepted_at: Instant,
+    /// The deadline a background request asked for, until its response
+    /// starts.
+    deadline: Option<Duration>,
+    deadline_sender: Option<Deadline>,
 }
 
 /// Serves the files under one root.
@@ -253,6 +339,7 @@ struct FileServer {
     root: Root,
     digests: DigestCache,
     background_cc: CcSpec,
+    deadline_cc: CcSpec,
     h3_config: h3::Config,
     digest_wait: Duration,
     verbose: bool,
@@ -321,6 +408,8 @@ impl FileServer {
                 Method::Head => Body::None,
                 Method::Get => Body::Bytes { data: text, pos: 0 },
             },
+            levels: None,
+            body_done: false,
         }
     }
 
@@ -336,6 +425,17 @@ impl FileServer {
         let urgency = fields::urgency(priority.as_deref());
         if urgency == fields::BACKGROUND_URGENCY {
             self.make_background(s, conn);
+        }
+        if let Some(value) = fields::field(list, fields::DEADLINE_FIELD) {
+            match fields::deadline(value) {
+                Ok(d) if urgency == fields::BACKGROUND_URGENCY => s.deadline = Some(d),
+                Ok(_) => log::warn!(
+                    "{}: {} on a foreground request ignored",
+                    conn.id_hex(),
+                    fields::DEADLINE_FIELD
+                ),
+                Err(e) => log::warn!("{}: {e}; ignored", conn.id_hex()),
+            }
         }
         let method_text = fields::field(list, ":method").unwrap_or("");
         let target = fields::field(list, ":path").unwrap_or("").to_string();
@@ -379,7 +479,7 @@ impl FileServer {
     fn file_response(
         &self,
         s: &mut Session,
-        conn: &Conn,
+        conn: &mut Conn,
         w: Waiting,
         digest: Option<[u8; 32]>,
     ) -> Outgoing {
@@ -435,6 +535,32 @@ impl FileServer {
                 pos: 0,
             }
         };
+        let mut levels = None;
+        if let (Body::File { .. }, Some(deadline)) = (&body, s.deadline.take()) {
+            if s.deadline_sender.is_none() {
+                match self
+                    .deadline_cc
+                    .switch_with_deadline(&mut conn.quic, deadline, len)
+                {
+                    Ok(progress) => {
+                        levels = Some(progress.clone());
+                        s.deadline_sender = Some(Deadline {
+                            progress,
+                            acked_at_start: conn.quic.stats().acked_bytes,
+                        });
+                        self.log(
+                            conn,
+                            format_args!(
+                                "deadline {}: sending with {}, deadline-aware",
+                                lbe_units::fmt_duration(deadline),
+                                self.deadline_cc
+                            ),
+                        );
+                    }
+                    Err(e) => log::warn!("{}: {e}; the deadline is ignored", conn.id_hex()),
+                }
+            }
+        }
         if w.method == Method::Get {
             s.body_bytes += len;
         }
@@ -458,6 +584,8 @@ impl FileServer {
             priority: w.priority,
             headers_sent: false,
             body,
+            levels,
+            body_done: false,
         }
     }
 }
@@ -474,6 +602,8 @@ impl ServerApp for FileServer {
             requests: 0,
             body_bytes: 0,
             accepted_at: Instant::now(),
+            deadline: None,
+            deadline_sender: None,
         }
     }
 
@@ -555,6 +685,13 @@ impl ServerApp for FileServer {
         let Some(h3) = s.h3.as_mut() else { return };
         s.outgoing
             .retain_mut(|o| matches!(o.pump(h3, &mut conn.quic), Pumped::Blocked));
+        // A deadline-aware sender's progress: the bytes acknowledged since it
+        // started (headers and framing included, as in quic-bulk's server).
+        if let Some(d) = &s.deadline_sender {
+            let acked = conn.quic.stats().acked_bytes - d.acked_at_start;
+            d.progress
+                .set_done_bytes(acked.min(d.progress.total_bytes()));
+        }
     }
 
     fn closed(&mut self, s: Session, conn: &mut Conn) {
@@ -583,6 +720,7 @@ impl ServerApp for FileServer {
 /// Binds the server. [`BoundServer::run`] serves until `stop` is set.
 pub fn bind(args: &ServeArgs) -> Result<BoundServer, Error> {
     check_background_cc(&args.background_cc)?;
+    check_deadline_cc(&args.deadline_cc)?;
     let root = Root::new(&args.root)?;
     let server = Server::bind(ServerOptions {
         listen: args.listen,
@@ -599,6 +737,7 @@ pub fn bind(args: &ServeArgs) -> Result<BoundServer, Error> {
             root,
             digests: DigestCache::new(),
             background_cc: args.background_cc.clone(),
+            deadline_cc: args.deadline_cc.clone(),
             h3_config,
             digest_wait: args.digest_wait,
             verbose: args.verbose,
@@ -644,6 +783,24 @@ mod tests {
             "ledbatpp:profile=full".parse::<CcSpec>().unwrap()
         );
         check_background_cc(&args.background_cc).unwrap();
+    }
+
+    #[test]
+    fn deadline_controllers() {
+        let args = ServeArgs::new("127.0.0.1:0".parse().unwrap(), PathBuf::from("."));
+        assert_eq!(args.deadline_cc.to_string(), "cdg");
+        for ok in ["cdg", "ledbatpp", "cdg:g=0.5", "ledbatpp:profile=full"] {
+            check_deadline_cc(&ok.parse().unwrap()).unwrap();
+        }
+        for bad in ["cubic", "reno", "ledbat", "fixed:packets=4", "cdg:deadline=10s"] {
+            let e = check_deadline_cc(&bad.parse().unwrap()).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "--deadline-cc '{bad}': a deadline steers only cdg and ledbatpp, without a deadline= of its own"
+                )
+            );
+        }
     }
 
     #[test]

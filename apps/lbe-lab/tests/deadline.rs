@@ -57,7 +57,7 @@ fn plain_ledbatpp_misses_the_tight_deadline_by_more_than_ten_times() {
 
 #[test]
 fn loose_deadline_is_met_and_cubic_keeps_85_percent_of_the_link() {
-    for seed in [1, 2] {
+    for seed in [1, 2, 3] {
         let s = simulate("deadline-loose-cdg", seed);
         let bulk = flow(&s, "bulk");
         let took = took_s(bulk);
@@ -76,19 +76,20 @@ fn loose_deadline_is_met_and_cubic_keeps_85_percent_of_the_link() {
 }
 
 #[test]
-fn impossible_deadline_reports_the_miss_and_finishes_as_a_normal_flow() {
+fn impossible_deadline_reports_the_miss_and_takes_no_more_than_cubic() {
     for seed in [1, 2, 3] {
         let s = simulate("deadline-impossible-cdg", seed);
         let bulk = flow(&s, "bulk");
         assert_eq!(bulk.met, Some(false), "seed {seed}");
         assert_eq!(bulk.deadline_s, Some(20.0));
-        // It takes between a quarter and a little over half of the two
-        // flows' goodput (README: on seeds 2 and 3 it took 54 %, more than
-        // CUBIC — the catch-up's known excess).
+        // Never more aggressive than CUBIC: at most half of the two flows'
+        // goodput over 10-90 s (measured 0.41 / 0.46 / 0.27; before the
+        // fair-share cap, 0.54), and it does finish (by 158 s measured;
+        // CUBIC runs until 200 s).
         let ours = bulk.figures.goodput_bps;
         let share = ours / (ours + flow(&s, "cubic").figures.goodput_bps);
-        assert!((0.25..=0.56).contains(&share), "seed {seed}: {share}");
-        assert!(took_s(bulk) < 100.0, "seed {seed}");
+        assert!((0.2..=0.5).contains(&share), "seed {seed}: {share}");
+        assert!(took_s(bulk) < 190.0, "seed {seed}");
     }
 }
 

@@ -104,13 +104,9 @@ impl BulkServer {
             else {
                 return Err("a deadline needs a download of a byte count".to_string());
             };
-            let mut spec = cc_tag
-                .with_deadline(std::time::Duration::from_millis(ms))
-                .map_err(|e| format!("bad deadline in request: {e}"))?;
-            let progress = quiche_lbe::lbe_cc::deadline::Progress::new(total);
-            spec.set_progress(progress.clone());
-            spec.switch(&mut conn.quic)
-                .map_err(|e| format!("cannot switch to {spec}: {e}"))?;
+            let progress = cc_tag
+                .switch_with_deadline(&mut conn.quic, std::time::Duration::from_millis(ms), total)
+                .map_err(|e| format!("request: {e}"))?;
             s.progress = Some(progress);
         }
         s.phase = match request.direction {

@@ -25,9 +25,15 @@ struct Cli {
     /// With --background, who makes the download less-than-best-effort:
     /// receiver (this client caps the server's flow-control credit with
     /// receiver-side LEDBAT++, against any server), sender (the server, if
-    /// it honours u=7), or both.
+    /// it honours u=7), or both [default: both; sender with --deadline].
     #[arg(long, value_enum, value_name = "MODE", requires = "background")]
     lbe: Option<LbeMode>,
+    /// With --background: finish within this time (e.g. 10m; 1ms to
+    /// 3600s). Sent as `lbe-deadline: <ms>`; h3-serve then steers its
+    /// background controller (cdg or ledbatpp) to meet it. --json adds
+    /// deadline_s, finished_s, met and time_in_levels_s.
+    #[arg(long, requires = "background", value_parser = parse_deadline)]
+    deadline: Option<Duration>,
     /// Continue FILE.part from an earlier run, if the server's file has not
     /// changed since.
     #[arg(long)]
@@ -51,13 +57,47 @@ struct Cli {
     timeout: Duration,
 }
 
+/// A duration with a unit, 1 ms to 3600 s (the controller's range).
+fn parse_deadline(text: &str) -> Result<Duration, String> {
+    let d = lbe_units::parse_duration(text)?;
+    if d < Duration::from_millis(1) || d > Duration::from_secs(3600) {
+        return Err(format!("'{text}' is out of range: from 1ms to 3600s"));
+    }
+    Ok(d)
+}
+
+/// Who yields. A deadline is the server's to steer (it lifts its
+/// controller to keep to the schedule); a receiver-side cap would hold the
+/// download to LEDBAT++'s window whatever the deadline, so the two do not
+/// combine: with --deadline the mode is `sender`, and asking for the
+/// receiver's cap too is a usage error.
+fn lbe_mode(lbe: Option<LbeMode>, deadline: Option<Duration>) -> Result<LbeMode, String> {
+    match (lbe, deadline) {
+        (None, Some(_)) => Ok(LbeMode::Sender),
+        (Some(mode), Some(_)) if mode.receiver() => Err(format!(
+            "--deadline is met by the server's controller, and --lbe {} would cap it at the \
+             receiver: use --lbe sender (the default with --deadline)",
+            mode.name()
+        )),
+        (mode, _) => Ok(mode.unwrap_or_default()),
+    }
+}
+
 fn main() -> ExitCode {
     let cli: Cli = lbe_app_kit::cli::parse_or_exit("h3-fetch");
+    let lbe = match lbe_mode(cli.lbe, cli.deadline) {
+        Ok(mode) => mode,
+        Err(e) => {
+            eprintln!("h3-fetch: error: {e} (see --help)");
+            return ExitCode::from(2);
+        }
+    };
     let args = FetchArgs {
         url: cli.url,
         output: cli.output,
         background: cli.background,
-        lbe: cli.lbe.unwrap_or_default(),
+        lbe,
+        deadline: cli.deadline,
         resume: cli.resume,
         qlog_dir: cli.qlog_dir,
         verify: cli.verify,

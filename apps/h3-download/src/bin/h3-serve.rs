@@ -11,7 +11,11 @@ use quiche_lbe::CcSpec;
 
 /// Serves the files under --root over HTTP/3. A request with
 /// `priority: u=7` makes its connection a background one, sent with
-/// --background-cc; other connections use CUBIC.
+/// --background-cc; other connections use CUBIC. A background request may
+/// add `lbe-deadline: <ms>` (whole milliseconds, 1 to 3600000): its file is
+/// then sent deadline-aware (--background-cc cdg or ledbatpp), and the body
+/// ends with a trailer `lbe-time-in-levels: <s>,...` (seconds per
+/// aggressiveness level). A malformed deadline is ignored with a warning.
 #[derive(Parser)]
 #[command(name = "h3-serve", version)]
 struct Cli {
@@ -28,6 +32,16 @@ struct Cli {
         help = lbe_app_kit::cli::background_cc_help()
     )]
     background_cc: CcSpec,
+    /// The controller a background request with a deadline (`lbe-deadline`,
+    /// h3-fetch --deadline) is sent with, made deadline-aware: cdg or
+    /// ledbatpp. CDG meets deadlines beside CUBIC; LEDBAT++ does not.
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = h3_download::server::DEFAULT_DEADLINE_CC,
+        value_parser = lbe_app_kit::cli::parse_cc
+    )]
+    deadline_cc: CcSpec,
     #[command(flatten)]
     server: ServerFlags,
 }
@@ -37,6 +51,7 @@ fn main() -> ExitCode {
     let result = lbe_app_kit::cli::stop_on_signals().and_then(|stop| {
         let mut args = ServeArgs::new(cli.listen, cli.root);
         args.background_cc = cli.background_cc;
+        args.deadline_cc = cli.deadline_cc;
         args.qlog_dir = cli.server.qlog_dir.clone();
         args.certificate = cli.server.certificate();
         args.retry = !cli.server.no_retry;

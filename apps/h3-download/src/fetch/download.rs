@@ -55,6 +55,9 @@ pub(super) struct Download {
     pub(super) progress: Option<ProgressBar>,
     pub(super) show_progress: bool,
     pub(super) done: Option<[u8; 32]>,
+    /// The sender's time per aggressiveness level (a deadline-aware
+    /// response's `lbe-time-in-levels` trailer).
+    pub(super) time_in_levels_s: Option<Vec<f64>>,
 }
 
 impl Download {
@@ -89,6 +92,7 @@ impl Download {
             progress: None,
             show_progress: args.progress,
             done: None,
+            time_in_levels_s: None,
         }
     }
 
@@ -328,17 +332,38 @@ impl ResponseHandler for Download {
     fn finished(&mut self) -> Result<(), Error> {
         self.complete()
     }
+
+    fn trailers(&mut self, trailers: &[h3::Header]) {
+        let Some(value) = fields::field(trailers, fields::TIME_IN_LEVELS_FIELD) else {
+            return;
+        };
+        let levels: Result<Vec<f64>, _> = value.split(',').map(|v| v.trim().parse()).collect();
+        match levels {
+            Ok(levels) => self.time_in_levels_s = Some(levels),
+            Err(_) => log::warn!(
+                "ignoring a malformed {} trailer '{value}'",
+                fields::TIME_IN_LEVELS_FIELD
+            ),
+        }
+    }
 }
 
 /// The request for `target`, resuming after `resume` bytes if given.
 pub(super) fn build_request(
     target: &Target,
     background: bool,
+    deadline: Option<std::time::Duration>,
     resume: Option<&Resume>,
 ) -> Vec<h3::Header> {
     let mut request = crate::client::request_headers("GET", &target.authority, &target.path);
     if background {
         request.push(h3::Header::new(b"priority", b"u=7"));
+    }
+    if let Some(d) = deadline {
+        request.push(h3::Header::new(
+            fields::DEADLINE_FIELD.as_bytes(),
+            d.as_millis().max(1).to_string().as_bytes(),
+        ));
     }
     if let Some(r) = resume {
         request.push(h3::Header::new(
@@ -363,7 +388,7 @@ mod tests {
                 .find(|h| h.name() == name.as_bytes())
                 .map(|h| String::from_utf8_lossy(h.value()).into_owned())
         };
-        let plain = build_request(&t, false, None);
+        let plain = build_request(&t, false, None, None);
         assert_eq!(find(&plain, ":authority").as_deref(), Some("127.0.0.1:1"));
         assert_eq!(find(&plain, "priority"), None);
         assert_eq!(find(&plain, "range"), None);
@@ -376,8 +401,11 @@ mod tests {
                 repr_digest: None,
             },
         };
-        let bg = build_request(&t, true, Some(&r));
+        let bg = build_request(&t, true, None, Some(&r));
         assert_eq!(find(&bg, "priority").as_deref(), Some("u=7"));
+        assert_eq!(find(&bg, "lbe-deadline"), None);
+        let dl = build_request(&t, true, Some(std::time::Duration::from_secs(600)), None);
+        assert_eq!(find(&dl, "lbe-deadline").as_deref(), Some("600000"));
         assert_eq!(find(&bg, "range").as_deref(), Some("bytes=123-"));
         assert_eq!(find(&bg, "if-range").as_deref(), Some("\"e\""));
     }

@@ -50,6 +50,15 @@ impl LbeMode {
     pub fn receiver(self) -> bool {
         matches!(self, LbeMode::Receiver | LbeMode::Both)
     }
+
+    /// The mode as `--lbe` and `--json` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LbeMode::Receiver => "receiver",
+            LbeMode::Sender => "sender",
+            LbeMode::Both => "both",
+        }
+    }
 }
 
 /// The receiver-side window over the download (`--json`'s

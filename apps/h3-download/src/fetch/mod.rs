@@ -64,6 +64,9 @@ pub struct FetchArgs {
     /// With `background`: who runs the less-than-best-effort controller
     /// ([`lbe`]).
     pub lbe: LbeMode,
+    /// With `background`: the deadline sent as `lbe-deadline` (whole
+    /// milliseconds); h3-serve then sends deadline-aware.
+    pub deadline: Option<Duration>,
     /// Continue `FILE.part` if it belongs to the same URL and version.
     pub resume: bool,
     pub qlog_dir: Option<PathBuf>,
@@ -110,6 +113,20 @@ pub struct Summary {
     pub digest_verified: bool,
     /// The client's qlog, if one was written.
     pub qlog: Option<String>,
+    /// With `--deadline`: the deadline, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_s: Option<f64>,
+    /// With `--deadline`: the download's time (`duration_s`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_s: Option<f64>,
+    /// With `--deadline`: whether it finished within the deadline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub met: Option<bool>,
+    /// With `--deadline`: the server's time in each aggressiveness level,
+    /// seconds (its `lbe-time-in-levels` trailer; absent if the server
+    /// sent none, e.g. it does not know the field).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_in_levels_s: Option<Vec<f64>>,
 }
 
 impl Summary {
@@ -221,7 +238,7 @@ pub fn run(args: &FetchArgs, stop: &AtomicBool) -> Result<Summary, Error> {
             return Err(e);
         }
     };
-    let request = build_request(&target, args.background, resume.as_ref());
+    let request = build_request(&target, args.background, args.deadline, resume.as_ref());
     let mut app = FetchApp {
         h3: H3Client::new()?,
         sent: None,
@@ -298,5 +315,9 @@ fn summary(
             .as_ref()
             .and_then(|c| c.qlog_path())
             .map(|p| p.display().to_string()),
+        deadline_s: args.deadline.map(|d| d.as_secs_f64()),
+        finished_s: args.deadline.map(|_| duration_s),
+        met: args.deadline.map(|d| duration_s <= d.as_secs_f64()),
+        time_in_levels_s: args.deadline.and(d.time_in_levels_s.clone()),
     }
 }
