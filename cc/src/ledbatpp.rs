@@ -186,6 +186,19 @@
 //!   delay, the window follows the path's real round trip: back to 0.9 of
 //!   the link 1.25–1.5 s after CUBIC stops on every seed (up to 3.25 s
 //!   without).
+//! * `fill_window_limited=true`: `fill_empty_queue` counts an empty queue
+//!   only on packets sent while at least 4/5 of the window was in flight.
+//!   A sender that stops sending for a moment (a busy host) drains its own
+//!   queue; that is no room on the link, and filling then takes the window
+//!   far above the path's: in real time alone at 300 ms, a stall that left
+//!   79 % of a 894 kB window in flight emptied the queue, filling took the
+//!   window to 1.7 MB within 0.35 s, and the mean queue over [10 s, 40 s]
+//!   was 98 ms. 4/5 and not the whole window, because a paced flow whose
+//!   round trip just shrank (another flow's freeze) keeps less than its
+//!   window in flight: with "within two packets of the window" two flows at
+//!   50 ms fell to Jain 0.93–0.96; with 4/5 0.997–1.000. A shorter stall at
+//!   a long RTT (where the queue is a small part of the window) still reads
+//!   as room.
 //! * `gentle_freeze=true` (not in full): a periodic freeze holds half the
 //!   window, not 2 packets, when the previous freeze read an empty queue
 //!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
@@ -251,6 +264,9 @@ pub const FULL_SLOWDOWN_PERIOD_MIN: Duration = Duration::from_secs(10);
 pub const FULL_SLOWDOWN_PERIOD_MAX: Duration = Duration::from_secs(60);
 /// How long `fill_empty_queue` waits after a loss by default.
 pub const FILL_QUIET: Duration = Duration::from_secs(2);
+/// `fill_window_limited`: the share of the window in flight that counts as
+/// a full window.
+pub const FILL_WINDOW_FULL: f64 = 0.8;
 /// `profile=full`: the decrease constant C (the draft's is 1).
 pub const FULL_DECREASE_CONSTANT: f64 = 0.25;
 /// `profile=full`: the decrease starts this much below T.
@@ -371,6 +387,10 @@ pub struct LedbatPlusPlusConfig {
     /// What a loss with an empty queue does. Default halve.
     /// Key `loss_on_empty_queue`, `halve` or `ignore`.
     loss_on_empty_queue: EmptyQueueLoss,
+    /// `fill_empty_queue` counts an empty queue only on packets sent while
+    /// at least 4/5 of the window was in flight. Default false.
+    /// Key `fill_window_limited`.
+    fill_window_limited: bool,
     /// The decrease applies above T minus this (at most T). Default 0.
     /// Key `target_margin`, 0 to 1 s.
     target_margin: Duration,
@@ -406,6 +426,7 @@ impl Default for LedbatPlusPlusConfig {
             fill_empty_queue: false,
             fill_quiet: FILL_QUIET,
             target_margin: Duration::ZERO,
+            fill_window_limited: false,
             pacing_rtt: PacingRtt::Smoothed,
             delay: DelayConfig::default(),
         }
@@ -439,6 +460,7 @@ impl LedbatPlusPlusConfig {
         "fill_quiet",
         "target_margin",
         "pacing_rtt",
+        "fill_window_limited",
         "current_filter",
         "base_history",
         "base_bucket",
@@ -466,6 +488,7 @@ impl LedbatPlusPlusConfig {
                 self.fill_quiet = draft.fill_quiet;
                 self.target_margin = draft.target_margin;
                 self.pacing_rtt = draft.pacing_rtt;
+                self.fill_window_limited = draft.fill_window_limited;
                 self.decrease_constant = draft.decrease_constant;
                 match params::one_of(key, value, &["draft", "seed", "full"])? {
                     "seed" => {
@@ -485,6 +508,7 @@ impl LedbatPlusPlusConfig {
                         self.decrease_constant = FULL_DECREASE_CONSTANT;
                         self.target_margin = FULL_TARGET_MARGIN;
                         self.pacing_rtt = PacingRtt::Current;
+                        self.fill_window_limited = true;
                     }
                     _ => (),
                 }
@@ -546,6 +570,7 @@ impl LedbatPlusPlusConfig {
                 self.target_margin =
                     params::duration_in(key, value, Duration::ZERO, Duration::from_secs(1))?
             }
+            "fill_window_limited" => self.fill_window_limited = params::bool_value(key, value)?,
             "pacing_rtt" => {
                 self.pacing_rtt = match params::one_of(key, value, &["smoothed", "current"])? {
                     "current" => PacingRtt::Current,
@@ -684,6 +709,9 @@ pub struct LedbatPlusPlus {
     saved: Checkpoint<State>,
     /// The last ACK in congestion avoidance grew by `fill_empty_queue`.
     filling: bool,
+    /// Since when every packet sent left at least 4/5 of the window in
+    /// flight (`fill_window_limited`); `None` after one that did not.
+    window_full_since: Option<Instant>,
     /// When the latest loss was reported (`fill_quiet`).
     last_loss: Option<Instant>,
 }
@@ -722,6 +750,7 @@ impl LedbatPlusPlus {
             gain_base: None,
             saved: Checkpoint::default(),
             filling: false,
+            window_full_since: None,
             last_loss: None,
             cfg,
         }
@@ -949,8 +978,15 @@ impl CongestionController for LedbatPlusPlus {
         "ledbatpp"
     }
 
-    fn on_packet_sent(&mut self, _now: Instant, bytes: u64, bytes_in_flight: u64) {
+    fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64) {
         self.flight.on_packet_sent(bytes, bytes_in_flight);
+        // `fill_window_limited`: is the window full after this packet?
+        let after = bytes_in_flight.saturating_add(bytes) as f64;
+        if after >= FILL_WINDOW_FULL * self.s.cwnd {
+            self.window_full_since.get_or_insert(now);
+        } else {
+            self.window_full_since = None;
+        }
     }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
@@ -1048,7 +1084,16 @@ impl CongestionController for LedbatPlusPlus {
                 let quiet = self
                     .last_loss
                     .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.fill_quiet);
-                self.filling = self.cfg.fill_empty_queue && quiet && q <= self.cfg.empty_queue;
+                // `fill_window_limited`: the ACKed packets went out with the
+                // window full (an empty queue behind a sender that did not
+                // send is no sign of room).
+                let limited = !self.cfg.fill_window_limited
+                    || matches!(
+                        (self.window_full_since, largest),
+                        (Some(since), Some(sent)) if sent >= since
+                    );
+                self.filling =
+                    self.cfg.fill_empty_queue && quiet && limited && q <= self.cfg.empty_queue;
                 let mut change = if self.filling {
                     // `fill_empty_queue`: one byte per byte acknowledged.
                     bytes
@@ -2014,6 +2059,46 @@ mod tests {
     }
 
     #[test]
+    fn fill_window_limited_fills_only_on_packets_sent_with_the_window_full() {
+        let mut d = driver(config(&[
+            ("current_filter", "1"),
+            ("init_cwnd", "39"),
+            ("slowdown", "false"),
+            ("fill_empty_queue", "true"),
+            ("fill_window_limited", "true"),
+        ]));
+        let start = d.now;
+        // The whole window (39 packets) goes out at the start.
+        d.cc.on_packet_sent(start, MSS, 38 * MSS);
+        d.ack_old(ms(1), 5 * MSS, ms(30));
+        d.ack_old(ms(1), MSS, ms(120));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
+        // q = 15 ms (empty), for a packet sent before the window was full:
+        // the draft's 6 bytes.
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!(d.cc.window(), 48_006);
+        // For one sent with it full: one byte per byte.
+        d.advance(ms(1));
+        d.ack(start, MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_206);
+        // A packet that leaves less than 4/5 of the window in flight: no
+        // fill, even for packets sent before it.
+        d.cc.on_packet_sent(d.now, MSS, 30_000);
+        d.advance(ms(1));
+        d.ack(start, MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_212);
+        // Full again (4/5 is 39_370 bytes) from `full`: packets sent from
+        // then on fill.
+        let full = d.now;
+        d.cc.on_packet_sent(full, MSS, 38_400);
+        d.advance(ms(1));
+        d.ack(start, MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_218);
+        d.ack(full, MSS, ms(45));
+        assert_eq!(d.cc.window(), 50_418);
+    }
+
+    #[test]
     fn profile_full_sets_its_options_and_a_profile_resets_them() {
         let full = config(&[("profile", "full")]);
         assert_eq!(
@@ -2030,6 +2115,7 @@ mod tests {
                 ("decrease_constant", "0.25"),
                 ("target_margin", "4ms"),
                 ("pacing_rtt", "current"),
+                ("fill_window_limited", "true"),
             ])
         );
         assert_eq!(

@@ -112,7 +112,7 @@ fn time_back(s: &SimSummary, a: &qlog_analysis::Analysis, flow: usize, stop_s: f
 #[test]
 fn full_takes_the_link_back_seconds_after_cubic_stops() {
     // The bar is 2 s; full is back within it on every seed (README:
-    // 1.5 / 1.25 / 1.25 s in 250 ms bins; without pacing_rtt=current the
+    // 1.5 / 1.25 / 1.5 s in 250 ms bins; without pacing_rtt=current the
     // pacer's own wait read as a queue, held fill_empty_queue back and it
     // took up to 3.25 s). The draft: 17.5 s. Asserted as the bar, not
     // pinned: the figure moves with any change of the model.
