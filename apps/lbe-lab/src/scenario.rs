@@ -28,7 +28,18 @@
 //! rtt = "100ms"         # optional per-flow base RTT
 //! name = "background"   # optional label (default flowN)
 //! pacing = false        # optional: send unpaced (default: the link's)
+//! receiver_lbe = true   # optional, simulator only (lbe-lab run --sim):
+//!                       # receiver-driven LBE, the receiver runs LEDBAT++
+//!                       # and caps the sender's flow-control credit at its
+//!                       # window (h3-fetch --lbe receiver); `cc` stays the
+//!                       # sender's controller (default false)
 //! ```
+//!
+//! `receiver_lbe` with `cc` spans h3-fetch's `--lbe` modes against a
+//! server that runs `cc` for the download: `cc = "cubic"` alone is a normal
+//! download (none), with `receiver_lbe` it is `--lbe receiver`;
+//! `cc = "ledbatpp"` alone is `--lbe sender` (h3-serve yielding on
+//! `u=7`), with `receiver_lbe` it is `--lbe both`.
 //!
 //! Everything is checked before anything starts; an error names the file
 //! and the line.
@@ -105,6 +116,8 @@ pub struct Flow {
     /// A deadline-aware flow's deadline (quic-bulk `--deadline`); `cc` is
     /// the controller it steers.
     pub deadline: Option<Duration>,
+    /// Receiver-driven LBE (simulator only): `lbe_sim::Flow::receiver_lbe`.
+    pub receiver_lbe: bool,
 }
 
 impl Flow {
@@ -175,6 +188,7 @@ struct RawFlow {
     rtt: Option<Spanned<String>>,
     name: Option<Spanned<String>>,
     pacing: Option<bool>,
+    receiver_lbe: Option<bool>,
 }
 
 /// Where in the file a problem is.
@@ -374,6 +388,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             rtt,
             pacing: f.pacing.or(raw_link.pacing).unwrap_or(true),
             deadline,
+            receiver_lbe: f.receiver_lbe.unwrap_or(false),
         });
     }
 
