@@ -245,3 +245,91 @@ impl ReceiverControl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    fn chunk(offset: u64, len: u64) -> Chunk {
+        Chunk { offset, len }
+    }
+
+    #[test]
+    fn credit_starts_at_the_window_and_is_renewed_after_a_quarter_is_consumed() {
+        let t0 = Instant::now();
+        let mut rx = ReceiverControl::new(1350, ms(25), t0);
+        let w = rx.window();
+        assert_eq!(rx.max_data(), w);
+        rx.on_handshake_rtt(ms(50), t0);
+        // Less than a quarter read: no update, and no PING (one went out
+        // never, so the first packet is a PING).
+        rx.on_data(chunk(0, w / 4 - 1), 1350, t0 + ms(1));
+        let first = rx.on_send(0, t0 + ms(1));
+        assert_eq!(first.max_data, None);
+        assert!(first.ack_eliciting, "the first packet is a PING");
+        let second = rx.on_send(1, t0 + ms(2));
+        assert_eq!(second, Frames::default());
+        // More than a quarter read: the credit runs the window (the smaller
+        // of quiche's window, not yet autotuned, and the limit) ahead of it.
+        rx.on_data(chunk(w / 4 - 1, 2), 1350, t0 + ms(3));
+        let update = rx.on_send(2, t0 + ms(3));
+        assert_eq!(update.max_data, Some(w / 4 + 1 + w.min(rx.window())));
+        assert!(update.ack_eliciting);
+        assert_eq!(rx.stats().max_data_updates, 1);
+        assert_eq!(rx.stats().pings, 1);
+    }
+
+    #[test]
+    fn out_of_order_data_is_not_consumed_and_late_data_is_a_retransmission() {
+        let t0 = Instant::now();
+        let mut rx = ReceiverControl::new(1350, ms(25), t0);
+        rx.on_handshake_rtt(ms(50), t0);
+        let w = rx.window();
+        // A gap at the start: nothing is consumed, no update is due.
+        rx.on_data(chunk(1000, w), 1350, t0 + ms(1));
+        assert_eq!(rx.stats().retransmissions, 0);
+        assert_eq!(rx.on_send(0, t0 + ms(1)).max_data, None);
+        // The gap filled by data below the highest offset: a retransmission,
+        // and everything is consumed.
+        rx.on_data(chunk(0, 1000), 1350, t0 + ms(2));
+        assert_eq!(rx.stats().retransmissions, 1);
+        let limit = rx.window();
+        assert_eq!(
+            rx.on_send(1, t0 + ms(2)).max_data,
+            Some(1000 + w + w.min(limit))
+        );
+    }
+
+    #[test]
+    fn an_ack_of_an_ack_eliciting_packet_is_an_rtt_sample() {
+        let t0 = Instant::now();
+        let mut rx = ReceiverControl::new(1350, ms(25), t0);
+        rx.on_handshake_rtt(ms(50), t0);
+        assert_eq!(rx.stats().rtt_samples, 1);
+        let ping = rx.on_send(0, t0);
+        assert!(ping.ack_eliciting);
+        let ack_only = rx.on_send(1, t0 + ms(1));
+        assert!(!ack_only.ack_eliciting);
+        // Acknowledging only the ACK-only packet: the largest is newly
+        // acknowledged but nothing ack-eliciting is: no sample.
+        let mut only = ReceiverControl::new(1350, ms(25), t0);
+        only.on_handshake_rtt(ms(50), t0);
+        only.last_ack_eliciting_sent = Some(t0);
+        assert!(!only.on_send(0, t0 + ms(1)).ack_eliciting);
+        only.on_ack(0, ms(0), t0 + ms(60));
+        assert_eq!(only.stats().rtt_samples, 1);
+        // Both at once: a sample of the largest (the ACK-only one, 80 ms,
+        // 5 ms of it the sender's ACK delay).
+        rx.on_ack(1, ms(5), t0 + ms(81));
+        assert_eq!(rx.stats().rtt_samples, 2);
+        assert_eq!(rx.rtt.latest_rtt, ms(80));
+        assert_eq!(rx.rtt.latest_ack_delay, ms(5));
+        // Acknowledged once: the same ACK again is no sample.
+        rx.on_ack(1, ms(5), t0 + ms(90));
+        assert_eq!(rx.stats().rtt_samples, 2);
+    }
+}
