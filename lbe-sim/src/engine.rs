@@ -17,6 +17,9 @@ use crate::ack::AckPolicy;
 use crate::ack::Received;
 use crate::record::Recorder;
 use crate::rtt::RttEstimator;
+use crate::rx::Frames;
+use crate::rx::ReceiverControl;
+use crate::rx::ReceiverWindowStats;
 use crate::sender::Built;
 use crate::sender::DataLimit;
 use crate::sender::Sender;
@@ -30,6 +33,29 @@ const INITIAL_RTT: Duration = Duration::from_millis(333);
 const MAX_ACK_DELAY: Duration = Duration::from_millis(25);
 /// How early our apps release a paced datagram (`quiche_lbe::endpoint::RELEASE_SLACK`).
 const RELEASE_SLACK: Duration = Duration::from_millis(1);
+/// A sender's ACK-only datagram (a receiver-driven flow's sender
+/// acknowledging the receiver's packets when it has no data to send): the
+/// short header (1 + 16-byte connection ID + 2-byte packet number), a small
+/// ACK frame (about 8 bytes) and the 16-byte AEAD tag.
+const ACK_ONLY_DATAGRAM: usize = 43;
+
+/// The sender's acknowledgement of a receiver's packets: the largest
+/// received, and the ACK delay it reports.
+#[derive(Clone, Copy, Debug)]
+struct PeerAck {
+    largest: u64,
+    ack_delay: Duration,
+}
+
+/// A datagram on the bottleneck: a flow's data packet (`pn`), or an
+/// ACK-only one (`pn` is `None`), either perhaps acknowledging the
+/// receiver's packets.
+#[derive(Debug)]
+struct Datagram {
+    flow: usize,
+    pn: Option<u64>,
+    ack: Option<PeerAck>,
+}
 
 #[derive(Debug)]
 enum Ev {
@@ -60,6 +86,8 @@ struct AckFrame {
     /// Inclusive, ascending.
     ranges: Vec<(u64, u64)>,
     ack_delay: Duration,
+    /// A receiver-driven flow's other frames (none otherwise).
+    frames: Frames,
 }
 
 struct Queued {
@@ -116,6 +144,16 @@ struct FlowState {
     started: bool,
     /// A deadline-aware controller's progress handle.
     progress: Option<quiche_lbe::lbe_cc::deadline::Progress>,
+    /// A receiver-driven flow's control ([`crate::rx`]).
+    rx: Option<ReceiverControl>,
+    /// A receiver-driven flow's data packets on their way: pn → (chunk, size).
+    in_transit: std::collections::HashMap<u64, (crate::sender::Chunk, usize)>,
+    /// The largest receiver packet the sender received, and when.
+    peer_largest: Option<(u64, Instant)>,
+    /// An ack-eliciting receiver packet waits for the sender's ACK.
+    peer_ack_due: bool,
+    /// The ACK the held datagram carries.
+    held_ack: Option<PeerAck>,
 }
 
 /// What a flow did, beside the figures of the analysis.
@@ -132,6 +170,9 @@ pub struct FlowStats {
     /// (`lbe_cc::deadline`), seconds, level 0 (full LBE) first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_in_levels_s: Option<Vec<f64>>,
+    /// A receiver-driven flow's window ([`crate::rx`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver_window: Option<ReceiverWindowStats>,
 }
 
 /// A finished run.
@@ -154,7 +195,7 @@ struct Sim<'a> {
     queue: BinaryHeap<Queued>,
     seq: u64,
     /// Items: (flow, packet number), kept small: the delay line is a heap.
-    link: lbe_netem::Link<(usize, u64)>,
+    link: lbe_netem::Link<Datagram>,
     link_due: Option<Instant>,
     flows: Vec<FlowState>,
     events: u64,
@@ -253,6 +294,13 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         if let Some(p) = &progress {
             sender.set_progress(p.clone());
         }
+        let rx = f.receiver_lbe.then(|| {
+            ReceiverControl::new(config.framing.max_datagram, MAX_ACK_DELAY, epoch + f.start)
+        });
+        if let Some(rx) = &rx {
+            // The initial credit: `initial_max_data`.
+            sender.grant_credit(rx.max_data());
+        }
         sim.flows.push(FlowState {
             sender: Some(sender),
             receiver: Receiver {
@@ -273,6 +321,11 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
             done_at: None,
             started: false,
             progress,
+            rx,
+            in_transit: std::collections::HashMap::new(),
+            peer_largest: None,
+            peer_ack_due: false,
+            held_ack: None,
         });
         // The handshake: the server's first 1-RTT data leaves 1.5 RTTs after
         // the client's first packet, with one RTT sample taken.
@@ -313,6 +366,21 @@ fn with_qlog(
     Ok((path, recorder))
 }
 
+impl FlowState {
+    /// The sender's ACK of the receiver's packets, if one is due: it goes
+    /// out at `now` with the ACK delay since the largest arrived.
+    fn peer_ack(&mut self, now: Instant) -> Option<PeerAck> {
+        if !std::mem::take(&mut self.peer_ack_due) {
+            return None;
+        }
+        let (largest, at) = self.peer_largest?;
+        Some(PeerAck {
+            largest,
+            ack_delay: now.saturating_duration_since(at),
+        })
+    }
+}
+
 impl Sim<'_> {
     fn push(&mut self, at: Instant, ev: Ev) {
         self.seq += 1;
@@ -349,6 +417,9 @@ impl Sim<'_> {
                     if let Some(s) = f.sender.as_mut() {
                         s.rtt.update(rtt, Duration::ZERO, at);
                     }
+                    if let Some(rx) = f.rx.as_mut() {
+                        rx.on_handshake_rtt(rtt, at);
+                    }
                     self.try_send(i, at);
                 }
                 Ev::Stop(i) => {
@@ -359,7 +430,8 @@ impl Sim<'_> {
                 }
                 Ev::Release(i) => {
                     if let Some(b) = self.flows[i].held.take() {
-                        self.transmit(i, b, at);
+                        let ack = self.flows[i].held_ack.take();
+                        self.transmit(i, b, ack, at);
                     }
                     self.try_send(i, at);
                 }
@@ -372,6 +444,12 @@ impl Sim<'_> {
                 }
                 Ev::Ack(flow, frame) => {
                     let f = &mut self.flows[flow];
+                    if f.rx.is_some() {
+                        if f.peer_largest.is_none_or(|(pn, _)| frame.pn > pn) {
+                            f.peer_largest = Some((frame.pn, at));
+                        }
+                        f.peer_ack_due |= frame.frames.ack_eliciting;
+                    }
                     let first = f.inbox.is_empty();
                     f.inbox.push(*frame);
                     if first {
@@ -427,22 +505,46 @@ impl Sim<'_> {
             let t = self.t_ms(now);
             let f = &mut self.flows[i];
             f.recorder.packet_sent(t, built.pn, built.size, built.chunk);
+            let ack = f.peer_ack(now);
+            if f.rx.is_some() {
+                f.in_transit.insert(built.pn, (built.chunk, built.size));
+            }
             match built.release {
                 Some(release) if release > now + RELEASE_SLACK => {
                     // Held: nothing more is built until it has left.
                     f.held = Some(built);
+                    f.held_ack = ack;
                     self.push(release - RELEASE_SLACK, Ev::Release(i));
                     break;
                 }
-                _ => self.transmit(i, built, now),
+                _ => self.transmit(i, built, ack, now),
+            }
+        }
+        let f = &mut self.flows[i];
+        if f.held.is_none() {
+            if let Some(ack) = f.peer_ack(now) {
+                // Nothing to send: an ACK-only datagram.
+                let delay = f.one_way;
+                let d = Datagram {
+                    flow: i,
+                    pn: None,
+                    ack: Some(ack),
+                };
+                self.link.enqueue(now, ACK_ONLY_DATAGRAM, delay, d);
+                self.schedule_link();
             }
         }
         self.arm_timer(i);
     }
 
-    fn transmit(&mut self, i: usize, built: Built, now: Instant) {
+    fn transmit(&mut self, i: usize, built: Built, ack: Option<PeerAck>, now: Instant) {
         let delay = self.flows[i].one_way;
-        self.link.enqueue(now, built.size, delay, (i, built.pn));
+        let d = Datagram {
+            flow: i,
+            pn: Some(built.pn),
+            ack,
+        };
+        self.link.enqueue(now, built.size, delay, d);
         self.schedule_link();
     }
 
@@ -458,11 +560,23 @@ impl Sim<'_> {
     /// Datagrams leaving the delay line reach their receivers.
     fn deliver(&mut self, now: Instant) {
         while let Some(d) = self.link.poll(now) {
-            let (i, pn) = d.item;
-            let r = &mut self.flows[i].receiver;
+            let Datagram { flow: i, pn, ack } = d.item;
+            let f = &mut self.flows[i];
+            if let (Some(rx), Some(ack)) = (f.rx.as_mut(), ack) {
+                rx.on_ack(ack.largest, ack.ack_delay, now);
+            }
+            let Some(pn) = pn else {
+                continue;
+            };
+            let data = f.in_transit.remove(&pn);
+            let r = &mut f.receiver;
             if !r.received.insert(pn) {
                 continue;
             }
+            if let (Some(rx), Some((chunk, size))) = (f.rx.as_mut(), data) {
+                rx.on_data(chunk, size, now);
+            }
+            let r = &mut self.flows[i].receiver;
             r.largest_time = Some(now);
             r.pending += 1;
             r.pending_since.get_or_insert(now);
@@ -498,6 +612,9 @@ impl Sim<'_> {
         let pn = r.next_ack_pn;
         r.next_ack_pn += 1;
         let ranges = r.received.ranges();
+        let frames =
+            f.rx.as_mut()
+                .map_or(Frames::default(), |rx| rx.on_send(pn, now));
         let at = now + f.one_way;
         self.push(
             at,
@@ -507,6 +624,7 @@ impl Sim<'_> {
                     pn,
                     ranges,
                     ack_delay,
+                    frames,
                 }),
             ),
         );
@@ -517,12 +635,16 @@ impl Sim<'_> {
             pn,
             ref ranges,
             ack_delay,
+            frames,
         } = *frame;
         let t = self.t_ms(now);
         let f = &mut self.flows[i];
         let Some(sender) = f.sender.as_mut() else {
             return;
         };
+        if let Some(max_data) = frames.max_data {
+            sender.grant_credit(max_data);
+        }
         f.recorder.ack_received(t, pn, ranges, ms(ack_delay));
         let out = sender.on_ack(ranges, ack_delay, now);
         for &lost in &out.lost {
@@ -630,6 +752,7 @@ impl Sim<'_> {
                         .map(Duration::as_secs_f64)
                         .collect()
                 }),
+                receiver_window: state.rx.as_ref().map(ReceiverControl::stats),
             });
             flows.push(MemoryFlow {
                 analyzer: state.recorder.finish()?,

@@ -23,7 +23,9 @@
 //! quiche's receiver. What is not modelled: the handshake (data starts 1.5
 //! base RTTs after the flow's start, with one RTT sample of the base RTT,
 //! as a server's first 1-RTT data does), flow control (our apps' windows
-//! never limit these transfers), and the hosts' own timing noise.
+//! never limit these transfers) except for a receiver-driven flow
+//! ([`Flow::receiver_lbe`], [`rx`]: the connection's credit, capped by the
+//! receiver's LEDBAT++ window), and the hosts' own timing noise.
 //!
 //! Nothing reads a clock: time is an `Instant` fixed at the start plus
 //! virtual durations, and the same configuration and seed always give the
@@ -34,6 +36,7 @@ pub mod ack;
 mod engine;
 pub mod record;
 pub mod rtt;
+pub mod rx;
 pub mod sender;
 
 use std::time::Duration;
@@ -42,6 +45,7 @@ pub use ack::AckPolicy;
 pub use engine::run;
 pub use engine::FlowStats;
 pub use engine::SimOutput;
+pub use rx::ReceiverWindowStats;
 pub use sender::Framing;
 
 /// The bottleneck.
@@ -75,6 +79,11 @@ pub struct Flow {
     pub rtt: Duration,
     /// Whether the sender paces (quiche's `enable_pacing`).
     pub pacing: bool,
+    /// Receiver-driven LBE: the receiver runs LEDBAT++ on what it observes
+    /// and caps the sender's flow-control credit at its window, as
+    /// `h3-fetch --lbe receiver` does ([`rx`]); `cc` is still what the
+    /// sender runs.
+    pub receiver_lbe: bool,
 }
 
 /// A run.

@@ -167,6 +167,9 @@ pub struct Sender {
     /// A deadline-aware controller's progress handle: stream bytes newly
     /// acknowledged are added to it before the controller sees the ACK.
     progress: Option<quiche_lbe::lbe_cc::deadline::Progress>,
+    /// The peer's connection flow-control credit (MAX_DATA): new stream
+    /// data ends at this offset; `None` when flow control is not modelled.
+    credit: Option<u64>,
 }
 
 impl Sender {
@@ -203,12 +206,25 @@ impl Sender {
             sent_packets: 0,
             spurious_losses: 0,
             progress: None,
+            credit: None,
         }
     }
 
     /// Feeds `progress` with the stream bytes acknowledged from now on.
     pub fn set_progress(&mut self, progress: quiche_lbe::lbe_cc::deadline::Progress) {
         self.progress = Some(progress);
+    }
+
+    /// The peer granted credit up to stream offset `max_data` (a MAX_DATA
+    /// frame, or the initial `initial_max_data`); credit only grows, as a
+    /// QUIC sender keeps the largest MAX_DATA it saw (RFC 9000 §19.9).
+    pub fn grant_credit(&mut self, max_data: u64) {
+        self.credit = Some(self.credit.map_or(max_data, |c| c.max(max_data)));
+    }
+
+    /// The flow-control credit, if modelled.
+    pub fn credit(&self) -> Option<u64> {
+        self.credit
     }
 
     pub fn cc(&self) -> &dyn quiche::CongestionControl {
@@ -248,6 +264,13 @@ impl Sender {
         }
     }
 
+    /// Whether new data may go out now: the flow has some and the credit
+    /// allows it (blocked by flow control, the sender is app-limited, as
+    /// quiche's is: its stream is not writable).
+    fn can_send_new(&self, now: Instant) -> bool {
+        self.has_new_data(now) && self.credit.is_none_or(|c| self.next_offset < c)
+    }
+
     /// Stops new data at `now` (a flow's stop time).
     pub fn stop_new_data(&mut self, now: Instant) {
         if let DataLimit::Until(t) = self.limit {
@@ -277,7 +300,7 @@ impl Sender {
         // overhead plus `PAYLOAD_MIN_LEN` (4) bytes, and then marks the path
         // as not application-limited when there was data to send.
         if room < self.framing.overhead + 4 {
-            let has_data = !self.retransmit.is_empty() || self.has_new_data(now);
+            let has_data = !self.retransmit.is_empty() || self.can_send_new(now);
             if let (Controller::Builtin(c), true) = (&mut self.cc, has_data) {
                 c.on_window_full();
             }
@@ -293,11 +316,14 @@ impl Sender {
                 c.len = capacity;
             }
             c
-        } else if self.has_new_data(now) {
-            let len = match self.limit {
+        } else if self.can_send_new(now) {
+            let mut len = match self.limit {
                 DataLimit::Bytes(total) => capacity.min(total - self.next_offset),
                 DataLimit::Until(_) => capacity,
             };
+            if let Some(credit) = self.credit {
+                len = len.min(credit - self.next_offset);
+            }
             let c = Chunk {
                 offset: self.next_offset,
                 len,

@@ -166,6 +166,12 @@ pub fn run(
     stop: &Arc<AtomicBool>,
     log: &dyn Fn(&str),
 ) -> Result<Summary, String> {
+    if let Some(f) = scenario.flows.iter().find(|f| f.receiver_lbe) {
+        return Err(format!(
+            "flow {}: receiver_lbe is simulated only (quic-bulk's client has no receiver-side control): run with --sim, or use h3-fetch --lbe receiver in real time",
+            f.name
+        ));
+    }
     let qlog_dir = out.join("qlog");
     std::fs::create_dir_all(&qlog_dir)
         .map_err(|e| format!("cannot create {}: {e}", qlog_dir.display()))?;

@@ -28,6 +28,11 @@
 //! rtt = "100ms"         # optional per-flow base RTT
 //! name = "background"   # optional label (default flowN)
 //! pacing = false        # optional: send unpaced (default: the link's)
+//! receiver_lbe = true   # optional, simulator only (lbe-lab run --sim):
+//!                       # receiver-driven LBE, the receiver runs LEDBAT++
+//!                       # and caps the sender's flow-control credit at its
+//!                       # window (h3-fetch --lbe receiver); `cc` stays the
+//!                       # sender's controller (default false)
 //!
 //! [[flow]]              # an HTTP/3 download: h3-fetch against a server
 //! kind = "h3"           # "quic-bulk" (the default) or "h3"
@@ -49,6 +54,12 @@
 //! (the same server, switching off). `cc` is taken only where the server
 //! runs it (h3-serve, background); `deadline` and `pacing` are quic-bulk's
 //! only.
+//!
+//! `receiver_lbe` with `cc` spans h3-fetch's `--lbe` modes against a
+//! server that runs `cc` for the download: `cc = "cubic"` alone is a normal
+//! download (none), with `receiver_lbe` it is `--lbe receiver`;
+//! `cc = "ledbatpp"` alone is `--lbe sender` (h3-serve yielding on
+//! `u=7`), with `receiver_lbe` it is `--lbe both`.
 //!
 //! Everything is checked before anything starts; an error names the file
 //! and the line.
@@ -219,6 +230,8 @@ pub struct Flow {
     /// A deadline-aware flow's deadline (quic-bulk `--deadline`); `cc` is
     /// the controller it steers.
     pub deadline: Option<Duration>,
+    /// Receiver-driven LBE (simulator only): `lbe_sim::Flow::receiver_lbe`.
+    pub receiver_lbe: bool,
 }
 
 impl Flow {
@@ -293,6 +306,7 @@ struct RawFlow {
     rtt: Option<Spanned<String>>,
     name: Option<Spanned<String>>,
     pacing: Option<Spanned<bool>>,
+    receiver_lbe: Option<Spanned<bool>>,
 }
 
 /// Where in the file a problem is.
@@ -497,6 +511,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
                 .or(raw_link.pacing)
                 .unwrap_or(true),
             deadline,
+            receiver_lbe: f.receiver_lbe.as_ref().is_some_and(|v| *v.get_ref()),
         });
     }
 
@@ -610,6 +625,12 @@ fn flow_kind(src: &Source, f: &RawFlow) -> Result<FlowKind, String> {
                 format!("flow {key}: only quic-bulk flows take '{key}' (an h3 flow's sender is its server)"),
             ));
         }
+    }
+    if let Some(v) = &f.receiver_lbe {
+        return Err(src.error(
+            v.span(),
+            "flow receiver_lbe: only quic-bulk flows take 'receiver_lbe' (an h3 flow sets lbe = \"receiver\")",
+        ));
     }
     let server = match &f.server {
         None => H3Server::H3Serve,
@@ -1027,6 +1048,10 @@ bytes = "10MB"
             (
                 h3("deadline = \"60s\""),
                 "s.toml:12: flow deadline: only quic-bulk flows take 'deadline' (an h3 flow's sender is its server)",
+            ),
+            (
+                h3("receiver_lbe = true"),
+                "s.toml:12: flow receiver_lbe: only quic-bulk flows take 'receiver_lbe' (an h3 flow sets lbe = \"receiver\")",
             ),
             (
                 h3("background = \"yes\""),

@@ -95,6 +95,7 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
                 },
                 rtt: f.rtt,
                 pacing: f.pacing,
+                receiver_lbe: f.receiver_lbe,
             })
             .collect(),
         window: scenario.window,
