@@ -792,7 +792,13 @@ mod tests {
         for ok in ["cdg", "ledbatpp", "cdg:g=0.5", "ledbatpp:profile=full"] {
             check_deadline_cc(&ok.parse().unwrap()).unwrap();
         }
-        for bad in ["cubic", "reno", "ledbat", "fixed:packets=4", "cdg:deadline=10s"] {
+        for bad in [
+            "cubic",
+            "reno",
+            "ledbat",
+            "fixed:packets=4",
+            "cdg:deadline=10s",
+        ] {
             let e = check_deadline_cc(&bad.parse().unwrap()).unwrap_err();
             assert_eq!(
                 e.to_string(),
