@@ -275,6 +275,7 @@ pub fn fetch(
         output: output.clone(),
         background: h3.background,
         lbe: h3.lbe.unwrap_or_default(),
+        deadline: None,
         resume: false,
         qlog_dir: Some(qlog_dir.to_path_buf()),
         verify: false,
