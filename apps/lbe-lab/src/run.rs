@@ -114,7 +114,7 @@ pub enum Transfer {
     /// quic-bulk's own summary of the whole transfer.
     QuicBulk(ClientSummary),
     /// The h3 flow's download and its check.
-    H3(H3Transfer),
+    H3(Box<H3Transfer>),
 }
 
 impl Transfer {
@@ -374,7 +374,7 @@ fn run_flow(
                 crate::h3::fetch(h3, served, connect, &dir, &abort, &|| {
                     at_stop.load(Ordering::Relaxed)
                 })
-                .map(|(t, qlog)| (Transfer::H3(t), qlog))
+                .map(|(t, qlog)| (Transfer::H3(Box::new(t)), qlog))
             }
             (FlowKind::H3(_), None) => Err("the h3 flow has no server".to_string()),
             (FlowKind::QuicBulk, _) => run_quic_bulk(flow, connect, qlog_dir, t0, &abort),
