@@ -14,7 +14,7 @@ use quic_bulk::server::ServerArgs;
 
 #[test]
 fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
-    let dir = std::env::temp_dir().join(format!("lbe-analysis-real-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lbe-analysis-real");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
 

@@ -52,11 +52,17 @@ fn downloads_20mb_normally_and_in_the_background() {
 
     let background = out.join("background.bin");
     let client_qlogs = s.dir("client-qlog");
+    // The server's side of a background download (its controller's
+    // slowdowns): `--lbe sender`, without the receiver's cap, which on
+    // loopback keeps the sender application-limited, in slow start
+    // (tests/receiver.rs covers the receiver's side).
     let j = fetch(&[
         &url,
         "-o",
         background.to_str().unwrap(),
         "--background",
+        "--lbe",
+        "sender",
         "--json",
         "--qlog-dir",
         client_qlogs.to_str().unwrap(),
@@ -64,6 +70,7 @@ fn downloads_20mb_normally_and_in_the_background() {
     .json();
     assert_eq!(j["status"], 200);
     assert_eq!(j["background"], true);
+    assert_eq!(j["lbe"], "sender");
     assert_eq!(j["digest_verified"], true);
     assert!(std::fs::read(&background).unwrap() == data);
     let client_qlog = j["qlog"].as_str().expect("client qlog path");

@@ -48,7 +48,7 @@ fn h3_flows_through_routes_are_verified_byte_for_byte() {
         Err(InstallError::Failed(e)) => panic!("{e}"),
     }
     let scenario = lbe_lab::scenario::parse(Path::new("h3.toml"), SCENARIO).unwrap();
-    let out = std::env::temp_dir().join(format!("lbe-lab-test-h3-{}", std::process::id()));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("lbe-lab-test-h3");
     let _ = std::fs::remove_dir_all(&out);
     let s = lbe_lab::run::run(
         &scenario,
@@ -139,7 +139,7 @@ name = "cubic"
 "#,
     )
     .unwrap();
-    let out = std::env::temp_dir().join(format!("lbe-lab-test-yield-{}", std::process::id()));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("lbe-lab-test-yield");
     let _ = std::fs::remove_dir_all(&out);
     let s = lbe_lab::run::run(
         &scenario,

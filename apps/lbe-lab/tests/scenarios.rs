@@ -20,7 +20,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 fn run(name: &str, toml: &str) -> Summary {
     let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let scenario = lbe_lab::scenario::parse(Path::new(name), toml).unwrap();
-    let out = std::env::temp_dir().join(format!("lbe-lab-test-{name}-{}", std::process::id()));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("lbe-lab-test-{name}"));
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
     let summary = lbe_lab::run::run(
