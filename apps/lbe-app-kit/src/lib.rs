@@ -6,13 +6,15 @@
 //!   its server should send with ([`tls`]);
 //! - connections driven over UDP with mio event loops ([`endpoint`]);
 //! - what the apps' command lines share: signals, progress bars, one-line
-//!   usage errors, `--cc` help ([`cli`]).
+//!   usage errors, `--cc` help ([`cli`]);
+//! - what a transfer with a deadline reports ([`deadline`]).
 //!
 //! Someone who only embeds the controllers in their own quiche code needs
 //! `quiche-lbe` alone; this crate is where clap, indicatif, mio and
 //! signal-hook come in.
 
 pub mod cli;
+pub mod deadline;
 pub mod endpoint;
 pub mod tls;
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 use indicatif::ProgressBar;
+use lbe_app_kit::deadline::DeadlineOutcome;
 use lbe_app_kit::endpoint::client;
 use lbe_app_kit::endpoint::client::ClientApp;
 use lbe_app_kit::endpoint::client::ClientOptions;
@@ -68,19 +69,10 @@ pub struct Summary {
     pub lost_packets: u64,
     /// The sender's qlog, if one was written.
     pub qlog: Option<String>,
-    /// The deadline asked for, seconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deadline_s: Option<f64>,
-    /// With a deadline: the transfer's time (`duration_s`) and whether it
-    /// was within the deadline.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub finished_s: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub met: Option<bool>,
-    /// The sender's time in each aggressiveness level, seconds, level 0
-    /// (full LBE) first.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub time_in_levels_s: Option<Vec<f64>>,
+    /// With `--deadline`: `deadline_s`, `finished_s`, `met` and the
+    /// server's `time_in_levels_s`.
+    #[serde(flatten)]
+    pub deadline: Option<DeadlineOutcome>,
 }
 
 impl Summary {
@@ -293,9 +285,9 @@ pub fn run(args: ClientArgs, stop: &AtomicBool) -> Result<Summary, Error> {
         rtt_ms: outcome.rtt_ms,
         lost_packets: outcome.lost_packets,
         qlog: outcome.qlog,
-        deadline_s: app.args.deadline.map(|d| d.as_secs_f64()),
-        finished_s: app.args.deadline.map(|_| duration_s),
-        met: app.args.deadline.map(|d| duration_s <= d.as_secs_f64()),
-        time_in_levels_s: outcome.time_in_levels_s,
+        deadline: app
+            .args
+            .deadline
+            .map(|d| DeadlineOutcome::new(d, duration_s, outcome.time_in_levels_s)),
     })
 }

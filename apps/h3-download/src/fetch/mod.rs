@@ -28,6 +28,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use std::time::Instant;
 
+use lbe_app_kit::deadline::DeadlineOutcome;
 use lbe_app_kit::endpoint::client;
 use lbe_app_kit::endpoint::client::ClientApp;
 use lbe_app_kit::endpoint::client::ClientOptions;
@@ -113,20 +114,12 @@ pub struct Summary {
     pub digest_verified: bool,
     /// The client's qlog, if one was written.
     pub qlog: Option<String>,
-    /// With `--deadline`: the deadline, seconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deadline_s: Option<f64>,
-    /// With `--deadline`: the download's time (`duration_s`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub finished_s: Option<f64>,
-    /// With `--deadline`: whether it finished within the deadline.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub met: Option<bool>,
-    /// With `--deadline`: the server's time in each aggressiveness level,
-    /// seconds (its `lbe-time-in-levels` trailer; absent if the server
-    /// sent none, e.g. it does not know the field).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub time_in_levels_s: Option<Vec<f64>>,
+    /// With `--deadline`: `deadline_s`, `finished_s` (= `duration_s`),
+    /// `met` and the server's `time_in_levels_s` (its `lbe-time-in-levels`
+    /// trailer; absent if the server sent none, e.g. it does not know the
+    /// field).
+    #[serde(flatten)]
+    pub deadline: Option<DeadlineOutcome>,
 }
 
 impl Summary {
@@ -315,9 +308,8 @@ fn summary(
             .as_ref()
             .and_then(|c| c.qlog_path())
             .map(|p| p.display().to_string()),
-        deadline_s: args.deadline.map(|d| d.as_secs_f64()),
-        finished_s: args.deadline.map(|_| duration_s),
-        met: args.deadline.map(|d| duration_s <= d.as_secs_f64()),
-        time_in_levels_s: args.deadline.and(d.time_in_levels_s.clone()),
+        deadline: args
+            .deadline
+            .map(|deadline| DeadlineOutcome::new(deadline, duration_s, d.time_in_levels_s.clone())),
     }
 }
