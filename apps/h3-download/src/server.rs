@@ -17,8 +17,9 @@
 //!
 //! A background request may carry a deadline, `lbe-deadline: <ms>` (whole
 //! milliseconds, 1 to 3600000; [`fields::DEADLINE_FIELD`]). Its file
-//! response then switches the connection to `--background-cc` made
-//! deadline-aware (`lbe_cc::deadline`, so `cdg` or `ledbatpp`) with the
+//! response then switches the connection to `--deadline-cc` (default
+//! `cdg`; [`DEFAULT_DEADLINE_CC`]) made deadline-aware (`lbe_cc::deadline`,
+//! so `cdg` or `ledbatpp`) with the
 //! response body's length as the transfer's size, fed with the bytes
 //! acknowledged, as quic-bulk's server does; the body ends with a trailer,
 //! `lbe-time-in-levels: s0,s1,...` (seconds per aggressiveness level when

@@ -13,7 +13,7 @@ use quiche_lbe::CcSpec;
 /// `priority: u=7` makes its connection a background one, sent with
 /// --background-cc; other connections use CUBIC. A background request may
 /// add `lbe-deadline: <ms>` (whole milliseconds, 1 to 3600000): its file is
-/// then sent deadline-aware (--background-cc cdg or ledbatpp), and the body
+/// then sent deadline-aware with --deadline-cc (cdg or ledbatpp), and the body
 /// ends with a trailer `lbe-time-in-levels: <s>,...` (seconds per
 /// aggressiveness level). A malformed deadline is ignored with a warning.
 #[derive(Parser)]
