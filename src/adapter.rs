@@ -66,6 +66,19 @@ impl fmt::Debug for Adapter {
     }
 }
 
+/// quiche's RTT estimate at an ACK as the controllers see it.
+pub(crate) fn rtt_info(rtt: &quiche::RttEstimate) -> RttInfo {
+    RttInfo {
+        latest_rtt: rtt.latest_rtt,
+        ack_delay: rtt.ack_delay,
+        new_sample: rtt.new_sample,
+        min_rtt: rtt.min_rtt,
+        smoothed_rtt: rtt.smoothed_rtt,
+        rttvar: rtt.rttvar,
+        max_ack_delay: rtt.max_ack_delay,
+    }
+}
+
 impl quiche::CongestionControl for Adapter {
     fn on_packet_sent(&mut self, sent_bytes: usize, bytes_in_flight: usize, now: Instant) {
         self.controller
@@ -88,15 +101,7 @@ impl quiche::CongestionControl for Adapter {
             now,
             acked: &self.acked,
             bytes_in_flight: bytes_in_flight as u64,
-            rtt: RttInfo {
-                latest_rtt: rtt.latest_rtt,
-                ack_delay: rtt.ack_delay,
-                new_sample: rtt.new_sample,
-                min_rtt: rtt.min_rtt,
-                smoothed_rtt: rtt.smoothed_rtt,
-                rttvar: rtt.rttvar,
-                max_ack_delay: rtt.max_ack_delay,
-            },
+            rtt: rtt_info(rtt),
         });
     }
 

@@ -145,18 +145,9 @@ impl quiche::CongestionControl for Tap {
         now: Instant,
     ) {
         if rtt.new_sample {
-            lock(&self.log).samples.push((
-                now,
-                RttInfo {
-                    latest_rtt: rtt.latest_rtt,
-                    ack_delay: rtt.ack_delay,
-                    new_sample: true,
-                    min_rtt: rtt.min_rtt,
-                    smoothed_rtt: rtt.smoothed_rtt,
-                    rttvar: rtt.rttvar,
-                    max_ack_delay: rtt.max_ack_delay,
-                },
-            ));
+            lock(&self.log)
+                .samples
+                .push((now, crate::adapter::rtt_info(rtt)));
         }
         self.inner
             .on_packets_acked(acked, rtt, bytes_in_flight, now);
