@@ -36,10 +36,6 @@ use crate::scenario::FlowKind;
 use crate::scenario::Scenario;
 use crate::scenario::Upstream;
 
-/// How long a byte-counted flow, or a flow's last bytes after its stop
-/// time, may take before the run gives up on it.
-const GRACE: Duration = Duration::from_secs(120);
-
 /// `summary.json`.
 #[derive(Debug, Serialize)]
 pub struct Summary {
@@ -345,10 +341,9 @@ fn run_flow(
     if !crate::h3::wait_until(t0, flow.start, stop) {
         return Err("interrupted".to_string());
     }
-    // Past its stop time (or a byte count's grace), a flow is cut off; an
-    // h3 flow with a stop time is cut off at it (its file is larger than
-    // the link can carry by then).
-    let deadline = flow.stop().unwrap_or(flow.start) + GRACE;
+    // Past its give-up time a flow is cut off; an h3 flow with a stop time
+    // is cut off at it (its file is larger than the link can carry by then).
+    let deadline = flow.give_up_at();
     let cut_at = match flow.kind {
         FlowKind::H3(_) => flow.stop(),
         FlowKind::QuicBulk => None,

@@ -69,6 +69,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 
+use lbe_sim::GRACE;
 use quiche_lbe::CcSpec;
 use serde::Deserialize;
 use toml::Spanned;
@@ -251,6 +252,21 @@ impl Flow {
         match self.end {
             FlowEnd::Stop(t) => Some(t),
             FlowEnd::Bytes(_) => None,
+        }
+    }
+
+    /// Scenario time at which a real run gives up on the flow: [`GRACE`]
+    /// past its stop time; counting bytes, `GRACE` past its start, or,
+    /// with a deadline, `GRACE` past the later of its deadline and `GRACE`
+    /// (a loose 400 s deadline must be allowed to take 400 s, and an
+    /// impossible 20 s one to run on at a fair share and report the miss).
+    /// The simulator, where time costs little, allows an hour
+    /// (`lbe_sim::engine`).
+    pub fn give_up_at(&self) -> Duration {
+        match (self.end, self.deadline) {
+            (FlowEnd::Stop(t), _) => t + GRACE,
+            (FlowEnd::Bytes(_), None) => self.start + GRACE,
+            (FlowEnd::Bytes(_), Some(d)) => self.start + d.max(GRACE) + GRACE,
         }
     }
 }
@@ -822,6 +838,26 @@ name = "fg"
             "{}",
             err(&with("1 mbit/s"))
         );
+    }
+
+    #[test]
+    fn a_real_run_gives_up_grace_past_the_stop_the_start_or_a_deadline() {
+        let s = parse(Path::new("s.toml"), GOOD).unwrap();
+        // stop = 40s: 40 + 120.
+        assert_eq!(s.flows[0].give_up_at(), Duration::from_secs(160));
+        // bytes from 10 s, no deadline: 10 + 120.
+        assert_eq!(s.flows[1].give_up_at(), Duration::from_secs(130));
+        let with = |deadline: &str| {
+            let text = GOOD.replace("cc = \"cubic\"", "cc = \"cdg\"").replace(
+                "bytes = \"10MB\"",
+                &format!("bytes = \"10MB\"\ndeadline = \"{deadline}\""),
+            );
+            parse(Path::new("s.toml"), &text).unwrap().flows[1].give_up_at()
+        };
+        // A loose deadline may be used in full: 10 + 400 + 120.
+        assert_eq!(with("400s"), Duration::from_secs(530));
+        // An impossible one runs on at a fair share: 10 + 120 + 120.
+        assert_eq!(with("20s"), Duration::from_secs(250));
     }
 
     #[test]
