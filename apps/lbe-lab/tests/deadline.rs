@@ -40,7 +40,8 @@ fn took_s(f: &SimFlowSummary) -> f64 {
 
 const BYTES: f64 = 100e6;
 
-/// Both steered controllers; the bars are the same for each.
+/// Both steered controllers (`scenarios/deadline-*-ledbatpp.toml` run
+/// `ledbatpp:profile=full`); the bars are the same for each.
 const CCS: [&str; 2] = ["cdg", "ledbatpp"];
 
 #[test]
@@ -50,7 +51,7 @@ fn tight_deadline_is_met_within_5_percent_taking_at_most_10_percent_more_than_ne
         let took = took_s(bulk);
         // Met within 5 %: done by 126 s; no more than 10 % above the
         // needed rate (100 MB / 120 s): not done before 109.1 s
-        // (measured 114.3-114.8 s for both).
+        // (measured 113.4-114.5 s for both).
         assert!(took <= 120.0 * 1.05, "{cc} seed {seed}: {took} s");
         assert!(
             BYTES / took <= 1.10 * BYTES / 120.0,
@@ -96,21 +97,21 @@ fn impossible_deadline_reports_the_miss_and_takes_no_more_than_cubic() {
         assert_eq!(bulk.deadline_s, Some(20.0));
         // Never more aggressive than CUBIC: at most half of the two
         // flows' goodput over 10-90 s (measured cdg 0.34 / 0.40 / 0.13,
-        // ledbatpp 0.03 / 0.41 / 0.29: the fair-share estimate is low on
-        // some seeds, README "Left"), and it does finish (by 229 s
+        // ledbatpp 0.42 / 0.41 / 0.34: the fair-share estimate is low on
+        // some seeds, README "Left"), and it does finish (by 211 s
         // measured; CUBIC runs until 200 s).
         let ours = bulk.figures.goodput_bps;
         let share = ours / (ours + flow(&s, "cubic").figures.goodput_bps);
-        assert!((0.02..=0.5).contains(&share), "{cc} seed {seed}: {share}");
+        assert!((0.1..=0.5).contains(&share), "{cc} seed {seed}: {share}");
         assert!(took_s(bulk) < 240.0, "{cc} seed {seed}");
     }
 }
 
 #[test]
 fn without_a_competitor_it_fills_the_link_and_finishes_early_as_full_lbe() {
-    // Measured: cdg 51.5 s (15.4 Mbit/s), ledbatpp 46.1 s (17.1 Mbit/s, 0.92
-    // of the 18.68 Mbit/s the link carries).
-    for (cc, most_s, least_goodput) in [("cdg", 52.0, 0.8), ("ledbatpp", 46.5, 0.9)] {
+    // Measured: cdg 51.5 s (15.4 Mbit/s, 0.82 of the 18.7 Mbit/s the link
+    // carries), ledbatpp (profile=full) 43.9 s (18.2 Mbit/s, 0.97).
+    for (cc, most_s, least_goodput) in [("cdg", 52.0, 0.8), ("ledbatpp", 44.5, 0.95)] {
         let s = simulate(&format!("deadline-solo-{cc}"), 1);
         let bulk = flow(&s, "bulk");
         assert_eq!(bulk.met, Some(true), "{cc}");
