@@ -204,6 +204,14 @@
 //!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
 //!   holds a queue (window ≈ BDP + T's worth), so the freeze does not
 //!   re-measure the base delay; the duty cycle already bounds the cost.
+//!
+//! # Deadline steering
+//!
+//! [`crate::deadline`] steers TARGET and GAIN and, above its level 0, how
+//! much the controller defers ([`Deference`]: slowdowns held, and at its
+//! top level no decrease above T) and when it slow-starts
+//! ([`LedbatPlusPlus::slow_start_to`], one byte per byte acknowledged).
+//! Unsteered ([`Deference::Full`], no catch-up) it is the profile above.
 
 use std::time::Duration;
 use std::time::Instant;
