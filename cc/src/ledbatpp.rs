@@ -204,6 +204,14 @@
 //!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
 //!   holds a queue (window ≈ BDP + T's worth), so the freeze does not
 //!   re-measure the base delay; the duty cycle already bounds the cost.
+//!
+//! # Deadline steering
+//!
+//! [`crate::deadline`] steers TARGET and GAIN and, above its level 0, how
+//! much the controller defers ([`Deference`]: slowdowns held, and at its
+//! top level no decrease above T) and when it slow-starts
+//! ([`LedbatPlusPlus::slow_start_to`], one byte per byte acknowledged).
+//! Unsteered ([`Deference::Full`], no catch-up) it is the profile above.
 
 use std::time::Duration;
 use std::time::Instant;
@@ -315,6 +323,19 @@ pub enum PacingRtt {
     Smoothed,
     /// The current delay (the minimum of the latest samples), when smaller.
     Current,
+}
+
+/// How much LEDBAT++ defers to other traffic; [`crate::deadline`] lowers it
+/// above level 0 (`LedbatPlusPlus::set_deference`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Deference {
+    /// LEDBAT++ as configured: periodic slowdowns and the decrease above T.
+    #[default]
+    Full,
+    /// The decrease above T, but no slowdowns (a due one waits).
+    DelayOnly,
+    /// Neither: additive increase, halving on loss (Reno-like with GAIN 1).
+    None,
 }
 
 /// Parameters of [`LedbatPlusPlus`]. Defaults are draft -01's; fields are
@@ -674,6 +695,9 @@ struct State {
     skip_until: Option<Instant>,
     /// The last freeze measured an empty queue (`gentle_freeze`).
     last_freeze_empty: bool,
+    /// The current slow start is a catch-up ([`LedbatPlusPlus::slow_start_to`]):
+    /// it grows one byte per byte acknowledged, not GAIN.
+    catching_up: bool,
 }
 
 impl HasWindow<f64> for State {
@@ -714,6 +738,9 @@ pub struct LedbatPlusPlus {
     window_full_since: Option<Instant>,
     /// When the latest loss was reported (`fill_quiet`).
     last_loss: Option<Instant>,
+    /// How far [`crate::deadline`] has taken the controller out of its LBE
+    /// behaviour ([`Deference::Full`] unless steered).
+    deference: Deference,
 }
 
 impl LedbatPlusPlus {
@@ -740,6 +767,7 @@ impl LedbatPlusPlus {
                 recovery: RecoveryPeriod::default(),
                 skip_until: None,
                 last_freeze_empty: false,
+                catching_up: false,
             },
             round_cwnd: cwnd,
             rounds: Rounds::default(),
@@ -752,6 +780,7 @@ impl LedbatPlusPlus {
             filling: false,
             window_full_since: None,
             last_loss: None,
+            deference: Deference::Full,
             cfg,
         }
     }
@@ -903,10 +932,12 @@ impl LedbatPlusPlus {
                 Schedule::AfterRounds(n) if n > 1 => {
                     self.s.next_slowdown = Schedule::AfterRounds(n - 1)
                 }
-                Schedule::AfterRounds(_) => {
+                // Held while steered above level 0 (`Deference`).
+                Schedule::AfterRounds(_) if self.deference == Deference::Full => {
                     self.start_slowdown(now, false);
                     changed = true;
                 }
+                Schedule::AfterRounds(_) => (),
                 Schedule::At(_) | Schedule::None => (),
             },
             Phase::RampUp {
@@ -970,6 +1001,45 @@ impl LedbatPlusPlus {
         self.margin_ns = delay::nanos(self.cfg.target_margin.min(target));
         self.exit_delay = target.mul_f64(self.cfg.slow_start_exit);
         self.gain = self.gain_for(self.gain_base);
+    }
+
+    /// Sets how much the controller defers ([`crate::deadline`] above level
+    /// 0): without slowdowns a slowdown that falls due waits until
+    /// [`Deference::Full`] is back, then starts at the next ACK (or round
+    /// end, for the initial one); one under way runs its course.
+    pub fn set_deference(&mut self, deference: Deference) {
+        self.deference = deference;
+    }
+
+    /// How much the controller defers ([`LedbatPlusPlus::set_deference`]).
+    pub fn deference(&self) -> Deference {
+        self.deference
+    }
+
+    /// Lets the window slow-start up to `bytes` ([`crate::deadline`]'s
+    /// catch-up, as `Cdg::slow_start_to`): in congestion avoidance or a
+    /// catch-up, out of recovery and below `bytes`, ssthresh becomes `bytes`
+    /// (and the round bound starts anew) and the window
+    /// grows one byte per byte acknowledged (not GAIN) until it gets there,
+    /// not left on delay; a loss ends it as usual, and it has the round
+    /// bound of any slow start after the initial one (module docs). Returns
+    /// whether it did.
+    pub fn slow_start_to(&mut self, bytes: u64) -> bool {
+        let catching_up = matches!(self.s.phase, Phase::SlowStart { .. }) && self.s.catching_up;
+        if !(self.s.phase == Phase::CongestionAvoidance || catching_up)
+            || self.s.recovery.in_recovery()
+            || self.s.cwnd >= bytes as f64
+        {
+            return false;
+        }
+        self.s.ssthresh = (bytes as f64).min(MAX_WINDOW_BYTES as f64);
+        // Doubling each round: log2 of the way up, twice, as the bound.
+        let rounds = (self.s.ssthresh / self.s.cwnd.max(1.0)).log2().ceil() as u64;
+        self.s.phase = Phase::SlowStart {
+            rounds_left: rounds.saturating_mul(2).saturating_add(1),
+        };
+        self.s.catching_up = true;
+        true
     }
 }
 
@@ -1035,7 +1105,7 @@ impl CongestionController for LedbatPlusPlus {
             }
             Phase::CongestionAvoidance => {
                 if let Schedule::At(due) = self.s.next_slowdown {
-                    if now >= due {
+                    if now >= due && self.deference == Deference::Full {
                         self.start_slowdown(now, true);
                         changed = true;
                     }
@@ -1058,8 +1128,13 @@ impl CongestionController for LedbatPlusPlus {
             Phase::InitialSlowStart if q > self.exit_delay => self.leave_initial_slow_start(now),
             Phase::InitialSlowStart | Phase::SlowStart { .. } | Phase::RampUp { .. } => {
                 if may_grow {
-                    // §4.1: slow start adds GAIN per acknowledged byte.
-                    self.s.cwnd = (self.s.cwnd + self.gain * bytes).min(MAX_WINDOW_BYTES as f64);
+                    // §4.1: slow start adds GAIN per acknowledged byte (a
+                    // catch-up one byte: `slow_start_to`).
+                    let gain = match self.s.phase {
+                        Phase::SlowStart { .. } if self.s.catching_up => 1.0,
+                        _ => self.gain,
+                    };
+                    self.s.cwnd = (self.s.cwnd + gain * bytes).min(MAX_WINDOW_BYTES as f64);
                     if self.s.cwnd >= self.s.ssthresh {
                         // ssthresh may predate an MTU increase.
                         self.s.cwnd = self.s.ssthresh.max(self.bounds.min);
@@ -1103,7 +1178,7 @@ impl CongestionController for LedbatPlusPlus {
                 // `target_margin`: the decrease starts that much below T.
                 let from = self.target_ns - self.margin_ns;
                 let q = delay::nanos(q);
-                if q > from {
+                if q > from && self.deference != Deference::None {
                     // `decrease=excess_queue`: the excess over one RTT,
                     // (q − T)/srtt of the window, instead of (q − T)/T.
                     let per = match (self.cfg.decrease, self.srtt) {
@@ -1162,6 +1237,7 @@ impl CongestionController for LedbatPlusPlus {
 
     fn on_persistent_congestion(&mut self, _now: Instant) {
         self.s.cwnd = self.bounds.min;
+        self.s.catching_up = false;
         if self.s.phase == Phase::CongestionAvoidance && self.s.ssthresh > self.bounds.min {
             // Slow start back towards ssthresh, not left on delay (§4.1).
             let full = self.rounds_to_restore();
@@ -2198,5 +2274,67 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("skip_rtt_after_restore"), "{e}");
+    }
+
+    #[test]
+    fn deference_none_grows_above_target_and_delay_only_still_decreases() {
+        // As one_round_at_one_and_a_half_target_halves_and_adds_gain: one
+        // round at q = 1.5·T. Without deference the decrease is gone and
+        // the round adds GAIN·MSS; DelayOnly keeps the draft's rule.
+        let mut d = in_congestion_avoidance_at_48000(ms(125));
+        d.cc.set_deference(Deference::None);
+        for _ in 0..40 {
+            d.ack_old(ms(1), MSS, ms(125));
+        }
+        assert_eq!(d.cc.window(), 48_000 + 300);
+        let mut d = in_congestion_avoidance_at_48000(ms(125));
+        d.cc.set_deference(Deference::DelayOnly);
+        for _ in 0..40 {
+            d.ack_old(ms(1), MSS, ms(125));
+        }
+        assert_eq!(d.cc.window(), 24_300);
+    }
+
+    #[test]
+    fn a_slowdown_due_waits_until_full_deference_is_back() {
+        // The initial slowdown is due at the second round end after the
+        // initial slow start; held, it starts at the first round end once
+        // the deference is Full again.
+        let mut d = in_congestion_avoidance_at_48000(ms(125));
+        d.cc.set_deference(Deference::DelayOnly);
+        for _ in 0..4 {
+            d.round(ms(35), MSS);
+            assert_eq!(state(&d), "congestion_avoidance");
+        }
+        d.cc.set_deference(Deference::Full);
+        d.round(ms(35), MSS);
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+    }
+
+    #[test]
+    fn slow_start_to_grows_one_byte_per_byte_from_congestion_avoidance_only() {
+        // Not in the initial slow start (it is growing already).
+        let mut d = driver(config(&[]));
+        assert!(!d.cc.slow_start_to(100_000));
+        let mut d = in_congestion_avoidance_at_48000(ms(125));
+        assert!(!d.cc.slow_start_to(48_000), "not below the window");
+        assert!(d.cc.slow_start_to(60_000));
+        assert_eq!(
+            (state(&d), d.cc.snapshot().ssthresh),
+            ("slow_start", Some(60_000))
+        );
+        // One byte per byte acknowledged (GAIN is 1/4), not left on the
+        // queue of 1.5·T; at ssthresh, back to congestion avoidance.
+        d.ack_old(ms(1), MSS, ms(125));
+        assert_eq!(d.cc.window(), 49_200);
+        for _ in 0..9 {
+            d.ack_old(ms(1), MSS, ms(125));
+        }
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 60_000));
+        // Again from congestion avoidance; not during a recovery.
+        assert!(d.cc.slow_start_to(70_000));
+        d.loss(d.now);
+        assert_eq!((state(&d), d.cc.window()), ("recovery", 30_000));
+        assert!(!d.cc.slow_start_to(70_000));
     }
 }

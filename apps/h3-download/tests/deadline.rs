@@ -13,7 +13,7 @@ fn a_background_download_with_a_deadline_reports_it_met_and_the_time_per_level()
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(4 * MB, 21);
     std::fs::write(root.join("f.bin"), &data).unwrap();
-    // The default --deadline-cc (cdg) sends it, whatever --background-cc.
+    // The default --deadline-cc (ledbatpp:profile=full) sends it.
     let server = TestServer::start(&root, |_| {});
     let target = out.join("f.bin");
     let j = fetch(&[

@@ -34,7 +34,7 @@ struct Cli {
     background_cc: CcSpec,
     /// The controller a background request with a deadline (`lbe-deadline`,
     /// h3-fetch --deadline) is sent with, made deadline-aware: cdg or
-    /// ledbatpp. CDG meets deadlines beside CUBIC; LEDBAT++ does not.
+    /// ledbatpp (both meet deadlines beside CUBIC in the simulator).
     #[arg(
         long,
         value_name = "SPEC",
