@@ -28,6 +28,7 @@
 
 use std::time::Instant;
 
+use quiche_lbe::lbe_cc::rledbat;
 use quiche_lbe::lbe_cc::rledbat::ReceiverStats;
 use quiche_lbe::ReceiverLbe;
 use serde::Serialize;
@@ -108,7 +109,7 @@ impl Receiver {
     pub(crate) fn new(background: bool, mode: LbeMode) -> Self {
         Receiver((background && mode.receiver()).then(|| {
             ReceiverLbe::new(
-                Default::default(),
+                rledbat::default_config(),
                 lbe_app_kit::tls::MAX_DATAGRAM_SIZE as u64,
                 Instant::now(),
             )
