@@ -27,7 +27,8 @@
 //!   feeds [`ReceiverLedbat::on_rtt_sample`].
 //! - **Arrivals**: each data packet's bytes on the wire feed
 //!   [`ReceiverLedbat::on_data`]; one whose stream data starts below the
-//!   highest offset received (patch 0004's `late_stream_frames_recv`) feeds
+//!   highest offset received and ends above the data already read (patch
+//!   0004's `late_stream_frames_recv`) feeds
 //!   [`ReceiverLedbat::on_retransmission`].
 //! - The handshake gives the receiver one RTT sample of the base RTT when
 //!   the data starts, as it gives the sender one.
@@ -154,7 +155,9 @@ impl ReceiverControl {
 
     /// A data packet of `size` bytes on the wire carrying `chunk` arrived.
     pub fn on_data(&mut self, chunk: Chunk, size: usize, now: Instant) {
-        let late = chunk.offset < self.highest_end;
+        // Patch 0004's count: below the highest offset, and not a copy of
+        // data already read (a spurious retransmission).
+        let late = chunk.offset < self.highest_end && chunk.offset + chunk.len > self.consumed;
         let end = chunk.offset + chunk.len;
         self.highest_end = self.highest_end.max(end);
         self.window.on_data(now, size as u64);
