@@ -307,6 +307,12 @@ mod tests {
             rx.on_send(1, t0 + ms(2)).max_data,
             Some(1000 + w + w.min(limit))
         );
+        // A copy of data already read: a spurious retransmission, not a
+        // loss (patch 0004); one that ends above it still is.
+        rx.on_data(chunk(500, 500), 1350, t0 + ms(3));
+        assert_eq!(rx.stats().retransmissions, 1);
+        rx.on_data(chunk(1000 + w - 10, 20), 1350, t0 + ms(4));
+        assert_eq!(rx.stats().retransmissions, 2);
     }
 
     #[test]
