@@ -1,7 +1,8 @@
 //! Receiver-driven LBE: the downloading end of a flow runs
-//! [`ReceiverLedbat`] and enforces its window through connection-level flow
-//! control, as `quiche_lbe::receiver` does with patch 0004 in `h3-fetch
-//! --lbe receiver`.
+//! [`ReceiverLedbat`] (with the real client's parameters,
+//! [`rledbat::default_config`]) and enforces its window through
+//! connection-level flow control, as `quiche_lbe::receiver` does with patch
+//! 0004 in `h3-fetch --lbe receiver`.
 //!
 //! What is modelled, after the real client:
 //!
@@ -11,7 +12,7 @@
 //!   window being quiche's autotuned one (starting at `initial_max_data`,
 //!   doubled when an update follows the previous one within two smoothed
 //!   RTTs, at most 24 MiB) capped by the limit; an update is due once a
-//!   quarter of the capped window was consumed, and credit once granted is
+//!   eighth of the capped window was consumed, and credit once granted is
 //!   never withdrawn. The initial credit is the window's initial value
 //!   (`ReceiverLbe::configure`). Only the connection's credit is modelled
 //!   (a stream's own credit never binds in our apps).
@@ -26,7 +27,8 @@
 //!   feeds [`ReceiverLedbat::on_rtt_sample`].
 //! - **Arrivals**: each data packet's bytes on the wire feed
 //!   [`ReceiverLedbat::on_data`]; one whose stream data starts below the
-//!   highest offset received (patch 0004's `late_stream_frames_recv`) feeds
+//!   highest offset received and ends above the data already read (patch
+//!   0004's `late_stream_frames_recv`) feeds
 //!   [`ReceiverLedbat::on_retransmission`].
 //! - The handshake gives the receiver one RTT sample of the base RTT when
 //!   the data starts, as it gives the sender one.
@@ -35,6 +37,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use std::time::Instant;
 
+use quiche_lbe::lbe_cc::rledbat;
 use quiche_lbe::lbe_cc::rledbat::ReceiverLedbat;
 use quiche_lbe::lbe_cc::PathInfo;
 use quiche_lbe::lbe_cc::RttInfo;
@@ -103,7 +106,7 @@ impl ReceiverControl {
             max_datagram_size: max_datagram as u64,
             ..PathInfo::default()
         };
-        let window = ReceiverLedbat::new(Default::default(), path, now);
+        let window = ReceiverLedbat::new(rledbat::default_config(), path, now);
         let initial = window.window();
         Self {
             window,
@@ -152,7 +155,9 @@ impl ReceiverControl {
 
     /// A data packet of `size` bytes on the wire carrying `chunk` arrived.
     pub fn on_data(&mut self, chunk: Chunk, size: usize, now: Instant) {
-        let late = chunk.offset < self.highest_end;
+        // Patch 0004's count: below the highest offset, and not a copy of
+        // data already read (a spurious retransmission).
+        let late = chunk.offset < self.highest_end && chunk.offset + chunk.len > self.consumed;
         let end = chunk.offset + chunk.len;
         self.highest_end = self.highest_end.max(end);
         self.window.on_data(now, size as u64);
@@ -197,7 +202,7 @@ impl ReceiverControl {
         let mut frames = Frames::default();
         let available = self.max_data.saturating_sub(self.consumed);
         let window = capped(self.fc_window);
-        if available < window - window / 4 && self.max_data < self.consumed + window {
+        if available < window - window / 8 && self.max_data < self.consumed + window {
             // quiche's autotune_window (with path.recovery.rtt(): the
             // smoothed RTT), then update_max_data.
             if let Some(last) = self.last_update {
@@ -259,25 +264,25 @@ mod tests {
     }
 
     #[test]
-    fn credit_starts_at_the_window_and_is_renewed_after_a_quarter_is_consumed() {
+    fn credit_starts_at_the_window_and_is_renewed_after_an_eighth_is_consumed() {
         let t0 = Instant::now();
         let mut rx = ReceiverControl::new(1350, ms(25), t0);
         let w = rx.window();
         assert_eq!(rx.max_data(), w);
         rx.on_handshake_rtt(ms(50), t0);
-        // Less than a quarter read: no update, and no PING (one went out
+        // Less than an eighth read: no update, and no PING (one went out
         // never, so the first packet is a PING).
-        rx.on_data(chunk(0, w / 4 - 1), 1350, t0 + ms(1));
+        rx.on_data(chunk(0, w / 8 - 1), 1350, t0 + ms(1));
         let first = rx.on_send(0, t0 + ms(1));
         assert_eq!(first.max_data, None);
         assert!(first.ack_eliciting, "the first packet is a PING");
         let second = rx.on_send(1, t0 + ms(2));
         assert_eq!(second, Frames::default());
-        // More than a quarter read: the credit runs the window (the smaller
+        // More than an eighth read: the credit runs the window (the smaller
         // of quiche's window, not yet autotuned, and the limit) ahead of it.
-        rx.on_data(chunk(w / 4 - 1, 2), 1350, t0 + ms(3));
+        rx.on_data(chunk(w / 8 - 1, 2), 1350, t0 + ms(3));
         let update = rx.on_send(2, t0 + ms(3));
-        assert_eq!(update.max_data, Some(w / 4 + 1 + w.min(rx.window())));
+        assert_eq!(update.max_data, Some(w / 8 + 1 + w.min(rx.window())));
         assert!(update.ack_eliciting);
         assert_eq!(rx.stats().max_data_updates, 1);
         assert_eq!(rx.stats().pings, 1);
@@ -302,6 +307,12 @@ mod tests {
             rx.on_send(1, t0 + ms(2)).max_data,
             Some(1000 + w + w.min(limit))
         );
+        // A copy of data already read: a spurious retransmission, not a
+        // loss (patch 0004); one that ends above it still is.
+        rx.on_data(chunk(500, 500), 1350, t0 + ms(3));
+        assert_eq!(rx.stats().retransmissions, 1);
+        rx.on_data(chunk(1000 + w - 10, 20), 1350, t0 + ms(4));
+        assert_eq!(rx.stats().retransmissions, 2);
     }
 
     #[test]

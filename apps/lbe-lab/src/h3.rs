@@ -119,6 +119,10 @@ pub struct H3Transfer {
     pub sha256: String,
     /// What h3-fetch reported (`--json`), for a complete download.
     pub fetch: Option<h3_download::fetch::Summary>,
+    /// The receiver-side window's summary (h3-fetch's `receiver_window`)
+    /// of a download whose client ran the receiver-side control, complete
+    /// or cut off at its stop time; null otherwise.
+    pub receiver_window: Option<h3_download::fetch::ReceiverWindowSummary>,
 }
 
 /// A running server of one h3 flow.
@@ -283,7 +287,7 @@ pub fn fetch(
         timeout: Duration::from_secs(10),
         progress: false,
     };
-    let result = h3_download::fetch::run(&args, abort);
+    let (result, receiver_window) = h3_download::fetch::run_with_receiver_window(&args, abort);
     let qlog = find_qlog(qlog_dir)?;
     let (received_bytes, sha256, complete, fetch) = match result {
         Ok(summary) => {
@@ -328,6 +332,7 @@ pub fn fetch(
             complete,
             sha256,
             fetch,
+            receiver_window,
         },
         qlog,
     ))

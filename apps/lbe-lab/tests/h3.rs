@@ -75,6 +75,10 @@ fn h3_flows_through_routes_are_verified_byte_for_byte() {
     assert_eq!(aioquic.sha256, sha(2_000_000, 1));
     let fetch = aioquic.fetch.as_ref().unwrap();
     assert_eq!((fetch.status, fetch.digest_verified), (200, true));
+    // A background download (h3-fetch's default --lbe, both): the
+    // receiver's window, the same as in h3-fetch's report.
+    assert!(aioquic.receiver_window.is_some());
+    assert_eq!(aioquic.receiver_window, fetch.receiver_window);
     assert_eq!(s.flows[0].cc, "reno");
     assert_eq!(s.flows[0].kind, "h3");
 
@@ -87,6 +91,7 @@ fn h3_flows_through_routes_are_verified_byte_for_byte() {
     );
     assert!(stock.received_bytes > 0);
     assert!(stock.fetch.is_none());
+    assert!(stock.receiver_window.is_none(), "a normal download");
     assert_eq!(s.flows[1].cc, "cubic");
 
     // Both came through the one bottleneck, each on its own route; the
@@ -153,6 +158,10 @@ name = "cubic"
         (download.server, download.lbe, download.complete),
         ("quiche-stock", Some("receiver"), false)
     );
+    // Cut off at its stop time, it still reports the receiver's window.
+    let w = download.receiver_window.as_ref().expect("receiver_window");
+    assert!(w.rtt_samples > 0 && w.qlog_events > 0, "{w:?}");
+    assert!(w.min_bytes <= w.final_bytes && w.final_bytes <= w.max_bytes);
     let (d, c) = (
         s.flows[0].figures.goodput_bps,
         s.flows[1].figures.goodput_bps,

@@ -81,15 +81,15 @@ fn alone_with_a_500ms_buffer_the_receiver_keeps_the_goodput_and_empties_the_queu
             "seed {seed}"
         );
         assert!(n.transfer.receiver_window.is_none());
-        // The bars: ≥ 0.85 of the goodput (measured 0.975-0.976), mean
-        // queuing delay ≤ 75 ms (measured 73.8-73.9 ms).
+        // The bars: ≥ 0.85 of the goodput (measured 0.998-1.0), mean
+        // queuing delay ≤ 75 ms (measured 64.6-64.9 ms).
         let ratio = b.figures.goodput_bps / n.figures.goodput_bps;
         assert!(ratio >= 0.85, "seed {seed}: {ratio}");
         let queue = b.figures.queuing_delay_ms.mean.unwrap();
         assert!(queue <= 75.0, "seed {seed}: {queue} ms");
         // The window was fed and enforced: samples through the queue, at
         // most one per MAX_DATA update or PING (and the handshake's; one
-        // ACK may cover two), about 1220 in 40 s, and no losses.
+        // ACK may cover two), about 2500 in 40 s, and no losses.
         let w = b.transfer.receiver_window.as_ref().expect("receiver_lbe");
         let eliciting = w.max_data_updates + w.pings + 1;
         assert!(w.rtt_samples <= eliciting, "seed {seed}: {w:?}");
@@ -103,7 +103,7 @@ fn alone_with_a_500ms_buffer_the_receiver_keeps_the_goodput_and_empties_the_queu
 #[test]
 fn against_cubic_with_a_500ms_buffer_cubic_keeps_nine_tenths() {
     for seed in 1..=3 {
-        // Measured 0.998 for receiver and both.
+        // Measured 0.975-0.996 for receiver, 0.998 for both.
         for cc in ["cubic", "ledbatpp"] {
             let share = cubic_share(&shared(seed, "500ms", cc, true));
             assert!(share >= 0.9, "seed {seed}, server {cc}: {share}");
@@ -117,8 +117,8 @@ fn against_cubic_with_a_500ms_buffer_cubic_keeps_nine_tenths() {
 #[test]
 fn against_cubic_with_a_30ms_buffer_the_receiver_yields_through_losses() {
     for seed in 1..=3 {
-        // Measured 0.964-0.967; the queue never reaches the target, the
-        // window is set by the retransmissions it sees (198-223).
+        // Measured 0.923-0.941; the queue never reaches the target, the
+        // window is set by the retransmissions it sees.
         let s = shared(seed, "30ms", "cubic", true);
         let share = cubic_share(&s);
         assert!(share >= 0.9, "seed {seed}: {share}");

@@ -211,6 +211,28 @@ fn tls_config(args: &FetchArgs) -> Result<quiche::Config, Error> {
 
 /// Downloads `args.url` to `args.output`.
 pub fn run(args: &FetchArgs, stop: &AtomicBool) -> Result<Summary, Error> {
+    run_with_receiver_window(args, stop).0
+}
+
+/// [`run`], and the receiver-side window's summary whatever the outcome
+/// (`None` unless the receiver-side control ran): a download cut off by
+/// `stop` or failing has one too (a complete one also has it in its
+/// [`Summary`]).
+pub fn run_with_receiver_window(
+    args: &FetchArgs,
+    stop: &AtomicBool,
+) -> (Result<Summary, Error>, Option<ReceiverWindowSummary>) {
+    let mut receiver_window = None;
+    let result = download(args, stop, &mut receiver_window);
+    (result, receiver_window)
+}
+
+/// [`run`]; sets `receiver_window` once the connection has ended.
+fn download(
+    args: &FetchArgs,
+    stop: &AtomicBool,
+    receiver_window: &mut Option<ReceiverWindowSummary>,
+) -> Result<Summary, Error> {
     let target = parse_url(&args.url)?;
     if args.output.is_dir() {
         return Err(Error::new(format!(
@@ -243,6 +265,7 @@ pub fn run(args: &FetchArgs, stop: &AtomicBool) -> Result<Summary, Error> {
         app.receiver.configure(&mut config);
         client::run(&options, &mut config, &mut app, stop)
     });
+    *receiver_window = app.receiver.summary();
     let d = &mut app.download;
     if let Some(bar) = d.progress.take() {
         bar.finish_and_clear();
@@ -258,9 +281,8 @@ pub fn run(args: &FetchArgs, stop: &AtomicBool) -> Result<Summary, Error> {
         };
         return Err(with_part_note(error, &d.part, &d.meta_path, d.touched));
     };
-    let receiver_window = app.receiver.summary();
     let mut summary = summary(args, d, sha256, app.sent, result.ok());
-    summary.receiver_window = receiver_window;
+    summary.receiver_window = receiver_window.clone();
     Ok(summary)
 }
 
