@@ -76,8 +76,10 @@
 //! flow (a slow start per step), so it must stop when the need is beyond a
 //! fair share. The flow cannot see the link's capacity, but the catch-up
 //! itself probes it: slow-starting into the buffer step after step, its best
-//! step comes near the capacity (a lower bound of it; the best step is
-//! kept up to date after giving up, so the estimate only rises). So after
+//! step comes near the capacity (a lower bound of it). The best step is
+//! frozen when the deadline is given up: kept up to date, the catch-up to
+//! half of it raised it step after step (in real time DA-LEDBAT++ took
+//! 0.54 of the link, more than CUBIC). So after
 //! [`GIVE_UP_STEPS`] steps at the top level and past half the deadline, if
 //! the rate the deadline itself needs is more than 1/[`FAIR_SHARE`] times
 //! the best step, the deadline is judged impossible, for good: the flow
@@ -542,8 +544,8 @@ impl DeadlineAware {
         if self.level == LEVELS - 1 {
             self.top_steps += 1;
         }
-        self.peak_rate = self.peak_rate.max(achieved);
         if !self.given_up {
+            self.peak_rate = self.peak_rate.max(achieved);
             self.given_up = self.top_steps >= GIVE_UP_STEPS
                 && now >= start + self.deadline / 2
                 && FAIR_SHARE * needed_by_deadline > self.peak_rate;
