@@ -76,10 +76,13 @@
 //! flow (a slow start per step), so it must stop when the need is beyond a
 //! fair share. The flow cannot see the link's capacity, but the catch-up
 //! itself probes it: slow-starting into the buffer step after step, its best
-//! step comes near the capacity (a lower bound of it). The best step is
-//! frozen when the deadline is given up: kept up to date, the catch-up to
-//! half of it raised it step after step (in real time DA-LEDBAT++ took
-//! 0.54 of the link, more than CUBIC). So after
+//! step comes near the capacity. The best step is the best of the
+//! smoothed achieved rate (the EWMA), frozen when the deadline is given up:
+//! a single step's rate overshoots the link in real time (a burst of
+//! ACKs after a recovery), and from that DA-LEDBAT++ estimated a fair
+//! share above half the link and took 0.54 of it, more than CUBIC, twice
+//! (with the estimate kept up to date after giving up and frozen alike);
+//! from the EWMA it took 0.33. So after
 //! [`GIVE_UP_STEPS`] steps at the top level and past half the deadline, if
 //! the rate the deadline itself needs is more than 1/[`FAIR_SHARE`] times
 //! the best step, the deadline is judged impossible, for good: the flow
@@ -373,7 +376,7 @@ pub struct DeadlineAware {
     last_event: Option<Instant>,
     /// Steps taken at the top level.
     top_steps: u32,
-    /// The most achieved in one step, bytes per second.
+    /// The best smoothed achieved rate before giving up, bytes per second.
     peak_rate: f64,
     /// The deadline was judged impossible: a normal flow from then on.
     given_up: bool,
@@ -545,7 +548,7 @@ impl DeadlineAware {
             self.top_steps += 1;
         }
         if !self.given_up {
-            self.peak_rate = self.peak_rate.max(achieved);
+            self.peak_rate = self.peak_rate.max(rate);
             self.given_up = self.top_steps >= GIVE_UP_STEPS
                 && now >= start + self.deadline / 2
                 && FAIR_SHARE * needed_by_deadline > self.peak_rate;
