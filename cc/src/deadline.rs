@@ -76,19 +76,18 @@
 //! flow (a slow start per step), so it must stop when the need is beyond a
 //! fair share. The flow cannot see the link's capacity, but the catch-up
 //! itself probes it: slow-starting into the buffer step after step, its best
-//! step comes near the capacity. The best step is the best of the
-//! smoothed achieved rate (the EWMA), frozen when the deadline is given up:
-//! a single step's rate overshoots the link in real time (a burst of
-//! ACKs after a recovery), and from that DA-LEDBAT++ estimated a fair
-//! share above half the link and took 0.54 of it, more than CUBIC, twice
-//! (with the estimate kept up to date after giving up and frozen alike);
-//! from the EWMA it took 0.33. So after
+//! step comes near the capacity. So after
 //! [`GIVE_UP_STEPS`] steps at the top level and past half the deadline, if
 //! the rate the deadline itself needs is more than 1/[`FAIR_SHARE`] times
 //! the best step, the deadline is judged impossible, for good: the flow
 //! stays at the top level and catches up only to the fair-share estimate,
-//! [`FAIR_SHARE`] × the best step (state `deadline_fair_share`). The
-//! application reports the miss (`met: false`).
+//! [`FAIR_SHARE`] × the best *smoothed* rate (the EWMA) before giving up
+//! (state `deadline_fair_share`). The application reports the miss
+//! (`met: false`). Real time, one run each: from the best single step
+//! (which overshoots the link: a burst of ACKs after a recovery)
+//! DA-LEDBAT++ took 0.54 of the link, more than CUBIC, twice; from the
+//! EWMA 0.33. But the EWMA must not judge the give-up: with it a
+//! feasible tight deadline was given up at 53 s and missed (172 s).
 //!
 //! Because `needed` is recomputed from what is left, a level that is too
 //! low for a while raises the need and the level with it; a level too high
@@ -337,6 +336,7 @@ impl DeadlineConfig {
             last_event: None,
             top_steps: 0,
             peak_rate: 0.0,
+            peak_smoothed_rate: 0.0,
             given_up: false,
             lift: None,
             lift_held: false,
@@ -376,8 +376,12 @@ pub struct DeadlineAware {
     last_event: Option<Instant>,
     /// Steps taken at the top level.
     top_steps: u32,
-    /// The best smoothed achieved rate before giving up, bytes per second.
+    /// The most achieved in one step before giving up, bytes per second:
+    /// the catch-up's probe of the capacity (the give-up test, [`HOLD`]).
     peak_rate: f64,
+    /// The best smoothed achieved rate before giving up, bytes per second:
+    /// the fair-share estimate's base.
+    peak_smoothed_rate: f64,
     /// The deadline was judged impossible: a normal flow from then on.
     given_up: bool,
     /// The step's catch-up, bytes, until the inner controller takes it
@@ -548,7 +552,8 @@ impl DeadlineAware {
             self.top_steps += 1;
         }
         if !self.given_up {
-            self.peak_rate = self.peak_rate.max(rate);
+            self.peak_rate = self.peak_rate.max(achieved);
+            self.peak_smoothed_rate = self.peak_smoothed_rate.max(rate);
             self.given_up = self.top_steps >= GIVE_UP_STEPS
                 && now >= start + self.deadline / 2
                 && FAIR_SHARE * needed_by_deadline > self.peak_rate;
@@ -556,7 +561,7 @@ impl DeadlineAware {
         if self.given_up {
             // A normal flow: the top level, catching up to the fair-share
             // estimate only.
-            let fair = FAIR_SHARE * self.peak_rate;
+            let fair = FAIR_SHARE * self.peak_smoothed_rate;
             if rate < fair {
                 self.catch_up(fair, rate, srtt);
             }
