@@ -809,6 +809,31 @@ mod tests {
     }
 
     #[test]
+    fn the_fair_share_is_half_the_best_smoothed_rate_not_the_best_step() {
+        // As above, but the tenth step achieves 3 MB/s: the best step is
+        // 3 MB/s, the best smoothed rate (EWMA ½ from 1 MB/s) 2 MB/s, so
+        // the fair-share estimate is 1 MB/s, not 1.5.
+        let (mut d, p) = started("cdg:deadline=10s", 1_000_000_000);
+        steps(&mut d, &p, 1_000_000, 9);
+        steps(&mut d, &p, 3_000_000, 1);
+        steps(&mut d, &p, 1_000_000, 5);
+        assert!(!d.cc.given_up);
+        assert_eq!(steps(&mut d, &p, 1_000_000, 1), [6]);
+        assert!(d.cc.given_up);
+        for _ in 0..4 {
+            d.advance(ms(100));
+            d.loss(d.now);
+        }
+        d.advance(ms(100));
+        d.ack(d.now, MSS, ms(100));
+        // The smoothed rate after 2, 1.5, 1.25, ... is 1 015 625 bytes/s;
+        // a step of nothing halves it to 507 812.5, below the 1 MB/s
+        // estimate: gain 1.969, a lift to 1 MB/s × 1.969 × 100 ms.
+        assert_eq!(steps(&mut d, &p, 0, 1), [6]);
+        assert_eq!(d.cc.snapshot().ssthresh, Some(196_923));
+    }
+
+    #[test]
     fn a_stall_near_the_end_climbs_to_the_top_and_finishing_relaxes() {
         // 10 MB in 10 s (aim 9.5 s): 2 MB/s for 4 s is well ahead (level 0
         // throughout), then nothing moves: the need grows as the aim nears
