@@ -1,0 +1,476 @@
+//! CUBIC ([RFC 9438](https://www.rfc-editor.org/rfc/rfc9438), "CUBIC for
+//! Fast and Long-Distance Networks"), window in bytes: the "normal flow" a
+//! deadline-aware LBE flow hands over to once its deadline cannot be met
+//! ([`crate::deadline`]).
+//!
+//! Not a `--cc` controller of its own ([`crate::ControllerConfig::NAMES`]
+//! does not list it): a spec's `cubic` is quiche's built-in CUBIC. This one
+//! is built with [`Cubic::new`] or, to continue a flow another controller
+//! ran, [`Cubic::take_over`].
+//!
+//! The RFC's windows are in segments; this state is in bytes (`f64`, as
+//! LEDBAT++ keeps its window) and every formula converts with the current
+//! maximum datagram size: "Implementations can use bytes to express window
+//! sizes, which would require factoring in the maximum segment size wherever
+//! necessary and replacing segments_acked with the number of bytes
+//! acknowledged" ([§4.1](https://www.rfc-editor.org/rfc/rfc9438#section-4.1)).
+//!
+//! Quotations are from the text published as RFC 9438 as its authors kept it
+//! (draft-ietf-tcpm-rfc8312bis, repository `NTAP/rfc8312bis`, commit
+//! d662250, the -15 text); the copy of the RFC itself available here could
+//! not be read past its front page, so the RFC editor's wording may differ in
+//! detail. Section numbers are the RFC's.
+//!
+//! # The algorithm
+//!
+//! ```text
+//! slow start (cwnd < ssthresh):   cwnd += bytes_acked                        (RFC 9002 §7.3.1)
+//! congestion avoidance, per ACK, in segments of the current MSS:
+//!   t        = now − t_epoch (application-limited time excluded)             (§4.2)
+//!   W_cubic(t) = C·(t − K)³ + W_max,  K = ∛((W_max − cwnd_epoch)/C)          (§4.2 Eq. 1, 2)
+//!   target   = W_cubic(t + RTT) clamped to [cwnd, 1.5·cwnd]                   (§4.2)
+//!   W_est   += α·segments_acked/cwnd, α = α_cubic until W_est ≥ cwnd_prior   (§4.3 Eq. 4)
+//!   cwnd     = W_est                            if W_cubic(t) < W_est         (§4.3)
+//!   cwnd    += (target − cwnd)/cwnd · segments_acked   otherwise              (§4.4, §4.5)
+//! congestion event, once per recovery period (RFC 9002 §7.3.2):
+//!   W_max    = cwnd·(1 + β)/2 if cwnd < W_max, else cwnd                     (§4.7)
+//!   cwnd_prior = cwnd;  ssthresh = cwnd = max(flight_size·β, 2 packets)        (§4.6)
+//! persistent congestion: cwnd = 2 packets, slow start up to ssthresh          (§4.8, RFC 9002 §7.6)
+//! ```
+//!
+//! The congestion-avoidance stage (the epoch) starts with the first ACK that
+//! may grow the window in congestion avoidance: the one that ends the
+//! recovery period after a loss, or the first after slow start, or the first
+//! after [`Cubic::take_over`]. When no `W_max` is known (a fresh flow whose
+//! slow start ended at ssthresh without a loss, or the first stage after
+//! persistent congestion) or `W_max` lies below the window at that moment,
+//! `W_max` is the window at the start of the stage and `K = 0`
+//! ([§4.8](https://www.rfc-editor.org/rfc/rfc9438#section-4.8),
+//! [§4.10](https://www.rfc-editor.org/rfc/rfc9438#section-4.10)).
+//!
+//! # Constants
+//!
+//! * [`C`] = 0.4 segments/s³;
+//! * [`BETA_CUBIC`] = 0.7, dimensionless;
+//! * [`ALPHA_CUBIC`] = 3(1 − β)/(1 + β) = 9/17 ≈ 0.529 segments per RTT;
+//! * [`FAST_CONVERGENCE_FACTOR`] = (1 + β)/2 = 0.85, dimensionless;
+//! * [`TARGET_CAP`] = 1.5, dimensionless (the target's bound, × cwnd);
+//! * [`MIN_WINDOW_PACKETS`] = 2 packets.
+//!
+//! # Deviations from RFC 9438
+//!
+//! * Slow start is standard slow start ([RFC 9002 §7.3.1](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.1),
+//!   `cwnd += bytes acknowledged`), not HyStart++ (RFC 9406), which
+//!   [§4.10](https://www.rfc-editor.org/rfc/rfc9438#section-4.10) recommends
+//!   ("CUBIC SHOULD use the HyStart++ slow start algorithm ..., or MAY use the
+//!   Reno TCP slow start algorithm"). Deliberate: this controller takes over a
+//!   flow in congestion avoidance; it slow-starts only when built fresh, when
+//!   taken over below ssthresh, or after persistent congestion.
+//! * "cwnd MUST be incremented by (target − cwnd)/cwnd for each received new
+//!   ACK" ([§4.4](https://www.rfc-editor.org/rfc/rfc9438#section-4.4)) is
+//!   applied per segment acknowledged: the increment is multiplied by
+//!   `segments_acked`, as Eq. 4 does for `W_est`, because one QUIC ACK
+//!   acknowledges many packets.
+//! * In the Reno-friendly region the window becomes `W_est` only if that is
+//!   larger: an ACK never lowers the window (right after the concave region
+//!   the window can briefly exceed `W_est` while `W_cubic(t)` is below it).
+//! * The elapsed time `t` excludes application-limited periods
+//!   ([§4.2](https://www.rfc-editor.org/rfc/rfc9438#section-4.2)) this way:
+//!   an ACK that finds the window less than half used moves `t_epoch` forward
+//!   by the time since the previous ACK, and a packet sent with nothing in
+//!   flight (a restart from idle) by the time since the last ACK.
+//! * ECN is not handled (the crate's events carry none); no ECN-Echo
+//!   reduction to 1 MSS.
+//! * Fast convergence is always on (the RFC: "SHOULD be implemented", to be
+//!   disabled only with "a single CUBIC flow and without any other traffic",
+//!   which a sender cannot know).
+//! * No RFC 7661 window validation: the flight size is taken as RFC 5681
+//!   defines it, the larger of the bytes in flight at the event and after
+//!   the latest send (`flight.rs`), capped at the window.
+//! * Persistent congestion keeps the recovery period under way (as the other
+//!   controllers of this crate do): losses of packets sent before it do not
+//!   reduce ssthresh again; RFC 9002's pseudocode (Appendix B.8) clears the
+//!   recovery start time instead.
+//! * Spurious timeouts (§4.9.1) do not exist in QUIC; §4.9.2's undo is
+//!   [`CongestionController::rollback`].
+
+use std::time::Duration;
+use std::time::Instant;
+
+use crate::flight::FlightSize;
+use crate::pacing;
+use crate::recovery::RecoveryPeriod;
+use crate::round;
+use crate::window::Checkpoint;
+use crate::window::HasWindow;
+use crate::window::WindowBounds;
+use crate::AckEvent;
+use crate::CongestionController;
+use crate::LossEvent;
+use crate::PathInfo;
+use crate::Snapshot;
+
+/// C, segments/s³: "C: constant that determines the aggressiveness of CUBIC
+/// in competing with other congestion control algorithms in high-BDP
+/// networks" ([§4.1.1](https://www.rfc-editor.org/rfc/rfc9438#section-4.1.1));
+/// "C SHOULD be set to 0.4" ([§5.1](https://www.rfc-editor.org/rfc/rfc9438#section-5.1)).
+pub const C: f64 = 0.4;
+
+/// β_cubic, dimensionless: "The parameter β_cubic SHOULD be set to 0.7"
+/// ([§4.6](https://www.rfc-editor.org/rfc/rfc9438#section-4.6)).
+pub const BETA_CUBIC: f64 = 0.7;
+
+/// α_cubic, segments per RTT: "α_cubic = 3 · (1 − β_cubic)/(1 + β_cubic)"
+/// ([§4.3](https://www.rfc-editor.org/rfc/rfc9438#section-4.3)), 9/17 for
+/// β = 0.7: the additive increase that gives Reno's average window.
+pub const ALPHA_CUBIC: f64 = 3.0 * (1.0 - BETA_CUBIC) / (1.0 + BETA_CUBIC);
+
+/// Fast convergence's factor on W_max, (1 + β_cubic)/2, dimensionless
+/// ([§4.7](https://www.rfc-editor.org/rfc/rfc9438#section-4.7)).
+pub const FAST_CONVERGENCE_FACTOR: f64 = (1.0 + BETA_CUBIC) / 2.0;
+
+/// The target's upper bound, × cwnd, dimensionless
+/// ([§4.2](https://www.rfc-editor.org/rfc/rfc9438#section-4.2)).
+pub const TARGET_CAP: f64 = 1.5;
+
+/// Minimum window, packets: "cwnd is at least 2 MSS" on a loss, and
+/// "ssthresh is at least 2 MSS" ([§4.6](https://www.rfc-editor.org/rfc/rfc9438#section-4.6)).
+pub const MIN_WINDOW_PACKETS: u64 = 2;
+
+/// The current congestion-avoidance stage.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Epoch {
+    /// t_epoch, moved forward by application-limited time.
+    start: Instant,
+    /// K, seconds.
+    k_seconds: f64,
+    /// W_est, bytes.
+    w_est: f64,
+}
+
+/// Everything a spurious loss may have to restore (§4.9.2's undo_ variables).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct State {
+    /// cwnd, bytes.
+    cwnd: f64,
+    /// ssthresh, bytes; infinite while unset.
+    ssthresh: f64,
+    /// cwnd_prior, bytes; 0 while unknown.
+    cwnd_prior: f64,
+    /// W_max, bytes; 0 while unknown.
+    w_max: f64,
+    /// The current congestion-avoidance stage, once it started.
+    epoch: Option<Epoch>,
+    recovery: RecoveryPeriod,
+}
+
+impl HasWindow<f64> for State {
+    fn window_mut(&mut self) -> &mut f64 {
+        &mut self.cwnd
+    }
+}
+
+/// RFC 9438 CUBIC, window in bytes (see the module docs).
+#[derive(Debug)]
+pub struct Cubic {
+    bounds: WindowBounds<f64>,
+    s: State,
+    saved: Checkpoint<State>,
+    flight: FlightSize,
+    /// Smoothed RTT of the latest ACK that carried a sample.
+    srtt: Option<Duration>,
+    /// The latest ACK, or a restart from idle: application-limited time is
+    /// measured from it.
+    last_activity: Option<Instant>,
+}
+
+impl Cubic {
+    /// Fresh: slow start at `path.initial_window_packets` × mss, floor
+    /// [`MIN_WINDOW_PACKETS`].
+    pub fn new(path: PathInfo) -> Self {
+        let bounds = WindowBounds::<f64>::new(path.max_datagram_size, MIN_WINDOW_PACKETS);
+        let cwnd = bounds.clamp(path.initial_window_packets as f64 * bounds.mss);
+        Self::with_state(
+            bounds,
+            State {
+                cwnd,
+                ssthresh: f64::INFINITY,
+                cwnd_prior: 0.0,
+                w_max: 0.0,
+                epoch: None,
+                recovery: RecoveryPeriod::default(),
+            },
+        )
+    }
+
+    /// Takes over a flow another controller ran: congestion avoidance (or
+    /// slow start if cwnd < ssthresh) at `cwnd_bytes` with `ssthresh_bytes`
+    /// (`None` = unset, `u64::MAX` semantics), W_max = cwnd (as if the last
+    /// congestion event happened at this window), no epoch yet (it starts at
+    /// the next ACK in congestion avoidance). The window is clamped to
+    /// [`MIN_WINDOW_PACKETS`] and [`crate::MAX_WINDOW_BYTES`].
+    pub fn take_over(path: PathInfo, cwnd_bytes: u64, ssthresh_bytes: Option<u64>) -> Self {
+        let bounds = WindowBounds::<f64>::new(path.max_datagram_size, MIN_WINDOW_PACKETS);
+        let cwnd = bounds.clamp(cwnd_bytes as f64);
+        let ssthresh = match ssthresh_bytes {
+            None | Some(u64::MAX) => f64::INFINITY,
+            Some(b) => b as f64,
+        };
+        Self::with_state(
+            bounds,
+            State {
+                cwnd,
+                ssthresh,
+                cwnd_prior: cwnd,
+                w_max: cwnd,
+                epoch: None,
+                recovery: RecoveryPeriod::default(),
+            },
+        )
+    }
+
+    fn with_state(bounds: WindowBounds<f64>, s: State) -> Self {
+        Self {
+            bounds,
+            s,
+            saved: Checkpoint::default(),
+            flight: FlightSize::default(),
+            srtt: None,
+            last_activity: None,
+        }
+    }
+
+    /// Starts a congestion-avoidance stage at `now` with the current window
+    /// as cwnd_epoch.
+    fn start_epoch(&mut self, now: Instant) -> Epoch {
+        let cwnd_epoch = self.s.cwnd;
+        let k_seconds = if self.s.w_max <= cwnd_epoch {
+            // §4.8 (after a timeout) and §4.10 (slow start left without a
+            // loss): "K is set to 0, and W_max is set to the congestion
+            // window size at the beginning of the current congestion
+            // avoidance stage"; §4.10: "CUBIC sets cwnd_prior = cwnd".
+            self.s.w_max = cwnd_epoch;
+            self.s.cwnd_prior = self.s.cwnd_prior.max(cwnd_epoch);
+            0.0
+        } else {
+            // §4.2 Eq. 2: K = ∛((W_max − cwnd_epoch)/C), in segments.
+            ((self.s.w_max - cwnd_epoch) / self.bounds.mss / C).cbrt()
+        };
+        Epoch {
+            start: now,
+            k_seconds,
+            // §4.3: "W_est is set equal to cwnd_epoch at the start of the
+            // congestion avoidance stage."
+            w_est: cwnd_epoch,
+        }
+    }
+
+    /// One ACK of `bytes_acked` in congestion avoidance, smoothed RTT `rtt`.
+    fn congestion_avoidance(&mut self, now: Instant, bytes_acked: f64, rtt: Duration) {
+        let mut epoch = match self.s.epoch {
+            Some(e) => e,
+            None => self.start_epoch(now),
+        };
+        let mss = self.bounds.mss;
+        let cwnd = self.s.cwnd / mss;
+        let w_max = self.s.w_max / mss;
+        let segments_acked = bytes_acked / mss;
+        // §4.2: "t is the elapsed time in seconds from the beginning of the
+        // current congestion avoidance stage".
+        let t = now.saturating_duration_since(epoch.start).as_secs_f64();
+        // §4.2 Eq. 1: W_cubic(t) = C·(t − K)³ + W_max.
+        let w_cubic = |t: f64| C * (t - epoch.k_seconds).powi(3) + w_max;
+        // §4.2: "Upon receiving a new ACK during congestion avoidance, CUBIC
+        // computes the target congestion window size after the next RTT ...
+        // where RTT is the smoothed round-trip time": W_cubic(t + RTT),
+        // bounded below by cwnd and above by 1.5·cwnd.
+        let target = w_cubic(t + rtt.as_secs_f64())
+            .max(cwnd)
+            .min(TARGET_CAP * cwnd);
+
+        // §4.3: "Once W_est has grown to reach the cwnd at the time of most
+        // recently setting ssthresh, that is, W_est >= cwnd_prior, the
+        // sender SHOULD set α_cubic to 1".
+        let alpha = if epoch.w_est >= self.s.cwnd_prior {
+            1.0
+        } else {
+            ALPHA_CUBIC
+        };
+        // §4.3 Eq. 4: W_est = W_est + α_cubic · segments_acked/cwnd.
+        epoch.w_est += alpha * segments_acked / cwnd * mss;
+
+        let grown = if w_cubic(t) < epoch.w_est / mss {
+            // §4.3: "CUBIC checks whether W_cubic(t) is less than W_est. If
+            // so, CUBIC is in the Reno-friendly region and cwnd SHOULD be set
+            // to W_est at each reception of a new ACK." (Never lower: see
+            // the deviations.)
+            self.s.cwnd.max(epoch.w_est)
+        } else {
+            // §4.4 (cwnd < W_max, concave) and §4.5 (cwnd ≥ W_max, convex):
+            // "cwnd MUST be incremented by (target − cwnd)/cwnd for each
+            // received new ACK", here per segment acknowledged.
+            self.s.cwnd + (target - cwnd) / cwnd * segments_acked * mss
+        };
+        self.s.cwnd = self.bounds.clamp(grown);
+        self.s.epoch = Some(epoch);
+    }
+
+    fn state_name(&self) -> &'static str {
+        if self.s.recovery.in_recovery() {
+            "recovery"
+        } else if self.s.cwnd < self.s.ssthresh {
+            "slow_start"
+        } else {
+            "congestion_avoidance"
+        }
+    }
+}
+
+impl CongestionController for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64) {
+        self.flight.on_packet_sent(bytes, bytes_in_flight);
+        if bytes_in_flight == 0 {
+            // A restart from idle: §5.8, "t in Eq. 1 does not include
+            // application-limited periods, such as idle periods".
+            if let (Some(epoch), Some(last)) = (self.s.epoch.as_mut(), self.last_activity) {
+                epoch.start += now.saturating_duration_since(last);
+            }
+            self.last_activity = Some(now);
+        }
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        let now = ack.now;
+        if ack.rtt.new_sample {
+            self.srtt = Some(ack.rtt.smoothed_rtt);
+        }
+        let previous = self.last_activity.replace(now);
+        // RFC 9002 §7.3.2: "A recovery period ends and the sender enters
+        // congestion avoidance when a packet sent during the recovery period
+        // is acknowledged"; no growth before.
+        if self.s.recovery.in_recovery() && !self.s.recovery.on_ack(round::largest_sent(ack.acked))
+        {
+            return;
+        }
+        // §5.8: "CUBIC does not increase its congestion window if a flow is
+        // application-limited"; here, like the crate's other controllers,
+        // it does not grow a window that is less than half used.
+        let flight = self.flight.at_ack(ack.bytes_in_flight);
+        if (flight as f64) * 2.0 < self.s.cwnd {
+            // §4.2: "The elapsed time t in Eq. 1 MUST NOT include periods
+            // during which cwnd has not been updated due to
+            // application-limited behavior".
+            if let (Some(epoch), Some(previous)) = (self.s.epoch.as_mut(), previous) {
+                epoch.start += now.saturating_duration_since(previous);
+            }
+            return;
+        }
+        let bytes_acked = ack.bytes_acked() as f64;
+        if self.s.cwnd < self.s.ssthresh {
+            // §4.10 with RFC 9002 §7.3.1: "the congestion window increases
+            // by the number of bytes acknowledged when each acknowledgment
+            // is processed".
+            self.s.cwnd = self.bounds.clamp(self.s.cwnd + bytes_acked);
+            return;
+        }
+        let rtt = self.srtt.unwrap_or(ack.rtt.smoothed_rtt);
+        self.congestion_avoidance(now, bytes_acked, rtt);
+    }
+
+    fn on_congestion_event(&mut self, loss: &LossEvent) {
+        // RFC 9002 §7.3.2: one reduction per recovery period.
+        if !self.s.recovery.on_loss(loss) {
+            return;
+        }
+        let cwnd = self.s.cwnd;
+        // §4.7: "W_max = cwnd · (1 + β_cubic)/2 if cwnd < W_max and fast
+        // convergence enabled, further reduce W_max; cwnd otherwise,
+        // remember cwnd before reduction".
+        self.s.w_max = if cwnd < self.s.w_max {
+            cwnd * FAST_CONVERGENCE_FACTOR
+        } else {
+            cwnd
+        };
+        // §4.6: "ssthresh = flight_size · β_cubic; cwnd_prior = cwnd;
+        // cwnd = max(ssthresh, 2)" (loss), "ssthresh = max(ssthresh, 2)".
+        // flight_size, the RFC's choice over cwnd ("Implementations that use
+        // cwnd MUST use other measures to prevent cwnd from growing when
+        // the volume of bytes in flight is smaller than cwnd"), capped at
+        // the window.
+        let flight_size = (self.flight.at_ack(loss.bytes_in_flight) as f64).min(cwnd);
+        let reduced = self.bounds.clamp(flight_size * BETA_CUBIC);
+        self.s.cwnd_prior = cwnd;
+        self.s.ssthresh = reduced;
+        self.s.cwnd = reduced;
+        // The next congestion-avoidance ACK starts a new stage.
+        self.s.epoch = None;
+    }
+
+    fn on_persistent_congestion(&mut self, _now: Instant) {
+        // §4.8: "In case of a timeout, CUBIC follows Reno to reduce cwnd
+        // [RFC 5681], but sets ssthresh using β_cubic (same as in
+        // Section 4.6)": the window goes to the minimum (RFC 9002 §7.6.2);
+        // ssthresh was set by the congestion event that reported the
+        // losses. "During the first congestion avoidance stage after a
+        // timeout, ... K is set to 0, and W_max is set to the congestion
+        // window size at the beginning of the current congestion avoidance
+        // stage": W_max is forgotten, so start_epoch does that.
+        self.s.cwnd = self.bounds.min;
+        self.s.w_max = 0.0;
+        self.s.epoch = None;
+    }
+
+    fn checkpoint(&mut self) {
+        // §4.9.2: "a CUBIC implementation MAY save the current value of the
+        // following variables before the congestion window is reduced".
+        self.saved.save(&self.s);
+    }
+
+    fn rollback(&mut self) -> bool {
+        // §4.9.2: "CUBIC MAY restore the original values of the
+        // above-mentioned variables as follows if the current cwnd is lower
+        // than cwnd_prior"; otherwise it "SHOULD continue to use the current
+        // and the most recent values of these variables". The checkpoint is
+        // used up either way.
+        let mut restored = self.s;
+        if !self.saved.rollback(&mut restored, &self.bounds) || self.s.cwnd >= self.s.cwnd_prior {
+            return false;
+        }
+        self.s = restored;
+        true
+    }
+
+    fn on_mtu_change(&mut self, max_datagram_size: u64) {
+        self.bounds
+            .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
+    }
+
+    fn window(&self) -> u64 {
+        self.s.cwnd as u64
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        let slow_start = pacing::in_slow_start(self.s.cwnd, self.s.ssthresh);
+        pacing::rate(self.window(), self.srtt, slow_start)
+    }
+
+    fn state(&self, _now: Instant) -> &'static str {
+        self.state_name()
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            cwnd: self.window(),
+            ssthresh: self
+                .s
+                .ssthresh
+                .is_finite()
+                .then_some(self.s.ssthresh as u64),
+            ..Snapshot::default()
+        }
+    }
+}
