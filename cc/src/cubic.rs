@@ -449,8 +449,10 @@ impl CongestionController for Cubic {
             .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
     }
 
+    /// The window rounded to a whole byte (β·cwnd in binary floating
+    /// point, e.g. 0.7 × 84000 = 58799.99999999999, would lose one).
     fn window(&self) -> u64 {
-        self.s.cwnd as u64
+        self.s.cwnd.round() as u64
     }
 
     fn pacing_rate(&self) -> Option<u64> {
@@ -469,8 +471,160 @@ impl CongestionController for Cubic {
                 .s
                 .ssthresh
                 .is_finite()
-                .then_some(self.s.ssthresh as u64),
+                .then_some(self.s.ssthresh.round() as u64),
             ..Snapshot::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::ms;
+    use crate::testkit::Driver;
+    use crate::testkit::MSS;
+
+    fn fresh() -> Driver<Cubic> {
+        Driver::new(Cubic::new(PathInfo::default()))
+    }
+
+    fn taken_over(cwnd: u64, ssthresh: Option<u64>) -> Driver<Cubic> {
+        Driver::new(Cubic::take_over(PathInfo::default(), cwnd, ssthresh))
+    }
+
+    /// One round trip of `rtt` whose single ACK acknowledges the whole
+    /// window (a packet sent at the previous ACK).
+    fn round(d: &mut Driver<Cubic>, rtt: Duration) {
+        let w = d.cc.window();
+        d.round(rtt, w);
+    }
+
+    /// A loss 1 ms from now of a packet sent now; returns when it was
+    /// detected (the recovery period's start).
+    fn lose(d: &mut Driver<Cubic>) -> Instant {
+        d.advance(ms(1));
+        d.loss(d.now - ms(1));
+        d.now
+    }
+
+    /// Ends the recovery period that started at `recovery`: `rtt` after
+    /// it, an ACK of `bytes` for a packet sent 1 ms after it.
+    fn end_recovery(d: &mut Driver<Cubic>, recovery: Instant, bytes: u64, rtt: Duration) {
+        d.now = recovery + rtt;
+        d.ack(recovery + ms(1), bytes, rtt);
+    }
+
+    fn w_max(d: &Driver<Cubic>) -> f64 {
+        d.cc.s.w_max
+    }
+
+    fn k_seconds(d: &Driver<Cubic>) -> f64 {
+        d.cc.s.epoch.map(|e| e.k_seconds).unwrap_or(f64::NAN)
+    }
+
+    #[test]
+    fn constants() {
+        // 3 · 0.3/1.7 = 9/17, to within f64 rounding.
+        assert!((ALPHA_CUBIC - 9.0 / 17.0).abs() < 1e-15);
+        assert_eq!(FAST_CONVERGENCE_FACTOR, 0.85);
+    }
+
+    #[test]
+    fn slow_start_doubles_per_round_and_a_loss_multiplies_by_beta_once_per_period() {
+        let mut d = fresh();
+        assert_eq!(d.cc.name(), "cubic");
+        assert_eq!((d.cc.state(d.now), d.cc.window()), ("slow_start", 12_000));
+        assert_eq!(d.cc.snapshot().ssthresh, None);
+        round(&mut d, ms(100));
+        assert_eq!(d.cc.window(), 24_000);
+        round(&mut d, ms(100));
+        round(&mut d, ms(100));
+        assert_eq!(d.cc.window(), 96_000);
+        let recovery = lose(&mut d);
+        // ssthresh = flight_size · β = 96000 · 0.7; cwnd = ssthresh.
+        assert_eq!((d.cc.state(d.now), d.cc.window()), ("recovery", 67_200));
+        assert_eq!(d.cc.snapshot().ssthresh, Some(67_200));
+        assert_eq!(w_max(&d), 96_000.0);
+        // A loss of a packet sent at the period's start: no second reduction.
+        d.advance(ms(1));
+        d.loss(recovery);
+        assert_eq!(d.cc.window(), 67_200);
+        // No growth in recovery: an ACK of a packet sent before it.
+        d.ack_old(ms(1), MSS, ms(100));
+        assert_eq!((d.cc.state(d.now), d.cc.window()), ("recovery", 67_200));
+        // The ACK of a packet sent after the period began ends it and, in
+        // congestion avoidance, starts the epoch: K = ∛((80 − 56)/0.4) =
+        // ∛60 s; t = 0, so W_cubic(0) = 56 segments < W_est = 56 + (9/17) ·
+        // 1/56: the Reno-friendly region, cwnd = W_est = 67211.34 bytes.
+        end_recovery(&mut d, recovery, MSS, ms(100));
+        assert_eq!(
+            (d.cc.state(d.now), d.cc.window()),
+            ("congestion_avoidance", 67_211)
+        );
+        assert_eq!(k_seconds(&d), 60f64.cbrt());
+        // A loss after the period: a new reduction, from the flight of
+        // 67211 bytes: 0.7 × 67211 = 47047.7. The window, 67211.34 bytes, is
+        // below W_max = 80 segments: fast convergence, W_max = 0.85 ×
+        // 67211.34 = 57129.64 bytes.
+        lose(&mut d);
+        assert_eq!(d.cc.window(), 47_048);
+        assert_eq!(w_max(&d).round(), 57_130.0);
+    }
+
+    /// Loss at W_max = 100 segments (120000 bytes), then 100 ms rounds each
+    /// acknowledging the whole window; returns the window after the ACK
+    /// that ends recovery (index 0) and after each of `rounds` rounds.
+    fn after_loss_at_100_segments(rounds: usize) -> Vec<u64> {
+        let mut d = taken_over(120_000, Some(120_000));
+        let recovery = lose(&mut d);
+        assert_eq!(d.cc.window(), 84_000);
+        assert_eq!(w_max(&d), 120_000.0);
+        end_recovery(&mut d, recovery, 84_000, ms(100));
+        let mut windows = vec![d.cc.window()];
+        for _ in 0..rounds {
+            round(&mut d, ms(100));
+            windows.push(d.cc.window());
+        }
+        windows
+    }
+
+    #[test]
+    fn after_a_loss_the_window_follows_the_cubic_function() {
+        // W_max = 100 segments, cwnd_epoch = 70, K = ∛(30/0.4) = ∛75 =
+        // 4.2172 s. The ACK ending recovery starts the epoch (t = 0) in
+        // the Reno-friendly region (W_cubic(0) = 70 < W_est = 70 + 9/17):
+        // 70.529 segments = 84635.29 bytes. From then on each round's ACK,
+        // at t = 0.1·i s, acknowledges the window and sets it to
+        // target = W_cubic(t + RTT) = 0.4·(t + 0.1 − K)³ + 100 segments
+        // (to within 0.01 byte: a window of whole bytes is acknowledged).
+        let w = after_loss_at_100_segments(50);
+        assert_eq!(w[0], 84_635);
+        // t = 0.1: W_cubic(0.2) = 0.4·(0.2 − 4.2172)³ + 100 = 74.069 seg.
+        assert_eq!(w[1], 88_883);
+        // Concave: W_cubic(1.1) = 87.885, (2.1) = 96.204, (3.1) = 99.442,
+        // (4.1) = 99.99936 segments; each second adds less.
+        assert_eq!(
+            [w[10], w[20], w[30], w[40]],
+            [105_461, 115_445, 119_331, 119_999]
+        );
+        // At K: W_cubic(4.2) = 100 − 0.4·0.0172³ = 99.999998 segments,
+        // 119999.998 bytes: W_max to the byte.
+        assert_eq!(w[41], 120_000);
+        // Convex: W_cubic(4.3) = 100.000227, (4.4) = 100.00245, (5.1) =
+        // 100.275 segments; each round adds more.
+        assert_eq!([w[42], w[43], w[50]], [120_000, 120_003, 120_330]);
+        let steps: Vec<u64> = w[44..=50].windows(2).map(|p| p[1] - p[0]).collect();
+        assert_eq!(steps, [16, 27, 41, 58, 77, 100]);
+    }
+
+    #[test]
+    fn the_reno_friendly_region_overtakes_the_cubic_function_later() {
+        // Same run: W_est grows α_cubic = 9/17 segment per round until it
+        // reaches cwnd_prior = 100 segments (after round 56), then 1 per
+        // round; at t = 5.8 s W_est = 102.18 > W_cubic(5.8) = 101.59, and
+        // the window is W_est from then on: +1200 bytes a round.
+        let w = after_loss_at_100_segments(60);
+        assert_eq!([w[56], w[57]], [121_565, 121_903]);
+        assert_eq!([w[58], w[59], w[60]], [122_612, 123_812, 125_012]);
     }
 }
