@@ -627,4 +627,275 @@ mod tests {
         assert_eq!([w[56], w[57]], [121_565, 121_903]);
         assert_eq!([w[58], w[59], w[60]], [122_612, 123_812, 125_012]);
     }
+
+    #[test]
+    fn reno_friendly_region_on_a_short_rtt_grows_w_est_by_alpha_then_by_one() {
+        // W_max = 10 segments (12000 bytes), RTT 10 ms: the Reno estimate
+        // outruns W_cubic (K = ∛(3/0.4) = ∛7.5 = 1.957 s).
+        let mut d = taken_over(12_000, Some(12_000));
+        let recovery = lose(&mut d);
+        assert_eq!(d.cc.window(), 8_400);
+        // ACKs of one packet each, 1 ms apart; the first ends recovery and
+        // starts the epoch with W_est = cwnd_epoch = 7 segments.
+        d.now = recovery + ms(10);
+        let mut windows = Vec::new();
+        for _ in 0..50 {
+            d.ack(recovery + ms(1), MSS, ms(10));
+            windows.push(d.cc.window());
+            d.advance(ms(1));
+        }
+        assert_eq!(k_seconds(&d), 7.5f64.cbrt());
+        // W_est += α_cubic · 1/cwnd per ACK (Eq. 4) and cwnd = W_est:
+        // 7 + (9/17)/7 = 7.07563 segments = 8490.76 bytes, then
+        // 7.07563 + (9/17)/7.07563 = 7.15045 segments = 8580.54 bytes...
+        assert_eq!(windows[..3], [8_491, 8_581, 8_669]);
+        // ...W_cubic(t) stays below (at t = 50 ms: 7.2 segments).
+        // After 48 ACKs W_est = 12000.79 bytes ≥ cwnd_prior = 12000: α is 1
+        // from then on. Steps: 1200·(9/17)/9.947 = 63.9 bytes before,
+        // 1200/10.0007 = 119.99 after.
+        assert_eq!(windows[46..50], [11_937, 12_001, 12_121, 12_240]);
+        assert_eq!(d.cc.s.epoch.map(|e| e.w_est.round()), Some(12_240.0));
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_on_a_loss_below_it() {
+        let mut d = taken_over(120_000, Some(120_000));
+        let recovery = lose(&mut d);
+        assert_eq!((d.cc.window(), w_max(&d)), (84_000, 120_000.0));
+        // An application-limited ACK (nothing in flight) ends recovery
+        // without growth.
+        d.now = recovery + ms(100);
+        d.ack_full(recovery + ms(1), MSS, ms(100), ms(0), true, Some(0));
+        assert_eq!(
+            (d.cc.state(d.now), d.cc.window()),
+            ("congestion_avoidance", 84_000)
+        );
+        // The second loss finds cwnd = 70 < W_max = 100 segments:
+        // W_max = 84000 · (1 + 0.7)/2 = 71400 bytes; cwnd = 0.7 · 84000.
+        let recovery = lose(&mut d);
+        assert_eq!(w_max(&d), 71_400.0);
+        assert_eq!(d.cc.window(), 58_800);
+        assert_eq!(d.cc.snapshot().ssthresh, Some(58_800));
+        // The next stage's K = ∛((59.5 − 49)/0.4) = ∛26.25 = 2.972 s.
+        end_recovery(&mut d, recovery, MSS, ms(100));
+        assert!((k_seconds(&d) - 26.25f64.cbrt()).abs() < 1e-12);
+        // A loss at or above W_max remembers the window itself.
+        let mut d = taken_over(120_000, Some(120_000));
+        d.cc.s.w_max = 100_000.0;
+        lose(&mut d);
+        assert_eq!(w_max(&d), 120_000.0);
+    }
+
+    #[test]
+    fn the_target_is_at_most_one_and_a_half_windows() {
+        // W_max = cwnd_epoch = 10 segments, K = 0, RTT 1 s.
+        let mut d = taken_over(12_000, Some(12_000));
+        d.advance(ms(1000));
+        d.ack(d.now - ms(1000), MSS, ms(1000));
+        // t = 0: W_cubic(0) = 10 < W_est = 10 + 1/10 (α = 1, W_est ≥
+        // cwnd_prior): 10.1 segments.
+        assert_eq!(d.cc.window(), 12_120);
+        // t = 3 s: W_cubic(3) = 10 + 0.4·27 = 20.8 > W_est = 11.1, and
+        // W_cubic(t + RTT) = 10 + 0.4·64 = 35.6 segments (42720 bytes) is
+        // capped at 1.5 · 10.1 = 15.15 segments: the whole window
+        // acknowledged adds (15.15 − 10.1)/10.1 per segment, 5.05 segments.
+        d.advance(ms(3000));
+        let w = d.cc.window();
+        d.ack(d.now - ms(1000), w, ms(1000));
+        assert_eq!(d.cc.window(), 18_180);
+    }
+
+    #[test]
+    fn no_growth_while_less_than_half_the_window_is_used() {
+        let mut d = taken_over(120_000, Some(120_000));
+        d.advance(ms(100));
+        d.ack_full(d.now - ms(100), MSS, ms(100), ms(0), true, Some(59_999));
+        assert_eq!(d.cc.window(), 120_000);
+        assert!(d.cc.s.epoch.is_none(), "no stage starts either");
+        // The flight after the latest send counts (flight.rs).
+        d.cc.on_packet_sent(d.now, MSS, 58_800);
+        d.advance(ms(1));
+        d.ack_full(d.now - ms(100), MSS, ms(100), ms(0), true, Some(1_200));
+        // Half used: 60000 · 2 = 120000 is not less than the window. The
+        // stage starts: W_est = 100 + 1/100 segments.
+        assert_eq!(d.cc.window(), 120_012);
+    }
+
+    /// A taken-over flow at 100 segments: an ACK starts the stage, then
+    /// `app_limited` ACKs 1 s apart with nothing in flight, an idle period
+    /// of `idle` ended by a send with nothing in flight, and 3 s later an
+    /// ACK of the whole window; returns the window.
+    fn after_three_seconds_of_growth(app_limited: u32, idle: Duration) -> u64 {
+        let mut d = taken_over(120_000, Some(120_000));
+        d.advance(ms(100));
+        d.ack(d.now - ms(100), MSS, ms(100));
+        assert_eq!(d.cc.window(), 120_012);
+        for _ in 0..app_limited {
+            d.advance(ms(1000));
+            d.ack_full(d.now - ms(100), MSS, ms(100), ms(0), true, Some(0));
+        }
+        d.advance(idle);
+        d.cc.on_packet_sent(d.now, MSS, 0);
+        d.advance(ms(3000));
+        let w = d.cc.window();
+        d.ack(d.now - ms(100), w, ms(100));
+        d.cc.window()
+    }
+
+    #[test]
+    fn application_limited_and_idle_time_is_not_elapsed_time() {
+        // K = 0, W_max = 100 segments; at t = 3 s, W_cubic(3) = 110.8 >
+        // W_est = 101.01, and target = W_cubic(3.1) = 100 + 0.4·29.791 =
+        // 111.9164 segments = 134299.68 bytes.
+        assert_eq!(after_three_seconds_of_growth(0, Duration::ZERO), 134_300);
+        // Ten application-limited seconds, or ten idle ones, do not count;
+        // counted, t = 13 s would hit the 1.5 × cap: 150.015 segments.
+        assert_eq!(after_three_seconds_of_growth(10, Duration::ZERO), 134_300);
+        assert_eq!(after_three_seconds_of_growth(0, ms(10_000)), 134_300);
+    }
+
+    #[test]
+    fn take_over_starts_in_congestion_avoidance_at_w_max() {
+        let mut d = taken_over(120_000, Some(120_000));
+        assert_eq!(
+            (d.cc.state(d.now), d.cc.window()),
+            ("congestion_avoidance", 120_000)
+        );
+        assert_eq!(d.cc.snapshot().ssthresh, Some(120_000));
+        assert_eq!(w_max(&d), 120_000.0);
+        assert!(d.cc.s.epoch.is_none());
+        // 100 ms rounds, each ACK acknowledging the window. The first
+        // starts the stage: K = 0, W_est = 100 segments = cwnd_prior, so
+        // α = 1: Reno's one segment per round while W_est = 101 + t/0.1 is
+        // above W_cubic(t) = 100 + 0.4·t³, that is up to t = 5 s.
+        let mut w = Vec::new();
+        for _ in 0..=56 {
+            round(&mut d, ms(100));
+            w.push(d.cc.window());
+        }
+        assert_eq!(k_seconds(&d), 0.0);
+        assert_eq!([w[0], w[10], w[50]], [121_200, 133_200, 181_200]);
+        // t = 5.1 s: W_cubic(5.1) = 153.06 > W_est = 152, convex from then
+        // on: target W_cubic(5.2) = 156.24 segments, W_cubic(5.3) = 159.55...
+        let steps: Vec<u64> = w[50..=56].windows(2).map(|p| p[1] - p[0]).collect();
+        assert_eq!(steps, [6_292, 3_969, 4_122, 4_277, 4_436, 4_597]);
+        // Below ssthresh (or with none) it slow-starts first.
+        let d = taken_over(120_000, None);
+        assert_eq!(d.cc.state(d.now), "slow_start");
+        assert_eq!(d.cc.snapshot().ssthresh, None);
+    }
+
+    #[test]
+    fn take_over_below_ssthresh_slow_starts_and_then_w_max_is_the_window() {
+        let mut d = taken_over(24_000, Some(40_000));
+        assert_eq!(d.cc.state(d.now), "slow_start");
+        round(&mut d, ms(100));
+        assert_eq!(
+            (d.cc.state(d.now), d.cc.window()),
+            ("congestion_avoidance", 48_000)
+        );
+        // The first congestion-avoidance ACK: W_max (20 segments) is below
+        // the window, so W_max = cwnd_epoch = 40 segments, K = 0 (§4.10).
+        d.advance(ms(1));
+        d.ack(d.now - ms(100), MSS, ms(100));
+        assert_eq!((w_max(&d), k_seconds(&d)), (48_000.0, 0.0));
+        assert_eq!(d.cc.s.cwnd_prior, 48_000.0);
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_to_two_packets_and_slow_starts_again() {
+        let mut d = fresh();
+        round(&mut d, ms(100));
+        let recovery = lose(&mut d);
+        assert_eq!(d.cc.window(), 16_800);
+        d.cc.on_persistent_congestion(d.now);
+        assert_eq!((d.cc.state(d.now), d.cc.window()), ("recovery", 2 * MSS));
+        assert_eq!(d.cc.snapshot().ssthresh, Some(16_800));
+        // The recovery period ends with the ACK of a packet sent after it;
+        // slow start up to ssthresh: 2400 → 4800 → 9600 → 19200.
+        end_recovery(&mut d, recovery, 2 * MSS, ms(100));
+        assert_eq!((d.cc.state(d.now), d.cc.window()), ("slow_start", 4_800));
+        for _ in 0..2 {
+            round(&mut d, ms(100));
+        }
+        assert_eq!(
+            (d.cc.state(d.now), d.cc.window()),
+            ("congestion_avoidance", 19_200)
+        );
+        // The first stage after it: W_max = cwnd_epoch = 16 segments, K = 0
+        // (§4.8); cwnd_prior stays 24000 (20 segments, before the loss), so
+        // α = α_cubic: W_est = 16 + (9/17)/16 segments = 19239.71 bytes.
+        d.advance(ms(1));
+        d.ack(d.now - ms(1), MSS, ms(100));
+        assert_eq!((w_max(&d), k_seconds(&d)), (19_200.0, 0.0));
+        assert_eq!(d.cc.window(), 19_240);
+    }
+
+    #[test]
+    fn rollback_restores_the_state_before_a_spurious_loss() {
+        let mut d = taken_over(120_000, Some(120_000));
+        for _ in 0..3 {
+            round(&mut d, ms(100));
+        }
+        let before = d.cc.s;
+        assert_eq!(d.cc.window(), 123_600);
+        assert!(!d.cc.rollback(), "no checkpoint");
+        d.cc.checkpoint();
+        lose(&mut d);
+        assert_eq!(d.cc.window(), 86_520);
+        assert!(d.cc.rollback());
+        // cwnd, ssthresh, cwnd_prior, W_max, K, t_epoch, W_est.
+        assert_eq!(d.cc.s, before);
+        assert!(!d.cc.rollback(), "used up");
+        // §4.9.2: no restore once the window is back above cwnd_prior
+        // (103 segments, reached at K = ∛((103 − 72.1)/0.4) = 4.26 s; at
+        // t = 5 s, W_cubic(5.1) = 103.24 segments).
+        d.cc.checkpoint();
+        let recovery = lose(&mut d);
+        end_recovery(&mut d, recovery, 86_520, ms(100));
+        for _ in 0..50 {
+            round(&mut d, ms(100));
+        }
+        assert_eq!(d.cc.window(), 123_886);
+        let grown = d.cc.s;
+        assert!(!d.cc.rollback());
+        assert_eq!(d.cc.s, grown);
+        assert!(!d.cc.rollback(), "the checkpoint was used up anyway");
+    }
+
+    #[test]
+    fn mtu_changes_move_the_floor_and_clamp_the_window() {
+        let d = Driver::new(Cubic::new(PathInfo {
+            max_datagram_size: 1200,
+            initial_window_packets: 1,
+        }));
+        assert_eq!(d.cc.window(), 2_400, "floor of two packets");
+        let mut d = taken_over(2_400, Some(2_400));
+        d.cc.on_mtu_change(1500);
+        assert_eq!(d.cc.window(), 3_000);
+        d.cc.on_mtu_change(1200);
+        assert_eq!(d.cc.window(), 3_000, "a lower floor does not shrink it");
+        // Formulas in segments of the new size: W_est = 2 + 1/2 segments
+        // of 1500 bytes (α = 1).
+        d.cc.on_mtu_change(1500);
+        d.advance(ms(100));
+        d.ack(d.now - ms(100), 1500, ms(100));
+        assert_eq!(d.cc.window(), 3_750);
+    }
+
+    #[test]
+    fn pacing_is_twice_the_window_rate_in_slow_start_and_1_2_times_after() {
+        let mut d = fresh();
+        assert_eq!(d.cc.pacing_rate(), None, "no RTT sample yet");
+        d.advance(ms(50));
+        d.ack(d.now - ms(50), MSS, ms(50));
+        // 13200 bytes per 50 ms, × 2.
+        assert_eq!(d.cc.pacing_rate(), Some(528_000));
+        let d = taken_over(12_000, Some(12_000));
+        let mut d = d;
+        d.advance(ms(100));
+        d.ack(d.now - ms(100), MSS, ms(100));
+        // 12120 bytes per 100 ms, × 1.2.
+        assert_eq!(d.cc.pacing_rate(), Some(145_440));
+    }
 }
