@@ -93,6 +93,12 @@
 //!   recovery start time instead.
 //! * Spurious timeouts (§4.9.1) do not exist in QUIC; §4.9.2's undo is
 //!   [`CongestionController::rollback`].
+//! * When a stage starts without a usable `W_max` (see above), `cwnd_prior`
+//!   becomes the larger of itself and the window: §4.10's "cwnd_prior =
+//!   cwnd" for a slow start left without a loss, while after persistent
+//!   congestion it stays the window before the loss (§4.1.2: "at the time of
+//!   setting ssthresh most recently"), so `α_cubic` applies until `W_est`
+//!   is back there.
 
 use std::time::Duration;
 use std::time::Instant;
@@ -120,7 +126,7 @@ pub const C: f64 = 0.4;
 /// ([§4.6](https://www.rfc-editor.org/rfc/rfc9438#section-4.6)).
 pub const BETA_CUBIC: f64 = 0.7;
 
-/// α_cubic, segments per RTT: "α_cubic = 3 · (1 − β_cubic)/(1 + β_cubic)"
+/// α_cubic, segments per RTT: α_cubic = 3 · (1 − β_cubic)/(1 + β_cubic)
 /// ([§4.3](https://www.rfc-editor.org/rfc/rfc9438#section-4.3)), 9/17 for
 /// β = 0.7: the additive increase that gives Reno's average window.
 pub const ALPHA_CUBIC: f64 = 3.0 * (1.0 - BETA_CUBIC) / (1.0 + BETA_CUBIC);
@@ -387,20 +393,21 @@ impl CongestionController for Cubic {
             return;
         }
         let cwnd = self.s.cwnd;
-        // §4.7: "W_max = cwnd · (1 + β_cubic)/2 if cwnd < W_max and fast
-        // convergence enabled, further reduce W_max; cwnd otherwise,
-        // remember cwnd before reduction".
+        // §4.7's equation: W_max = cwnd · (1 + β_cubic)/2 if cwnd < W_max
+        // ("further reduce W_max"), otherwise cwnd ("remember cwnd before
+        // reduction").
         self.s.w_max = if cwnd < self.s.w_max {
             cwnd * FAST_CONVERGENCE_FACTOR
         } else {
             cwnd
         };
-        // §4.6: "ssthresh = flight_size · β_cubic; cwnd_prior = cwnd;
-        // cwnd = max(ssthresh, 2)" (loss), "ssthresh = max(ssthresh, 2)".
-        // flight_size, the RFC's choice over cwnd ("Implementations that use
+        // §4.6's equations: ssthresh = flight_size · β_cubic, cwnd_prior =
+        // cwnd, cwnd = max(ssthresh, 2) on a loss, ssthresh = max(ssthresh,
+        // 2), in segments. flight_size is the RFC's choice; of
+        // implementations that use cwnd it says "Implementations that use
         // cwnd MUST use other measures to prevent cwnd from growing when
-        // the volume of bytes in flight is smaller than cwnd"), capped at
-        // the window.
+        // the volume of bytes in flight is smaller than cwnd", which the
+        // half-used rule does not do. Capped at the window.
         let flight_size = (self.flight.at_ack(loss.bytes_in_flight) as f64).min(cwnd);
         let reduced = self.bounds.clamp(flight_size * BETA_CUBIC);
         self.s.cwnd_prior = cwnd;
@@ -413,7 +420,7 @@ impl CongestionController for Cubic {
     fn on_persistent_congestion(&mut self, _now: Instant) {
         // §4.8: "In case of a timeout, CUBIC follows Reno to reduce cwnd
         // [RFC 5681], but sets ssthresh using β_cubic (same as in
-        // Section 4.6)": the window goes to the minimum (RFC 9002 §7.6.2);
+        // Section 4.6) ...": the window goes to the minimum (RFC 9002 §7.6.2);
         // ssthresh was set by the congestion event that reported the
         // losses. "During the first congestion avoidance stage after a
         // timeout, ... K is set to 0, and W_max is set to the congestion
