@@ -26,6 +26,9 @@
 //! LEDBAT, on QUIC): the window a downloading endpoint grants through flow
 //! control.
 //!
+//! [`cubic`] is CUBIC (RFC 9438), the normal flow a deadline-aware flow
+//! ([`deadline`]) hands over to; it is not a `--cc` controller of its own.
+//!
 //! The LEDBAT family reads its delay signal through [`delay`]: RTT minus the
 //! peer's ACK delay, a current-delay filter and a base-delay history.
 //!
@@ -42,6 +45,7 @@
 //! | RFC 6817 | S. Shalunov, G. Hazel, J. Iyengar, M. Kuehlewind | Low Extra Delay Background Transport (LEDBAT) | IETF RFC 6817, Experimental, 2012 | <https://www.rfc-editor.org/rfc/rfc6817> |
 //! | draft -01, §N in [`ledbatpp`] | P. Balasubramanian, O. Ertugay, D. Havey | LEDBAT++: Congestion Control for Background Traffic (draft-irtf-iccrg-ledbat-plus-plus-01) | IRTF ICCRG Internet-Draft, 2020 | <https://datatracker.ietf.org/doc/html/draft-irtf-iccrg-ledbat-plus-plus-01> |
 //! | RFC 9840 | M. Bagnulo, A. García-Martínez, G. Montenegro, P. Balasubramanian | rLEDBAT: Receiver-Driven Low Extra Delay Background Transport for TCP | IETF RFC 9840 (IRTF ICCRG), Experimental, 2025 | <https://www.rfc-editor.org/rfc/rfc9840> |
+//! | RFC 9438 | L. Xu, S. Ha, I. Rhee, V. Goel, L. Eggert (Ed.) | CUBIC for Fast and Long-Distance Networks | IETF RFC 9438, Proposed Standard, 2023 | <https://www.rfc-editor.org/rfc/rfc9438> |
 //! | RFC 9002 | J. Iyengar, I. Swett | QUIC Loss Detection and Congestion Control | IETF RFC 9002, Proposed Standard, 2021 | <https://www.rfc-editor.org/rfc/rfc9002> |
 //! | RFC 9000 | J. Iyengar, M. Thomson | QUIC: A UDP-Based Multiplexed and Secure Transport | IETF RFC 9000, Proposed Standard, 2021 | <https://www.rfc-editor.org/rfc/rfc9000> |
 //! | RFC 5681 | M. Allman, V. Paxson, E. Blanton | TCP Congestion Control | IETF RFC 5681, Draft Standard, 2009 | <https://www.rfc-editor.org/rfc/rfc5681> |
@@ -60,6 +64,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 pub mod cdg;
+pub mod cubic;
 pub mod deadline;
 pub mod delay;
 pub mod fixed;

@@ -6,6 +6,7 @@
 use std::time::Duration;
 use std::time::Instant;
 
+use lbe_cc::cubic::Cubic;
 use lbe_cc::AckEvent;
 use lbe_cc::AckedPacket;
 use lbe_cc::CongestionController;
@@ -33,6 +34,9 @@ const SPECS: &[&str] = &[
     "cdg:g=0.001,shadow_window=true,ineffective_backoff=true,window=1",
     "cdg:g=100000,beta=0.99,seed=0",
     "fixed",
+    // Not specs: lbe_cc::cubic::Cubic, built fresh and taken over (`build`).
+    "cubic::new",
+    "cubic::take_over",
 ];
 
 const STATES: &[&str] = &[
@@ -46,11 +50,19 @@ const STATES: &[&str] = &[
 ];
 
 fn build(spec: &str, mss: u64, iw: u64) -> Box<dyn CongestionController> {
-    let cfg: ControllerConfig = spec.parse().unwrap();
-    cfg.build(PathInfo {
+    let path = PathInfo {
         max_datagram_size: mss,
         initial_window_packets: iw,
-    })
+    };
+    match spec {
+        "cubic::new" => Box::new(Cubic::new(path)),
+        // A window of `iw` packets in congestion avoidance.
+        "cubic::take_over" => {
+            let cwnd = iw.saturating_mul(mss);
+            Box::new(Cubic::take_over(path, cwnd, Some(cwnd)))
+        }
+        _ => spec.parse::<ControllerConfig>().unwrap().build(path),
+    }
 }
 
 #[derive(Clone, Debug)]
