@@ -130,6 +130,10 @@ pub const BETA: f64 = 0.7;
 pub const WINDOW: usize = 8;
 /// Largest accepted `window`, rounds.
 pub const MAX_WINDOW: usize = 64;
+/// The fraction of the window a loss leaves, dimensionless: Reno's halving
+/// (Linux `tcp_cdg_ssthresh`: `cwnd/2`, or the shadow window's half if
+/// larger). [`crate::deadline`]'s top level uses CUBIC's β instead.
+pub const LOSS_BETA: f64 = 0.5;
 /// Minimum window, packets (Linux: 2).
 pub const MIN_CWND: u64 = 2;
 /// Ineffective-backoff detection: backoffs in a row tolerated (Linux
@@ -285,6 +289,10 @@ pub struct Cdg {
     /// Backoff draws made and backoffs taken, for tests and logs.
     draws: u64,
     backoffs: u64,
+    /// The fraction of the window a loss leaves: [`LOSS_BETA`] unless
+    /// [`crate::deadline`] sets CUBIC's β at its top level
+    /// (`Cdg::set_loss_beta`).
+    loss_beta: f64,
 }
 
 impl Cdg {
@@ -320,6 +328,7 @@ impl Cdg {
             srtt: None,
             draws: 0,
             backoffs: 0,
+            loss_beta: LOSS_BETA,
             cfg,
         }
     }
@@ -417,6 +426,14 @@ impl Cdg {
         let g = g_ms.clamp(0.001, 100_000.0);
         self.cfg.g = g;
         self.g_ns = g * 1e6;
+    }
+
+    /// Sets the fraction of the window a loss leaves ([`crate::deadline`]:
+    /// CUBIC's β = 0.7 at its top level, [`LOSS_BETA`] below), clamped to
+    /// 0.5..=0.7: never a deeper cut than Reno's nor a shallower one than
+    /// CUBIC's. The shadow window is halved either way.
+    pub fn set_loss_beta(&mut self, beta: f64) {
+        self.loss_beta = beta.clamp(LOSS_BETA, crate::cubic::BETA_CUBIC);
     }
 
     /// Lets the window slow-start up to `bytes` ([`crate::deadline`]'s
@@ -520,12 +537,12 @@ impl CongestionController for Cdg {
         }
         // A loss during a backoff's CWR turns it into Recovery.
         self.s.backoff_start = None;
-        let half = self.s.cwnd / 2;
+        let reduced = (self.s.cwnd as f64 * self.loss_beta) as u64;
         let cwnd = if self.cfg.shadow_window {
             self.s.shadow = (self.s.shadow / 2).min(self.s.cwnd);
-            half.max(self.s.shadow)
+            reduced.max(self.s.shadow)
         } else {
-            half
+            reduced
         };
         self.s.cwnd = cwnd.max(self.bounds.min);
         self.s.ssthresh = self.s.cwnd;

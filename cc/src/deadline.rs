@@ -120,6 +120,8 @@ use std::time::Duration;
 use std::time::Instant;
 
 use crate::cdg::Cdg;
+use crate::cubic::Cubic;
+use crate::cubic::BETA_CUBIC;
 use crate::ledbatpp::Deference;
 use crate::ledbatpp::LedbatPlusPlus;
 use crate::AckEvent;
@@ -166,6 +168,11 @@ pub const GIVE_UP_STEPS: u32 = 10;
 /// The fair-share estimate as a fraction of the most the catch-up achieved
 /// in one step (one competitor: a half).
 pub const FAIR_SHARE: f64 = 0.5;
+
+/// The fraction of the window a loss leaves at the top level: CUBIC's
+/// β = 0.7 ([RFC 9438 §4.6](https://www.rfc-editor.org/rfc/rfc9438#section-4.6)),
+/// not the inner controller's halving (module docs, "The top level").
+pub const TOP_LOSS_BETA: f64 = BETA_CUBIC;
 
 /// qlog state name once the deadline is judged impossible.
 const GIVEN_UP_STATE: &str = "deadline_fair_share";
@@ -336,8 +343,8 @@ impl DeadlineConfig {
             last_event: None,
             top_steps: 0,
             peak_rate: 0.0,
-            peak_smoothed_rate: 0.0,
             given_up: false,
+            path,
             lift: None,
             lift_held: false,
         }
@@ -348,6 +355,9 @@ impl DeadlineConfig {
 enum Inner {
     Cdg(Box<Cdg>),
     LedbatPlusPlus(Box<LedbatPlusPlus>),
+    /// The normal flow the others hand over to once the deadline is given
+    /// up ([`DeadlineAware::give_up`]).
+    Cubic(Box<Cubic>),
 }
 
 /// The inner controller's level-0 knob.
@@ -379,11 +389,12 @@ pub struct DeadlineAware {
     /// The most achieved in one step before giving up, bytes per second:
     /// the catch-up's probe of the capacity (the give-up test, [`HOLD`]).
     peak_rate: f64,
-    /// The best smoothed achieved rate before giving up, bytes per second:
-    /// the fair-share estimate's base.
-    peak_smoothed_rate: f64,
-    /// The deadline was judged impossible: a normal flow from then on.
+    /// The deadline was judged impossible: a normal flow from then on
+    /// (the inner controller is CUBIC).
     given_up: bool,
+    /// The path the controllers are built for (CUBIC's, at the hand-over),
+    /// its datagram size kept current.
+    path: PathInfo,
     /// The step's catch-up, bytes, until the inner controller takes it
     /// (it declines while it is reducing its window: recovery, a backoff),
     /// or for the whole step while it holds.
@@ -398,6 +409,7 @@ impl DeadlineAware {
         match &self.inner {
             Inner::Cdg(c) => c.as_ref(),
             Inner::LedbatPlusPlus(c) => c.as_ref(),
+            Inner::Cubic(c) => c.as_ref(),
         }
     }
 
@@ -405,6 +417,7 @@ impl DeadlineAware {
         match &mut self.inner {
             Inner::Cdg(c) => c.as_mut(),
             Inner::LedbatPlusPlus(c) => c.as_mut(),
+            Inner::Cubic(c) => c.as_mut(),
         }
     }
 
@@ -450,7 +463,26 @@ impl DeadlineAware {
                     _ => Deference::None,
                 });
             }
+            // Given up: the level no longer steers anything.
+            (Inner::Cubic(_), _) => return,
             _ => unreachable!("the knob matches the inner controller"),
+        }
+        let loss_beta = self.loss_beta();
+        match &mut self.inner {
+            Inner::Cdg(c) => c.set_loss_beta(loss_beta),
+            Inner::LedbatPlusPlus(c) => c.set_loss_beta(loss_beta),
+            Inner::Cubic(_) => (),
+        }
+    }
+
+    /// The fraction of the window a loss leaves at the current level:
+    /// CUBIC's β at the top level ([`TOP_LOSS_BETA`]), the inner
+    /// controller's halving below.
+    fn loss_beta(&self) -> f64 {
+        if self.level == LEVELS - 1 {
+            TOP_LOSS_BETA
+        } else {
+            crate::ledbatpp::HALVE
         }
     }
 
@@ -480,7 +512,7 @@ impl DeadlineAware {
         let gain = (needed / rate.max(1.0)).clamp(1.0, CATCH_UP_GAIN_MAX);
         let target = (needed * gain * srtt.as_secs_f64()).min(u64::MAX as f64) as u64;
         self.lift = Some(target);
-        self.lift_held = !self.given_up && needed <= HOLD * self.peak_rate;
+        self.lift_held = needed <= HOLD * self.peak_rate;
         self.try_lift();
     }
 
@@ -495,10 +527,21 @@ impl DeadlineAware {
         let taken = match &mut self.inner {
             Inner::Cdg(c) => c.slow_start_to(target),
             Inner::LedbatPlusPlus(c) => c.slow_start_to(target),
+            Inner::Cubic(_) => false,
         };
         if !self.lift_held && (taken || w >= target) {
             self.lift = None;
         }
+    }
+
+    /// The deadline is judged impossible, for good: the flow is handed
+    /// over to CUBIC at its current window, in congestion avoidance with
+    /// `W_max` at that window (module docs, "Impossible deadlines").
+    fn give_up(&mut self) {
+        self.given_up = true;
+        self.lift = None;
+        let cwnd = self.cc().window();
+        self.inner = Inner::Cubic(Box::new(Cubic::take_over(self.path, cwnd, Some(cwnd))));
     }
 
     /// One steering decision, when a step is over (module docs).
@@ -506,6 +549,9 @@ impl DeadlineAware {
         let Some(start) = self.start else {
             return;
         };
+        if self.given_up {
+            return;
+        }
         let total = self.progress.total_bytes();
         if total == 0 {
             return;
@@ -551,20 +597,12 @@ impl DeadlineAware {
         if self.level == LEVELS - 1 {
             self.top_steps += 1;
         }
-        if !self.given_up {
-            self.peak_rate = self.peak_rate.max(achieved);
-            self.peak_smoothed_rate = self.peak_smoothed_rate.max(rate);
-            self.given_up = self.top_steps >= GIVE_UP_STEPS
-                && now >= start + self.deadline / 2
-                && FAIR_SHARE * needed_by_deadline > self.peak_rate;
-        }
-        if self.given_up {
-            // A normal flow: the top level, catching up to the fair-share
-            // estimate only.
-            let fair = FAIR_SHARE * self.peak_smoothed_rate;
-            if rate < fair {
-                self.catch_up(fair, rate, srtt);
-            }
+        self.peak_rate = self.peak_rate.max(achieved);
+        if self.top_steps >= GIVE_UP_STEPS
+            && now >= start + self.deadline / 2
+            && FAIR_SHARE * needed_by_deadline > self.peak_rate
+        {
+            self.give_up();
         } else if rate < needed {
             if self.level + 1 < LEVELS {
                 self.set_level(self.level + 1);
@@ -578,7 +616,11 @@ impl DeadlineAware {
 
 impl CongestionController for DeadlineAware {
     fn name(&self) -> &'static str {
-        self.cc().name()
+        // The configured controller's, after a hand-over to CUBIC too.
+        match self.base {
+            Knob::G(_) => "cdg",
+            Knob::Ledbatpp(..) => "ledbatpp",
+        }
     }
 
     fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64) {
@@ -615,6 +657,7 @@ impl CongestionController for DeadlineAware {
     }
 
     fn on_mtu_change(&mut self, max_datagram_size: u64) {
+        self.path.max_datagram_size = max_datagram_size;
         self.cc_mut().on_mtu_change(max_datagram_size);
     }
 
@@ -775,7 +818,7 @@ mod tests {
     }
 
     #[test]
-    fn an_impossible_deadline_is_given_up_and_the_lift_capped_at_the_fair_share() {
+    fn an_impossible_deadline_is_given_up_and_the_flow_handed_over_to_cubic() {
         // 1 GB in 10 s at 1 MB/s: the top level from the sixth step; the
         // 10th step there (the 16th, 16 s in, past half the deadline, the
         // need infinite past it, more than twice the best step) gives up.
@@ -784,53 +827,60 @@ mod tests {
         assert_eq!(levels[..7], [1, 2, 3, 4, 5, 6, 6]);
         assert!(!d.cc.given_up);
         assert_eq!(d.cc.state(d.now), "deadline_l6");
+        let before = d.cc.window();
         assert_eq!(steps(&mut d, &p, 1_000_000, 1), [6]);
         assert!(d.cc.given_up);
-        assert_eq!(d.cc.state(d.now), "deadline_fair_share");
-        // Four losses bring the window below the fair-share window; an ACK
-        // of a packet sent after them ends the recovery.
-        for _ in 0..4 {
-            d.advance(ms(100));
-            d.loss(d.now);
-        }
+        assert!(matches!(d.cc.inner, Inner::Cubic(_)));
+        assert_eq!(
+            (d.cc.name(), d.cc.state(d.now)),
+            ("cdg", "deadline_fair_share")
+        );
+        // CUBIC takes the window as it was, in congestion avoidance
+        // (ssthresh = cwnd): the step's ten ACKs of one packet each grew
+        // CDG's window by a packet each (slow-starting to the lift) before
+        // the hand-over.
+        let taken = before + 10 * MSS;
+        let s = d.cc.snapshot();
+        assert_eq!((s.cwnd, s.ssthresh), (taken, Some(taken)));
+        // From now on it is CUBIC's: a loss leaves β = 0.7 of the window,
+        // and no catch-up lifts it, however far behind the transfer is.
         d.advance(ms(100));
-        d.ack(d.now, MSS, ms(100));
-        let cwnd = d.cc.window();
-        assert!(cwnd < 100_000, "{cwnd}");
-        // Nothing achieved: the smoothed rate falls to 500 kB/s (not below
-        // the 500 kB/s fair-share estimate, half the best step), then to
-        // 250 kB/s: gain 2, a lift to 500 kB/s × 2 × 100 ms, not to the
-        // (infinite) need.
-        assert_eq!(steps(&mut d, &p, 0, 1), [6]);
-        assert_eq!(d.cc.snapshot().ssthresh, Some(cwnd));
-        assert_eq!(steps(&mut d, &p, 0, 1), [6]);
-        assert_eq!(d.cc.snapshot().ssthresh, Some(100_000));
+        d.loss(d.now);
+        let cut = (taken as f64 * 0.7).round() as u64;
+        assert_eq!(d.cc.window(), cut);
+        assert_eq!(steps(&mut d, &p, 0, 3), [6, 6, 6]);
+        assert_eq!(d.cc.snapshot().ssthresh, Some(cut));
         assert!(d.cc.given_up);
     }
 
     #[test]
-    fn the_fair_share_is_half_the_best_smoothed_rate_not_the_best_step() {
-        // As above, but the tenth step achieves 3 MB/s: the best step is
-        // 3 MB/s, the best smoothed rate (EWMA ½ from 1 MB/s) 2 MB/s, so
-        // the fair-share estimate is 1 MB/s, not 1.5.
-        let (mut d, p) = started("cdg:deadline=10s", 1_000_000_000);
-        steps(&mut d, &p, 1_000_000, 9);
-        steps(&mut d, &p, 3_000_000, 1);
-        steps(&mut d, &p, 1_000_000, 5);
-        assert!(!d.cc.given_up);
-        assert_eq!(steps(&mut d, &p, 1_000_000, 1), [6]);
-        assert!(d.cc.given_up);
-        for _ in 0..4 {
-            d.advance(ms(100));
-            d.loss(d.now);
+    fn the_top_level_cuts_the_window_by_cubic_s_beta_below_it_halves() {
+        // CDG and LEDBAT++ alike: level 5 halves on a loss, level 6 keeps
+        // 0.7 of the window; back down from the top, halving again.
+        for spec in ["cdg:deadline=100s", "ledbatpp:deadline=100s"] {
+            let (mut d, p) = started(spec, 100_000_000);
+            assert_eq!(steps(&mut d, &p, 0, 5), [1, 2, 3, 4, 5], "{spec}");
+            let mut cut = |d: &mut Driver<DeadlineAware>| {
+                // Out of any recovery first: an ACK of a packet sent now.
+                d.advance(ms(100));
+                d.ack(d.now, MSS, ms(100));
+                let w = d.cc.window();
+                d.advance(ms(1));
+                d.loss(d.now);
+                (w, d.cc.window())
+            };
+            let (w, after) = cut(&mut d);
+            assert_eq!(after, w / 2, "{spec} level 5");
+            assert_eq!(steps(&mut d, &p, 0, 1), [6], "{spec}");
+            // LEDBAT++ keeps its window in f64 bytes and reports the whole
+            // bytes: within one byte of 0.7 of the reported window.
+            let (w, after) = cut(&mut d);
+            let expected = (w as f64 * 0.7) as u64;
+            assert!(
+                after.abs_diff(expected) <= 1,
+                "{spec} level 6: {after} {expected}"
+            );
         }
-        d.advance(ms(100));
-        d.ack(d.now, MSS, ms(100));
-        // The smoothed rate after 2, 1.5, 1.25, ... is 1 015 625 bytes/s;
-        // a step of nothing halves it to 507 812.5, below the 1 MB/s
-        // estimate: gain 1.969, a lift to 1 MB/s × 1.969 × 100 ms.
-        assert_eq!(steps(&mut d, &p, 0, 1), [6]);
-        assert_eq!(d.cc.snapshot().ssthresh, Some(196_923));
     }
 
     #[test]
@@ -878,7 +928,7 @@ mod tests {
         let (mut d, p) = started("ledbatpp:deadline=100s", 1_000_000);
         let deference = |d: &Driver<DeadlineAware>| match &d.cc.inner {
             Inner::LedbatPlusPlus(c) => c.deference(),
-            Inner::Cdg(_) => unreachable!(),
+            Inner::Cdg(_) | Inner::Cubic(_) => unreachable!(),
         };
         assert_eq!(deference(&d), Deference::Full);
         let mut seen = Vec::new();

@@ -247,6 +247,10 @@ pub const DECREASE_CONSTANT: f64 = 1.0;
 pub const SLOW_START_EXIT: f64 = 0.75;
 /// Minimum window, packets (draft -01 §4.3 and §4.4: 2).
 pub const MIN_CWND: u64 = 2;
+/// The fraction of the window a loss leaves, dimensionless: "LEDBAT++ reacts
+/// by reducing the CW to half of its value when a loss is detected" (seed
+/// §3). [`crate::deadline`]'s top level uses CUBIC's β instead.
+pub const HALVE: f64 = 0.5;
 /// Initial window, packets (draft -01 §4.1: "LEDBAT++ sender limits the
 /// initial window to 2 packets").
 pub const INIT_CWND: u64 = 2;
@@ -741,6 +745,10 @@ pub struct LedbatPlusPlus {
     /// How far [`crate::deadline`] has taken the controller out of its LBE
     /// behaviour ([`Deference::Full`] unless steered).
     deference: Deference,
+    /// The fraction of the window a loss leaves: [`HALVE`] ("halve", seed
+    /// §3) unless [`crate::deadline`] sets CUBIC's β at its top level
+    /// (`LedbatPlusPlus::set_loss_beta`).
+    loss_beta: f64,
 }
 
 impl LedbatPlusPlus {
@@ -781,6 +789,7 @@ impl LedbatPlusPlus {
             window_full_since: None,
             last_loss: None,
             deference: Deference::Full,
+            loss_beta: HALVE,
             cfg,
         }
     }
@@ -801,8 +810,9 @@ impl LedbatPlusPlus {
         1.0 / divisor as f64
     }
 
-    fn halve(&mut self) {
-        self.s.cwnd = (self.s.cwnd / 2.0).max(self.bounds.min);
+    /// The loss decrease: halving unless steered (`loss_beta`).
+    fn decrease_on_loss(&mut self) {
+        self.s.cwnd = (self.s.cwnd * self.loss_beta).max(self.bounds.min);
     }
 
     /// Leaves the initial slow start: "An initial slow-down is performed 2
@@ -1016,6 +1026,14 @@ impl LedbatPlusPlus {
         self.deference
     }
 
+    /// Sets the fraction of the window a loss leaves ([`crate::deadline`]:
+    /// CUBIC's β = 0.7 at its top level, [`HALVE`] below), clamped to
+    /// 0.5..=0.7: never a deeper cut than the draft's nor a shallower one
+    /// than CUBIC's.
+    pub fn set_loss_beta(&mut self, beta: f64) {
+        self.loss_beta = beta.clamp(HALVE, crate::cubic::BETA_CUBIC);
+    }
+
     /// Lets the window slow-start up to `bytes` ([`crate::deadline`]'s
     /// catch-up, as `Cdg::slow_start_to`): in congestion avoidance or a
     /// catch-up, out of recovery and below `bytes`, ssthresh becomes `bytes`
@@ -1217,18 +1235,18 @@ impl CongestionController for LedbatPlusPlus {
                 self.s.ssthresh = (self.s.ssthresh / 2.0).max(self.bounds.min);
             }
             Phase::InitialSlowStart => {
-                self.halve();
+                self.decrease_on_loss();
                 self.leave_initial_slow_start(loss.now);
             }
             Phase::RampUp { slowdown_start, .. } => {
                 // A loss ends the ramp-up (RFC 5681's halving applies).
-                self.halve();
+                self.decrease_on_loss();
                 self.s.ssthresh = self.s.cwnd;
                 let duration = loss.now.saturating_duration_since(slowdown_start);
                 self.finish_slowdown(loss.now, slowdown_start, duration, false);
             }
             Phase::SlowStart { .. } | Phase::CongestionAvoidance => {
-                self.halve();
+                self.decrease_on_loss();
                 self.s.ssthresh = self.s.cwnd;
                 self.s.phase = Phase::CongestionAvoidance;
             }
