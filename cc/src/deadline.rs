@@ -17,12 +17,12 @@
 //! # Steering law
 //!
 //! The controller has [`LEVELS`] aggressiveness levels: level 0 is the inner
-//! controller as configured (full LBE), the top level is Reno-like (CDG with
+//! controller as configured (full LBE), the top level is loss-based (CDG with
 //! G = 100 s never backs off on delay; LEDBAT++ with a 1 s target and GAIN 1
-//! grows by one packet per RTT and halves on loss). The knob never goes
-//! beyond that; the catch-up below adds slow starts, bounded by the need
-//! while the deadline can be met and by a fair-share estimate once it
-//! cannot.
+//! grows by one packet per RTT; both keep CUBIC's β = 0.7 of the window on a
+//! loss, [`TOP_LOSS_BETA`]). The knob never goes beyond that; the catch-up
+//! below adds slow starts, bounded by the need while the deadline can be
+//! met. Once it cannot, the flow is handed over to CUBIC itself.
 //!
 //! Once per step (the longer of [`STEP`] and two smoothed RTTs, measured on
 //! ACK times), with D the deadline and t0 the first send:
@@ -72,22 +72,37 @@
 //! halving on loss, i.e. Reno), and the catch-up's slow start grows one
 //! byte per byte acknowledged (not GAIN), as CDG's and CUBIC's own.
 //!
+//! **The top level cuts by CUBIC's β.** A flow catching up against CUBIC
+//! in a full drop-tail buffer loses far more than its share while its
+//! window is small: in real time (tight deadline, DA-LEDBAT++) 21-30 % of
+//! its datagrams were dropped at the bottleneck against CUBIC's 2-3 %, a
+//! loss every ~1.1 s whatever its window. Halving at each, with a slow start
+//! of ~0.4 s between them (×1.6), shrank the window ×0.8 a cycle, from
+//! 243 kB to 5 kB in 14 s; the flow got 0.61 Mbit/s of the 7 it needed and
+//! missed by 56 s (175.6 s). An earlier run of the same code that happened
+//! to get its window up before CUBIC's next cut met it (104 s). Keeping 0.7
+//! of the window, CUBIC's own decrease, turns the cycle into growth
+//! (0.7 × 1.6 = 1.12): met in 118.4 s (real time, one run). Never more
+//! than CUBIC cuts; the simulator's tight and loose times moved by less
+//! than 1 s (114.1-114.6, 380.0-380.9).
+//!
 //! **Impossible deadlines.** The catch-up is more aggressive than a normal
 //! flow (a slow start per step), so it must stop when the need is beyond a
 //! fair share. The flow cannot see the link's capacity, but the catch-up
 //! itself probes it: slow-starting into the buffer step after step, its best
-//! step comes near the capacity. So after
-//! [`GIVE_UP_STEPS`] steps at the top level and past half the deadline, if
-//! the rate the deadline itself needs is more than 1/[`FAIR_SHARE`] times
-//! the best step, the deadline is judged impossible, for good: the flow
-//! stays at the top level and catches up only to the fair-share estimate,
-//! [`FAIR_SHARE`] × the best *smoothed* rate (the EWMA) before giving up
-//! (state `deadline_fair_share`). The application reports the miss
-//! (`met: false`). Real time, one run each: from the best single step
-//! (which overshoots the link: a burst of ACKs after a recovery)
-//! DA-LEDBAT++ took 0.54 of the link, more than CUBIC, twice; from the
-//! EWMA 0.33. But the EWMA must not judge the give-up: with it a
-//! feasible tight deadline was given up at 53 s and missed (172 s).
+//! step comes near the capacity. So after [`GIVE_UP_STEPS`] steps at the top
+//! level and past half the deadline, if the rate the deadline itself needs
+//! is more than 1/[`FAIR_SHARE`] times the best step, the deadline is judged
+//! impossible, for good, and the flow is handed over to CUBIC
+//! ([`crate::cubic`], RFC 9438) at its current window, in congestion
+//! avoidance with `W_max` there (state `deadline_fair_share`): a normal
+//! flow by construction, so never more aggressive than CUBIC, and no
+//! estimate of the capacity to get wrong. The application reports the miss
+//! (`met: false`). Until round 4 the flow stayed at the top level and
+//! caught up to a fair-share estimate instead (half the best step, then
+//! half the best smoothed rate): in real time it took 0.02, 0.33 and 0.54
+//! of the link in three runs (the best step overshoots the capacity after a
+//! recovery; the smoothed rate undershoots it).
 //!
 //! Because `needed` is recomputed from what is left, a level that is too
 //! low for a while raises the need and the level with it; a level too high
@@ -165,8 +180,8 @@ pub const HOLD: f64 = 8.0;
 /// (30 before the lift was retried; with the retry the catch-up took more
 /// than half the link for those 30 steps: share 0.53).
 pub const GIVE_UP_STEPS: u32 = 10;
-/// The fair-share estimate as a fraction of the most the catch-up achieved
-/// in one step (one competitor: a half).
+/// A fair share as a fraction of the most the catch-up achieved in one step
+/// (one competitor: a half): a need beyond it is judged impossible.
 pub const FAIR_SHARE: f64 = 0.5;
 
 /// The fraction of the window a loss leaves at the top level: CUBIC's
@@ -504,10 +519,9 @@ impl DeadlineAware {
     /// held only within 2 × the best step, it missed again (432 s: the
     /// early best steps were small). A need beyond [`HOLD`] × (an
     /// impossible deadline: 42 Mbit/s and more, infinite past the aim)
-    /// gets one slow start per step, and so does the fair-share estimate
-    /// once the deadline is given up: held, either took 0.43-0.53 of the
-    /// link in the simulator (seeds 1-3, 30 top-level steps before giving
-    /// up), more than CUBIC on two.
+    /// gets one slow start per step until the deadline is given up: held,
+    /// it took 0.43-0.53 of the link in the simulator (seeds 1-3, 30
+    /// top-level steps before giving up), more than CUBIC on two.
     fn catch_up(&mut self, needed: f64, rate: f64, srtt: Duration) {
         let gain = (needed / rate.max(1.0)).clamp(1.0, CATCH_UP_GAIN_MAX);
         let target = (needed * gain * srtt.as_secs_f64()).min(u64::MAX as f64) as u64;
@@ -860,7 +874,7 @@ mod tests {
         for spec in ["cdg:deadline=100s", "ledbatpp:deadline=100s"] {
             let (mut d, p) = started(spec, 100_000_000);
             assert_eq!(steps(&mut d, &p, 0, 5), [1, 2, 3, 4, 5], "{spec}");
-            let mut cut = |d: &mut Driver<DeadlineAware>| {
+            let cut = |d: &mut Driver<DeadlineAware>| {
                 // Out of any recovery first: an ACK of a packet sent now.
                 d.advance(ms(100));
                 d.ack(d.now, MSS, ms(100));

@@ -95,14 +95,23 @@ fn impossible_deadline_reports_the_miss_and_takes_no_more_than_cubic() {
         let bulk = flow(&s, "bulk");
         assert_eq!(bulk.met, Some(false), "{cc} seed {seed}");
         assert_eq!(bulk.deadline_s, Some(20.0));
-        // Never more aggressive than CUBIC: at most half of the two
-        // flows' goodput over 10-90 s (measured cdg 0.29 / 0.36 / 0.10,
-        // ledbatpp 0.40 / 0.40 / 0.29: the fair-share estimate is low on
-        // some seeds, README "Left"), and it does finish (by 219 s
-        // measured; CUBIC runs until 200 s).
-        let ours = bulk.figures.goodput_bps;
-        let share = ours / (ours + flow(&s, "cubic").figures.goodput_bps);
-        assert!((0.05..=0.5).contains(&share), "{cc} seed {seed}: {share}");
+        // Given up, the flow is CUBIC (cc/src/cubic.rs). Never more
+        // aggressive than CUBIC: at most half of the two flows' goodput
+        // over 10-90 s; and no less than a normal flow, a second CUBIC
+        // download started at 10 s instead (the yardstick scenario, same
+        // seed). Measured: cdg 0.25 / 0.39 / 0.17, ledbatpp 0.34 / 0.30 /
+        // 0.33; the CUBIC newcomer 0.048 / 0.053 / 0.031. It finishes (by
+        // 218 s measured; CUBIC runs until 200 s).
+        let share_of = |s: &SimSummary| {
+            let ours = flow(s, "bulk").figures.goodput_bps;
+            ours / (ours + flow(s, "cubic").figures.goodput_bps)
+        };
+        let share = share_of(&s);
+        let newcomer = share_of(&simulate("deadline-impossible-plain-cubic", seed));
+        assert!(
+            newcomer <= share && share <= 0.5,
+            "{cc} seed {seed}: {share} (a CUBIC newcomer {newcomer})"
+        );
         assert!(took_s(bulk) < 240.0, "{cc} seed {seed}");
     }
 }
