@@ -318,8 +318,8 @@ impl Outgoing {
 /// A deadline-aware response's sender state (see the module docs).
 struct Deadline {
     progress: quiche_lbe::lbe_cc::deadline::Progress,
-    /// The connection's acknowledged bytes when it started.
-    acked_at_start: u64,
+    /// The response's stream.
+    stream: u64,
 }
 
 /// One connection.
@@ -549,7 +549,7 @@ impl FileServer {
                         levels = Some(progress.clone());
                         s.deadline_sender = Some(Deadline {
                             progress,
-                            acked_at_start: conn.quic.stats().acked_bytes,
+                            stream: w.stream,
                         });
                         self.log(
                             conn,
@@ -688,12 +688,14 @@ impl ServerApp for FileServer {
         let Some(h3) = s.h3.as_mut() else { return };
         s.outgoing
             .retain_mut(|o| matches!(o.pump(h3, &mut conn.quic), Pumped::Blocked));
-        // A deadline-aware sender's progress: the bytes acknowledged since it
-        // started (headers and framing included, as in quic-bulk's server).
+        // A deadline-aware sender's progress: the response stream's bytes
+        // acknowledged (its HTTP/3 framing included: a HEADERS frame and a
+        // few bytes per DATA frame), up to the body's length.
         if let Some(d) = &s.deadline_sender {
-            let acked = conn.quic.stats().acked_bytes - d.acked_at_start;
+            let acked = conn.quic.stream_acked_bytes(d.stream);
+            let total = d.progress.total_bytes();
             d.progress
-                .set_done_bytes(acked.min(d.progress.total_bytes()));
+                .set_done_bytes(quiche_lbe::spec::stream_delivered(acked, total));
         }
     }
 

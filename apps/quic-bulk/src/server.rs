@@ -79,23 +79,22 @@ pub struct Session {
     progress: Option<Progress>,
 }
 
-/// A deadline-aware download's progress: quiche tells an application the
-/// bytes of its acknowledged packets, not of its acknowledged stream data;
-/// their sum, never above what was written, slightly overstates the progress
-/// (by the packets' headers, about 3 %). Once the FIN is written, everything
-/// is: the progress goes on until all of it is acknowledged. (Until round 3
-/// it stopped being fed at the FIN, while quiche still held the last 16 MB
-/// unacknowledged; the controller saw no progress for the rest of the
-/// transfer and caught up as hard as it could: in real time a tight
-/// deadline's last 16 s ran at 15-19 Mbit/s of the 20 and finished at
-/// 104.4 s instead of about 114.) `None` before a download starts.
-fn delivered(phase: &Phase, acked_bytes: u64, progress: &Progress) -> Option<u64> {
+/// A deadline-aware download's progress: the payload the client has
+/// acknowledged (`quiche_lbe::spec::stream_delivered`), up to what was
+/// written, all of it once the FIN is: the progress goes on until everything
+/// is acknowledged. (Until round 4 it stopped being fed at the FIN, while
+/// quiche still held the last 16 MB unacknowledged; the controller saw no
+/// progress for the rest of the transfer and caught up as hard as it could:
+/// in real time a tight deadline's last 16 s ran at 15-19 Mbit/s of the 20
+/// and finished at 104.4 s instead of about 114.) `None` before a download
+/// starts.
+fn delivered(phase: &Phase, stream_acked: quiche::Result<u64>, progress: &Progress) -> Option<u64> {
     let written = match phase {
         Phase::Sending(tx) => tx.sent(),
         Phase::Finished => progress.total_bytes(),
         Phase::Request(_) | Phase::Receiving(_) => return None,
     };
-    Some(acked_bytes.min(written))
+    Some(quiche_lbe::spec::stream_delivered(stream_acked, written))
 }
 
 /// Serves quic-bulk requests.
@@ -231,7 +230,8 @@ impl ServerApp for BulkServer {
             }
         }
         if let Some(progress) = &s.progress {
-            if let Some(done) = delivered(&s.phase, conn.quic.stats().acked_bytes, progress) {
+            let acked = conn.quic.stream_acked_bytes(protocol::DATA_STREAM);
+            if let Some(done) = delivered(&s.phase, acked, progress) {
                 progress.set_done_bytes(done);
             }
         }
@@ -367,23 +367,20 @@ mod tests {
     fn a_download_s_progress_is_fed_until_everything_written_is_acknowledged() {
         let progress = Progress::new(1_000_000);
         let request = Phase::Request(LineReader::new(16));
-        assert_eq!(delivered(&request, 5_000, &progress), None);
+        assert_eq!(delivered(&request, Ok(5_000), &progress), None);
         let upload = Phase::Receiving(Receiver::new(Some(Amount::Bytes(10))));
-        assert_eq!(delivered(&upload, 5_000, &progress), None);
+        assert_eq!(delivered(&upload, Ok(5_000), &progress), None);
         let fresh = Phase::Sending(Sender::new(Amount::Bytes(1_000_000)));
         assert_eq!(
-            delivered(&fresh, 5_000, &progress),
+            delivered(&fresh, Ok(0), &progress),
             Some(0),
             "nothing written yet"
         );
-        // After the FIN: what is acknowledged, up to the whole transfer.
-        assert_eq!(
-            delivered(&Phase::Finished, 700_000, &progress),
-            Some(700_000)
-        );
-        assert_eq!(
-            delivered(&Phase::Finished, 1_030_000, &progress),
-            Some(1_000_000)
-        );
+        // After the FIN: what is acknowledged, then the whole transfer once
+        // quiche has collected the complete stream.
+        let finished = Phase::Finished;
+        assert_eq!(delivered(&finished, Ok(700_000), &progress), Some(700_000));
+        let collected = Err(quiche::Error::InvalidStreamState(protocol::DATA_STREAM));
+        assert_eq!(delivered(&finished, collected, &progress), Some(1_000_000));
     }
 }
