@@ -68,8 +68,8 @@
 //! share away (2 packets, then a ramp-up at GAIN). So above level 0 its
 //! slowdowns are held ([`Deference::DelayOnly`]; a due one starts once it
 //! is back at level 0), at the top level its delay decrease is off too
-//! ([`Deference::None`]: additive increase of GAIN = 1 packet per RTT,
-//! halving on loss, i.e. Reno), and the catch-up's slow start grows one
+//! ([`Deference::None`]: additive increase of GAIN = 1 packet per RTT and
+//! the loss decrease below), and the catch-up's slow start grows one
 //! byte per byte acknowledged (not GAIN), as CDG's and CUBIC's own.
 //!
 //! **The top level cuts by CUBIC's β.** A flow catching up against CUBIC
@@ -82,9 +82,10 @@
 //! missed by 56 s (175.6 s). An earlier run of the same code that happened
 //! to get its window up before CUBIC's next cut met it (104 s). Keeping 0.7
 //! of the window, CUBIC's own decrease, turns the cycle into growth
-//! (0.7 × 1.6 = 1.12): met in 118.4 s (real time, one run). Never more
-//! than CUBIC cuts; the simulator's tight and loose times moved by less
-//! than 1 s (114.1-114.6, 380.0-380.9).
+//! (0.7 × 1.6 = 1.12): met in 114.7 and 115.7 s (DA-CDG 113.0 and 112.5;
+//! real time, two runs each). Never a shallower cut than CUBIC's; the
+//! simulator's tight and loose times moved by less than 1 s (114.1-114.6,
+//! 380.0-380.9).
 //!
 //! **Impossible deadlines.** The catch-up is more aggressive than a normal
 //! flow (a slow start per step), so it must stop when the need is beyond a
@@ -186,7 +187,8 @@ pub const FAIR_SHARE: f64 = 0.5;
 
 /// The fraction of the window a loss leaves at the top level: CUBIC's
 /// β = 0.7 ([RFC 9438 §4.6](https://www.rfc-editor.org/rfc/rfc9438#section-4.6)),
-/// not the inner controller's halving (module docs, "The top level").
+/// not the inner controller's halving (module docs, "The top level cuts by
+/// CUBIC's β").
 pub const TOP_LOSS_BETA: f64 = BETA_CUBIC;
 
 /// qlog state name once the deadline is judged impossible.
@@ -456,11 +458,17 @@ impl DeadlineAware {
             .0
             .level
             .store(self.level as u64, Ordering::Relaxed);
+        let top = self.level == LEVELS - 1;
         match (&mut self.inner, self.base) {
             (Inner::Cdg(c), Knob::G(g0)) => {
                 c.set_backoff_scale_ms(match self.level {
                     0 => g0,
                     l => CDG_G_MS[l - 1],
+                });
+                c.set_loss_beta(if top {
+                    TOP_LOSS_BETA
+                } else {
+                    crate::cdg::LOSS_BETA
                 });
             }
             (Inner::LedbatPlusPlus(c), Knob::Ledbatpp(target, divisor)) => {
@@ -474,30 +482,18 @@ impl DeadlineAware {
                 c.set_target_and_gain_divisor_max(target, divisor);
                 c.set_deference(match self.level {
                     0 => Deference::Full,
-                    l if l < LEVELS - 1 => Deference::DelayOnly,
+                    _ if !top => Deference::DelayOnly,
                     _ => Deference::None,
+                });
+                c.set_loss_beta(if top {
+                    TOP_LOSS_BETA
+                } else {
+                    crate::ledbatpp::HALVE
                 });
             }
             // Given up: the level no longer steers anything.
-            (Inner::Cubic(_), _) => return,
+            (Inner::Cubic(_), _) => (),
             _ => unreachable!("the knob matches the inner controller"),
-        }
-        let loss_beta = self.loss_beta();
-        match &mut self.inner {
-            Inner::Cdg(c) => c.set_loss_beta(loss_beta),
-            Inner::LedbatPlusPlus(c) => c.set_loss_beta(loss_beta),
-            Inner::Cubic(_) => (),
-        }
-    }
-
-    /// The fraction of the window a loss leaves at the current level:
-    /// CUBIC's β at the top level ([`TOP_LOSS_BETA`]), the inner
-    /// controller's halving below.
-    fn loss_beta(&self) -> f64 {
-        if self.level == LEVELS - 1 {
-            TOP_LOSS_BETA
-        } else {
-            crate::ledbatpp::HALVE
         }
     }
 

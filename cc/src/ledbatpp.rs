@@ -338,7 +338,9 @@ pub enum Deference {
     Full,
     /// The decrease above T, but no slowdowns (a due one waits).
     DelayOnly,
-    /// Neither: additive increase, halving on loss (Reno-like with GAIN 1).
+    /// Neither: additive increase and the loss decrease only (Reno-like
+    /// with GAIN 1; [`crate::deadline`] also sets CUBIC's β for it,
+    /// `LedbatPlusPlus::set_loss_beta`).
     None,
 }
 
