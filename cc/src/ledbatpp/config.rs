@@ -1,0 +1,384 @@
+//! The parameters of LEDBAT++ ([`LedbatPlusPlusConfig`]): draft -01's
+//! constants (§4 TARGET, §4.1 the initial window and the slow-start exit,
+//! §4.2 GAIN's bound, §4.3 the decrease constant and minimum window, §4.4
+//! the slowdown's lengths), every spec key with its range, and the
+//! defaults. The `profile` key and the options it sets are in
+//! `profiles.rs`.
+
+use std::time::Duration;
+
+use super::Decrease;
+use super::EmptyQueueLoss;
+use super::PacingRtt;
+use super::Restore;
+use super::EMPTY_QUEUE;
+use super::FILL_QUIET;
+use super::SLOWDOWN_PERIOD_MAX;
+use crate::delay::DelayConfig;
+use crate::params;
+use crate::ParamError;
+
+/// TARGET queuing delay T: 60 ms (draft -01 §4; seed §3).
+pub const TARGET: Duration = Duration::from_millis(60);
+/// Upper bound of the GAIN divisor: GAIN ≥ 1/16 (draft -01 §4.2).
+pub const GAIN_DIVISOR_MAX: u64 = 16;
+/// Constant C of the multiplicative decrease, dimensionless (draft -01 §4.3).
+pub const DECREASE_CONSTANT: f64 = 1.0;
+/// Slow start ends when queuing delay exceeds this fraction of T
+/// (draft -01 §4.1: 3/4).
+pub const SLOW_START_EXIT: f64 = 0.75;
+/// Minimum window, packets (draft -01 §4.3 and §4.4: 2).
+pub const MIN_CWND: u64 = 2;
+/// The fraction of the window a loss leaves, dimensionless: "LEDBAT++ reacts
+/// by reducing the CW to half of its value when a loss is detected" (seed
+/// §3). [`crate::deadline`]'s top level uses CUBIC's β instead.
+pub const HALVE: f64 = 0.5;
+/// Initial window, packets (draft -01 §4.1: "LEDBAT++ sender limits the
+/// initial window to 2 packets").
+pub const INIT_CWND: u64 = 2;
+/// Length of the slowdown freeze, in RTTs of time (draft -01 §4.4: 2).
+pub const SLOWDOWN_RTTS: u64 = 2;
+/// Rounds from the end of the initial slow start to the initial slowdown
+/// (draft -01 §4.4: 2 RTTs).
+pub const INITIAL_SLOWDOWN_RTTS: u64 = 2;
+/// The next slowdown is due this many slowdown durations after the last one
+/// ended (draft -01 §4.4: 9, i.e. ≤ 10 % of the time slowed down).
+pub const SLOWDOWN_INTERVAL: u32 = 9;
+
+/// Parameters of [`LedbatPlusPlus`]. Defaults are draft -01's; fields are
+/// set only through [`LedbatPlusPlusConfig::set`], which range-checks every
+/// value, so every config is one the per-ACK code can run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LedbatPlusPlusConfig {
+    /// TARGET queuing delay T. Default 60 ms. Key `target`, 1 ms to 1 s.
+    pub(super) target: Duration,
+    /// Largest GAIN divisor. Default 16. Key `gain_divisor_max`, 1 to 1024.
+    pub(super) gain_divisor_max: u64,
+    /// Constant C of the decrease rule. Default 1. Key `decrease_constant`,
+    /// 0.01 to 100.
+    pub(super) decrease_constant: f64,
+    /// Slow start ends when q > this · T. Default 0.75. Key `ss_exit`,
+    /// 0.01 to 1.
+    pub(super) slow_start_exit: f64,
+    /// Minimum window, packets. Default 2. Key `min_cwnd`, 1 to 64.
+    pub(super) min_cwnd: u64,
+    /// Initial window, packets (never below `min_cwnd`). Default 2.
+    /// Key `init_cwnd`, 1 to 1000.
+    pub(super) init_cwnd: u64,
+    /// Whether periodic slowdowns happen at all. Default true. Key `slowdown`.
+    pub(super) slowdown: bool,
+    /// Freeze length, RTTs of time. Default 2. Key `slowdown_rtts`, 1 to 16.
+    pub(super) slowdown_rtts: u32,
+    /// Rounds from the end of the initial slow start to the initial
+    /// slowdown. Default 2. Key `initial_slowdown_rtts`, 1 to 1000.
+    pub(super) initial_slowdown_rtts: u64,
+    /// Next slowdown due this many slowdown durations after the last ended.
+    /// Default 9. Key `slowdown_interval`, 1 to 1000.
+    pub(super) slowdown_interval: u32,
+    /// How the window returns after a freeze. Default slow start.
+    /// Key `restore`, `slow_start` or `jump`.
+    pub(super) restore: Restore,
+    /// Ignore delay samples for one round trip after the window is restored.
+    /// Default false. Key `skip_rtt_after_restore`.
+    pub(super) skip_rtt_after_restore: bool,
+    /// A queuing delay at most this is an empty queue (`restore=guarded`,
+    /// `gentle_freeze`, `loss_on_empty_queue`). Default 15 ms (T/4).
+    /// Key `empty_queue`, 0 to 1 s.
+    pub(super) empty_queue: Duration,
+    /// Fraction of time a periodic slowdown may take: when set, the next
+    /// slowdown starts `D / duty` after the last one started (clamped to
+    /// the period bounds) instead of 9·D after it ended. Default unset.
+    /// Key `slowdown_duty`, 0.001 to 0.5.
+    pub(super) slowdown_duty: Option<f64>,
+    /// Shortest period between slowdown starts with `slowdown_duty`.
+    /// Default 0. Key `slowdown_period_min`, 0 to 10 min.
+    pub(super) slowdown_period_min: Duration,
+    /// Longest period between slowdown starts with `slowdown_duty` (the
+    /// minimum wins if larger). Default 10 min. Key `slowdown_period_max`,
+    /// 1 s to 10 min.
+    pub(super) slowdown_period_max: Duration,
+    /// A periodic freeze holds half the window, not 2 packets, when the
+    /// previous freeze measured an empty queue. Default false.
+    /// Key `gentle_freeze`.
+    pub(super) gentle_freeze: bool,
+    /// In congestion avoidance with an empty queue, grow by one byte per
+    /// acknowledged byte instead of GAIN·MSS per round, paced as a slow start.
+    /// Default false. Key `fill_empty_queue`.
+    pub(super) fill_empty_queue: bool,
+    /// `fill_empty_queue` waits this long after any loss: an empty queue
+    /// with losses is a shallow buffer shared with a loss-based flow, not an
+    /// idle link. Default 2 s. Key `fill_quiet`, 0 to 10 min.
+    pub(super) fill_quiet: Duration,
+    /// The decrease rule above T. Default draft. Key `decrease`, `draft` or
+    /// `excess_queue`.
+    pub(super) decrease: Decrease,
+    /// What a loss with an empty queue does. Default halve.
+    /// Key `loss_on_empty_queue`, `halve` or `ignore`.
+    pub(super) loss_on_empty_queue: EmptyQueueLoss,
+    /// `fill_empty_queue` counts an empty queue only on packets sent while
+    /// at least 4/5 of the window was in flight. Default false.
+    /// Key `fill_window_limited`.
+    pub(super) fill_window_limited: bool,
+    /// The decrease applies above T minus this (at most T). Default 0.
+    /// Key `target_margin`, 0 to 1 s.
+    pub(super) target_margin: Duration,
+    /// The round trip the pacing rate spreads the window over. Default
+    /// the smoothed RTT. Key `pacing_rtt`, `smoothed` or `current`.
+    pub(super) pacing_rtt: PacingRtt,
+    /// Delay filters (keys `current_filter`, `base_history`, `base_bucket`).
+    pub(super) delay: DelayConfig,
+}
+
+impl Default for LedbatPlusPlusConfig {
+    fn default() -> Self {
+        Self {
+            target: TARGET,
+            gain_divisor_max: GAIN_DIVISOR_MAX,
+            decrease_constant: DECREASE_CONSTANT,
+            slow_start_exit: SLOW_START_EXIT,
+            min_cwnd: MIN_CWND,
+            init_cwnd: INIT_CWND,
+            slowdown: true,
+            slowdown_rtts: SLOWDOWN_RTTS as u32,
+            initial_slowdown_rtts: INITIAL_SLOWDOWN_RTTS,
+            slowdown_interval: SLOWDOWN_INTERVAL,
+            restore: Restore::SlowStart,
+            skip_rtt_after_restore: false,
+            empty_queue: EMPTY_QUEUE,
+            slowdown_duty: None,
+            slowdown_period_min: Duration::ZERO,
+            slowdown_period_max: SLOWDOWN_PERIOD_MAX,
+            gentle_freeze: false,
+            loss_on_empty_queue: EmptyQueueLoss::Halve,
+            decrease: Decrease::Draft,
+            fill_empty_queue: false,
+            fill_quiet: FILL_QUIET,
+            target_margin: Duration::ZERO,
+            fill_window_limited: false,
+            pacing_rtt: PacingRtt::Smoothed,
+            delay: DelayConfig::default(),
+        }
+    }
+}
+
+impl LedbatPlusPlusConfig {
+    /// Every spec key.
+    pub const KEYS: &'static [&'static str] = &[
+        "profile",
+        "target",
+        "gain_divisor_max",
+        "decrease_constant",
+        "ss_exit",
+        "min_cwnd",
+        "init_cwnd",
+        "slowdown",
+        "slowdown_rtts",
+        "initial_slowdown_rtts",
+        "slowdown_interval",
+        "restore",
+        "skip_rtt_after_restore",
+        "empty_queue",
+        "slowdown_duty",
+        "slowdown_period_min",
+        "slowdown_period_max",
+        "gentle_freeze",
+        "loss_on_empty_queue",
+        "decrease",
+        "fill_empty_queue",
+        "fill_quiet",
+        "target_margin",
+        "pacing_rtt",
+        "fill_window_limited",
+        "current_filter",
+        "base_history",
+        "base_bucket",
+    ];
+
+    /// Sets one spec parameter.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+        if let Some(result) = self.delay.set(key, value) {
+            return result;
+        }
+        match key {
+            "profile" => self.set_profile(key, value)?,
+            "target" => {
+                self.target = params::duration_in(
+                    key,
+                    value,
+                    Duration::from_millis(1),
+                    Duration::from_secs(1),
+                )?
+            }
+            "gain_divisor_max" => self.gain_divisor_max = params::u64_in(key, value, 1, 1024)?,
+            "decrease_constant" => {
+                self.decrease_constant = params::f64_in(key, value, 0.01, 100.0)?
+            }
+            "ss_exit" => self.slow_start_exit = params::f64_in(key, value, 0.01, 1.0)?,
+            "min_cwnd" => self.min_cwnd = params::u64_in(key, value, 1, 64)?,
+            "init_cwnd" => self.init_cwnd = params::u64_in(key, value, 1, 1000)?,
+            "slowdown" => self.slowdown = params::bool_value(key, value)?,
+            "slowdown_rtts" => self.slowdown_rtts = params::u64_in(key, value, 1, 16)? as u32,
+            "initial_slowdown_rtts" => {
+                self.initial_slowdown_rtts = params::u64_in(key, value, 1, 1000)?
+            }
+            "slowdown_interval" => {
+                self.slowdown_interval = params::u64_in(key, value, 1, 1000)? as u32
+            }
+            "restore" => {
+                self.restore = match params::one_of(key, value, &["slow_start", "jump", "guarded"])?
+                {
+                    "jump" => Restore::Jump,
+                    "guarded" => Restore::Guarded,
+                    _ => Restore::SlowStart,
+                }
+            }
+            "skip_rtt_after_restore" => {
+                self.skip_rtt_after_restore = params::bool_value(key, value)?
+            }
+            "empty_queue" => {
+                self.empty_queue =
+                    params::duration_in(key, value, Duration::ZERO, Duration::from_secs(1))?
+            }
+            "slowdown_duty" => self.slowdown_duty = Some(params::f64_in(key, value, 0.001, 0.5)?),
+            "slowdown_period_min" => {
+                self.slowdown_period_min =
+                    params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
+            }
+            "slowdown_period_max" => {
+                self.slowdown_period_max =
+                    params::duration_in(key, value, Duration::from_secs(1), SLOWDOWN_PERIOD_MAX)?
+            }
+            "gentle_freeze" => self.gentle_freeze = params::bool_value(key, value)?,
+            "fill_empty_queue" => self.fill_empty_queue = params::bool_value(key, value)?,
+            "fill_quiet" => {
+                self.fill_quiet =
+                    params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
+            }
+            "target_margin" => {
+                self.target_margin =
+                    params::duration_in(key, value, Duration::ZERO, Duration::from_secs(1))?
+            }
+            "fill_window_limited" => self.fill_window_limited = params::bool_value(key, value)?,
+            "pacing_rtt" => {
+                self.pacing_rtt = match params::one_of(key, value, &["smoothed", "current"])? {
+                    "current" => PacingRtt::Current,
+                    _ => PacingRtt::Smoothed,
+                }
+            }
+            "decrease" => {
+                self.decrease = match params::one_of(key, value, &["draft", "excess_queue"])? {
+                    "excess_queue" => Decrease::ExcessQueue,
+                    _ => Decrease::Draft,
+                }
+            }
+            "loss_on_empty_queue" => {
+                self.loss_on_empty_queue = match params::one_of(key, value, &["halve", "ignore"])? {
+                    "ignore" => EmptyQueueLoss::Ignore,
+                    _ => EmptyQueueLoss::Halve,
+                }
+            }
+            _ => return Err(params::unknown_key("ledbatpp", key, Self::KEYS)),
+        }
+        Ok(())
+    }
+
+    /// TARGET queuing delay T.
+    pub fn target(&self) -> Duration {
+        self.target
+    }
+
+    /// How the window returns after a freeze.
+    pub fn restore(&self) -> Restore {
+        self.restore
+    }
+
+    /// Whether delay samples are ignored for one round trip after a restore.
+    pub fn skip_rtt_after_restore(&self) -> bool {
+        self.skip_rtt_after_restore
+    }
+
+    /// The largest GAIN divisor.
+    pub fn gain_divisor_max(&self) -> u64 {
+        self.gain_divisor_max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::super::*;
+
+    #[test]
+    fn the_initial_window_is_two_packets() {
+        let d = driver(config(&[]));
+        assert_eq!((state(&d), d.cc.window()), ("slow_start", 2 * MSS));
+        assert_eq!(driver(config(&[("init_cwnd", "10")])).cc.window(), 12_000);
+        // Never below the minimum window.
+        let d = driver(config(&[("min_cwnd", "4")]));
+        assert_eq!(d.cc.window(), 4 * MSS);
+    }
+
+    #[test]
+    fn spec_keys_are_checked() {
+        let mut cfg = LedbatPlusPlusConfig::default();
+        cfg.set("target", "25ms").unwrap();
+        assert_eq!(cfg.target(), ms(25));
+        let err = |cfg: &mut LedbatPlusPlusConfig, k: &str, v: &str| {
+            cfg.set(k, v).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err(&mut cfg, "target", "0ms"),
+            "bad value '0ms' for 'target': expected a duration with a unit (e.g. 60ms) from 1ms to 1s"
+        );
+        assert_eq!(
+            err(&mut cfg, "restore", "teleport"),
+            "bad value 'teleport' for 'restore': expected one of slow_start, jump, guarded"
+        );
+        assert_eq!(
+            err(&mut cfg, "slowdown_duty", "0.6"),
+            "bad value '0.6' for 'slowdown_duty': expected a number from 0.001 to 0.5"
+        );
+        assert_eq!(
+            err(&mut cfg, "slowdown_period_max", "0s"),
+            "bad value '0s' for 'slowdown_period_max': expected a duration with a unit (e.g. 60ms) from 1s to 600s"
+        );
+        assert_eq!(
+            err(&mut cfg, "loss_on_empty_queue", "retry"),
+            "bad value 'retry' for 'loss_on_empty_queue': expected one of halve, ignore"
+        );
+        assert!(cfg.set("empty_queue", "2s").is_err());
+        assert!(cfg.set("gentle_freeze", "half").is_err());
+        assert_eq!(
+            err(&mut cfg, "profile", "rfc"),
+            "bad value 'rfc' for 'profile': expected one of draft, seed, full"
+        );
+        assert_eq!(
+            err(&mut cfg, "init_cwnd", "0"),
+            "bad value '0' for 'init_cwnd': expected a whole number from 1 to 1000"
+        );
+        assert_eq!(
+            err(&mut cfg, "slowdown_interval", "0"),
+            "bad value '0' for 'slowdown_interval': expected a whole number from 1 to 1000"
+        );
+        assert_eq!(
+            err(&mut cfg, "slowdown_rtts", "17"),
+            "bad value '17' for 'slowdown_rtts': expected a whole number from 1 to 16"
+        );
+        assert_eq!(
+            err(&mut cfg, "decrease_constant", "NaN"),
+            "bad value 'NaN' for 'decrease_constant': expected a number from 0.01 to 100"
+        );
+        assert!(cfg.set("gain_divisor_max", "0").is_err());
+        assert!(cfg.set("ss_exit", "1.5").is_err());
+        assert!(cfg.set("ss_exit", "inf").is_err());
+        assert!(cfg.set("current_filter", "0").is_err());
+        assert!(cfg.set("initial_slowdown_rtts", "0").is_err());
+        assert_eq!(cfg, config(&[("target", "25ms")]), "errors change nothing");
+        let e = err(&mut cfg, "gain", "1");
+        assert!(
+            e.starts_with("unknown parameter 'gain' for 'ledbatpp' (allowed: profile, target, "),
+            "{e}"
+        );
+        assert!(e.contains("skip_rtt_after_restore"), "{e}");
+    }
+}

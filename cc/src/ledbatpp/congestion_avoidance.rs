@@ -1,0 +1,184 @@
+//! Congestion avoidance of LEDBAT++: GAIN from the base delay (draft -01
+//! §4.2) and the per-round rule around TARGET (§4.3), with the options of
+//! `profile=full` that change it (`fill_empty_queue`, `decrease`,
+//! `decrease_constant`, `target_margin`; `profiles.rs`).
+//!
+//! # A choice the draft leaves open
+//!
+//! * **CEIL.** The draft defines CEIL(X) as "the smallest integer larger
+//!   than X" and this controller follows it: when 2T/base is a whole number
+//!   GAIN is one step smaller than with the usual ceiling (base 60 ms: 1/3
+//!   instead of 1/2; 120 ms: 1/2 instead of 1; 30 ms: 1/5; 20 ms: 1/7;
+//!   40 ms: 1/4). Any other base gets the same GAIN either way. The seed's
+//!   prose ("equal to 0.5 for base RTTs of 60 ms") reads as the usual
+//!   ceiling, its footnote as the draft's.
+
+use std::time::Duration;
+use std::time::Instant;
+
+use super::Decrease;
+use super::Deference;
+use super::LedbatPlusPlus;
+use crate::delay;
+
+impl LedbatPlusPlus {
+    /// GAIN for a base delay; the smallest GAIN while the base is unknown
+    /// or zero.
+    pub(super) fn gain_for(&self, base: Option<Duration>) -> f64 {
+        let max = self.cfg.gain_divisor_max;
+        let divisor = match base {
+            // §4.2, seed Eq. (2): GAIN = 1 / min(16, CEIL(2·T / RTT_b)), and
+            // "CEIL(X) is defined as the smallest integer larger than X":
+            // floor(X) + 1, so 2T/base = 2 gives 3 (not ceil's 2; module docs).
+            Some(b) if !b.is_zero() => {
+                ((2 * self.cfg.target.as_nanos()) / b.as_nanos() + 1).min(max as u128) as u64
+            }
+            _ => max,
+        };
+        1.0 / divisor as f64
+    }
+
+    /// The §4.3 rule for one ACK of `bytes` at queuing delay `q` in
+    /// congestion avoidance; `largest` is the newest packet it acknowledges
+    /// and `skipping` says its sample is ignored (`skip_rtt_after_restore`).
+    pub(super) fn congestion_avoidance_on_ack(
+        &mut self,
+        now: Instant,
+        bytes: f64,
+        q: Duration,
+        largest: Option<Instant>,
+        may_grow: bool,
+        skipping: bool,
+    ) {
+        if skipping {
+            return;
+        }
+        // §4.3, seed Eqs. (3) and (4): per RTT, CW += GAIN if q < T,
+        // CW += max(−CW/2, GAIN − C·CW·(q/T − 1)) if q > T (in MSS),
+        // spread over the round's ACKs.
+        let w = self.round_cwnd.max(self.bounds.min);
+        let quiet = self
+            .last_loss
+            .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.fill_quiet);
+        // `fill_window_limited`: the ACKed packets went out with the
+        // window full (an empty queue behind a sender that did not
+        // send is no sign of room).
+        let limited = !self.cfg.fill_window_limited
+            || matches!(
+                (self.window_full_since, largest),
+                (Some(since), Some(sent)) if sent >= since
+            );
+        self.filling = self.cfg.fill_empty_queue && quiet && limited && q <= self.cfg.empty_queue;
+        let mut change = if self.filling {
+            // `fill_empty_queue`: one byte per byte acknowledged.
+            bytes
+        } else {
+            self.gain * self.bounds.mss * bytes / w
+        };
+        // `target_margin`: the decrease starts that much below T.
+        let from = self.target_ns - self.margin_ns;
+        let q = delay::nanos(q);
+        if q > from && self.deference != Deference::None {
+            // `decrease=excess_queue`: the excess over one RTT,
+            // (q − T)/srtt of the window, instead of (q − T)/T.
+            let per = match (self.cfg.decrease, self.srtt) {
+                (Decrease::ExcessQueue, Some(srtt)) if !srtt.is_zero() => delay::nanos(srtt),
+                _ => self.target_ns,
+            };
+            change -= self.cfg.decrease_constant * ((q - from) / per) * bytes;
+            change = change.max(-bytes / 2.0);
+        }
+        if !may_grow {
+            change = change.min(0.0);
+        }
+        self.s.cwnd = self.bounds.clamp(self.s.cwnd + change);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::super::*;
+
+    #[test]
+    fn gain_uses_the_smallest_integer_larger_than_2t_over_base() {
+        let d = driver(config(&[]));
+        assert_eq!(d.cc.snapshot().gain, Some(1.0 / 16.0), "no base yet");
+        // GAIN = 1 / min(16, CEIL(2·60 ms / base)), CEIL(X) > X.
+        let cases = [
+            (ms(5), 16.0),                       // CEIL(24) = 25, capped
+            (Duration::from_micros(7500), 16.0), // CEIL(16) = 17, capped
+            (ms(8), 16.0),                       // CEIL(15) = 16
+            (Duration::from_micros(8500), 15.0), // CEIL(14.1) = 15
+            (ms(30), 5.0),                       // CEIL(4) = 5
+            (ms(35), 4.0),                       // CEIL(3.43) = 4
+            (ms(40), 4.0),                       // CEIL(3) = 4
+            (ms(60), 3.0),                       // CEIL(2) = 3
+            (ms(100), 2.0),                      // CEIL(1.2) = 2
+            (ms(120), 2.0),                      // CEIL(1) = 2
+            (ms(200), 1.0),                      // CEIL(0.6) = 1
+        ];
+        for (base, divisor) in cases {
+            let mut d = driver(config(&[]));
+            d.ack_old(base, MSS, base);
+            assert_eq!(d.cc.snapshot().gain, Some(1.0 / divisor), "base {base:?}");
+        }
+    }
+
+    #[test]
+    fn one_round_at_one_and_a_half_target_halves_and_adds_gain() {
+        let mut d = in_congestion_avoidance_at_48000(ms(125));
+        // One round: ACKs for W = 48000 bytes, q = 1.5·T throughout.
+        // W' = W + max(GAIN·MSS − C·W·(q/T − 1), −W/2) = 48000 + 300 − 24000.
+        for _ in 0..40 {
+            d.ack_old(ms(1), MSS, ms(125));
+        }
+        assert_eq!(d.cc.snapshot().queuing_delay, Some(ms(90)));
+        assert_eq!(d.cc.window(), 24_300);
+
+        // Next round, q = 0: W' = W + GAIN·MSS, spread over 20 ACKs.
+        let sent = d.last_ack;
+        d.advance(ms(1));
+        d.ack(sent, 1215, ms(35)); // ends the round: W = 24300
+        for _ in 0..19 {
+            d.ack_old(ms(1), 1215, ms(35));
+        }
+        assert_eq!(d.cc.snapshot().queuing_delay, Some(Duration::ZERO));
+        assert_eq!(d.cc.window(), 24_300 + 300);
+    }
+
+    #[test]
+    fn decrease_is_capped_at_half_the_window_per_round() {
+        // q = 180 ms = 3·T: GAIN·MSS − W·(3 − 1) is far below −W/2.
+        let mut d = in_congestion_avoidance_at_48000(ms(215));
+        for _ in 0..40 {
+            d.ack_old(ms(1), MSS, ms(215));
+        }
+        assert_eq!(d.cc.snapshot().queuing_delay, Some(ms(180)));
+        assert_eq!(d.cc.window(), 24_000);
+    }
+
+    #[test]
+    fn a_delayed_ack_does_not_read_as_queuing_delay() {
+        // 50 ms path; every ACK but the first held 25 ms by the peer.
+        let run = |reported: Duration| {
+            // Slow start exit at 22.5 ms; GAIN 1/CEIL(1.2) = 1/2.
+            let mut d = driver(config(&[("target", "30ms"), ("init_cwnd", "10")]));
+            d.ack_old(ms(1), MSS, ms(50));
+            for _ in 0..20 {
+                d.advance(ms(1));
+                d.ack_full(d.epoch - ms(1), MSS, ms(75), reported, true, None);
+            }
+            (d.cc.snapshot(), state(&d))
+        };
+        let (snap, st) = run(ms(25));
+        assert_eq!(snap.base_delay, Some(ms(50)));
+        assert_eq!(snap.queuing_delay, Some(Duration::ZERO));
+        assert_eq!(st, "slow_start");
+        assert_eq!(snap.cwnd, 12_000 + 21 * 600);
+        // The same RTTs without the ACK delay: 25 ms of queue, slow start ends.
+        let (snap, st) = run(Duration::ZERO);
+        assert_eq!(snap.queuing_delay, Some(ms(25)));
+        assert_eq!(st, "congestion_avoidance");
+    }
+}

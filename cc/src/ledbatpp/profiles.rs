@@ -1,0 +1,652 @@
+//! The profiles beyond draft -01: `profile=seed`, the fixes seed
+//! `ledbatpp-experimental-evaluation` proposes (its §5.1.3), and
+//! `profile=full`, our design; every option of theirs, what it does, and
+//! what it was measured to do. The code of each option sits where it acts
+//! (slowdown, congestion avoidance, loss); this file holds their values,
+//! the profile key, and the tests of each option.
+//!
+//! # Profiles
+//!
+//! `profile=draft` (default) is -01 as described in the [`super`] module
+//! docs and its files. `profile=seed` adds the two
+//! fixes seed `ledbatpp-experimental-evaluation` proposes (§5.1.3), each
+//! also a key of its own; keys given after the profile override it:
+//!
+//! * `restore=jump`: "LEDBAT++ could restore the rate it was using before
+//!   the periodic slow down without using the exponential increase. This
+//!   would effectively limit the penalty to 2 RTTs". At the end of the
+//!   freeze the window returns to ssthresh at once. So that the slowdowns
+//!   keep the draft's frequency (the fix shortens each penalty, it is not
+//!   meant to make slowdowns more frequent), D is then the freeze plus the
+//!   time a ramp-up would have taken, `R` rounds of the freeze's RTT.
+//! * `skip_rtt_after_restore=true`: "not considering the RTTs measured in
+//!   the RTT after the exit of the exponential growth". Once the window is
+//!   restored (ramp-up reached ssthresh, or the jump) at time `r`, the
+//!   samples of packets sent before `r + srtt` are ignored: those sent
+//!   before `r` carry the ramp-up's queue, those sent in `[r, r + srtt)` the
+//!   queue of the restored window's first burst. Those ACKs neither feed the
+//!   delay filters nor move the window (losses still count).
+//!
+//! `profile=full` (issue 13) is our design, the default of `h3-serve
+//! --background-cc`: LEDBAT++ that fills an idle
+//! link and still gets out of the way. It is the options below, each a key
+//! of its own and usable alone; the initial slowdown stays the draft's (it
+//! is what removes the late-comer advantage). Measured effects are from
+//! the simulator, 20 Mbit/s, 500 ms buffer unless said (sweeps/issue13-*.toml;
+//! README, "LEDBAT++ profiles"). "Empty queue" is a queuing delay of at
+//! most `empty_queue` (default 15 ms, T/4).
+//!
+//! * `skip_rtt_after_restore=true`: the seed's second fix, above.
+//! * `restore=guarded`: the seed's jump back to the pre-slowdown window,
+//!   but only if the freeze's own reading (the smallest queuing delay of
+//!   the samples taken while frozen) is an empty queue; else the draft's
+//!   ramp-up. A freeze that still sees a queue means someone else holds
+//!   the link, and jumping back would push them. The jump is not a burst:
+//!   pacing spreads the restored window over a round (1.2 × cwnd/srtt).
+//! * `slowdown_duty=F` with `slowdown_period_min`/`slowdown_period_max`:
+//!   the next slowdown starts `D/F` after the last one began, D the time
+//!   it actually took (freeze, and ramp-up if any), within the bounds
+//!   (full: 2 %, 10 s to 60 s), instead of 9·D after its end. With a jump
+//!   restore D is about 2 RTTs and the draft's 9·D would slow down every
+//!   ~20 RTTs; the duty bounds the cost to ~2 % and the ceiling keeps the
+//!   base delay fresh (≥ one freeze a minute).
+//! * `decrease=excess_queue`: above T a round takes `C·W·(q − T)/srtt` off
+//!   the window, the bytes of the queue above T, instead of the draft's
+//!   `C·W·(q/T − 1)`, which is srtt/T times that: at 300 ms base RTT six
+//!   times the excess, so the window overshoots down, the queue empties and
+//!   the link idles (alone, no slowdowns, 300 ms: 0.946 of the link with
+//!   the draft's rule, 1.0 with this one). Against CUBIC the queue is far
+//!   above T and both rules hit the −W/2 cap.
+//! * `fill_empty_queue=true`: in congestion avoidance with an empty queue
+//!   the window grows by one byte per byte acknowledged (slow start)
+//!   instead of GAIN·MSS per round, paced at 2 × cwnd over the current
+//!   delay (the smoothed RTT may still hold a queue that is gone). An empty
+//!   queue is an idle link: after CUBIC leaves (50 ms) the draft is back to
+//!   0.9 of the link after 17.5 s, full after 1.25–1.5 s (with
+//!   `pacing_rtt=current`, below). It also
+//!   lets two flows converge: a flow whose freeze drained the queue regains
+//!   its share at once, rather than at one GAIN a round. Not within
+//!   `fill_quiet` (2 s) of any loss: with a 30 ms buffer CUBIC's sawtooth
+//!   empties the queue after each of its losses, and filling then took 96 %
+//!   of the link from CUBIC; with the quiet time CUBIC keeps ≥ 7× LEDBAT++.
+//! * `loss_on_empty_queue=ignore`: a loss that comes with an empty queue
+//!   does not reduce the window: for an LBE flow a loss without queue
+//!   growth is not congestion (it is random loss; a full buffer comes with
+//!   a queue). 1 % loss at 300 ms: 0.25 Mbit/s with the draft, ~14 with
+//!   full. With a 30 ms buffer the losses come with the buffer's queue
+//!   (> 15 ms) and still count, so LEDBAT++ still yields to CUBIC there.
+//! * `decrease_constant=0.25` (the draft's C, a key of its own; 1 in the
+//!   draft): a quarter of the decrease. Two flows hold the queue where each
+//!   one's decrease matches its increase, `q − T = GAIN·MSS·srtt/(C·W)`
+//!   (`excess_queue`), at 20 ms base about 0.15 ms with C = 1; the two
+//!   flows' base delays differ by about as much (the late flow measures
+//!   its minimum behind the other's packets; 0.1 ms in the simulator), so
+//!   the flow with the lower base reads the queue above T all the time and
+//!   gives way while the other grows (two flows at 20 ms: Jain 0.83–0.92).
+//!   A quarter of the decrease puts the queue four times further above T,
+//!   where such an error matters a quarter as much: Jain 0.985–0.993 at
+//!   20 ms, four flows 0.995–0.996 (0.908–0.925 with C = 1). Against CUBIC
+//!   the queue is hundreds of ms above T and the decrease still reaches the
+//!   −W/2 cap within a few rounds (CUBIC's share with a 500 ms buffer
+//!   0.998 either way). Measured over 6 seeds: C = 0.5 left two flows at
+//!   20 ms at 0.88 on one seed of three; C = 0.2 and 0.15 left four flows
+//!   at 0.87–0.89 on one seed of six; 0.25 met both on all six.
+//! * `target_margin=4ms`: the decrease starts at T − 4 ms instead of T
+//!   (the same rule, from a lower point). An LBE flow holds the queue a
+//!   little above where its decrease starts (the excess above), so with the
+//!   decrease from T the mean queue is T plus that: 60.3–62.9 ms alone at
+//!   10–300 ms with C = 1/4. From T − 4 ms it is 56.5–59.2 ms, within the
+//!   issue's ≤ 60 ms; utilization is unchanged (0.983–0.992).
+//! * `pacing_rtt=current`: pace the window over the current delay (the
+//!   minimum of the latest samples) when it is below the smoothed RTT. quiche
+//!   times a packet from when it is built, so the time it waits for the
+//!   pacer is part of its RTT sample; after CUBIC leaves, the smoothed RTT
+//!   still holds CUBIC's 450 ms queue, the pacer spreads LEDBAT++'s few
+//!   packets over it, and their samples (150–220 ms for a 50 ms path) read as
+//!   a queue that holds `fill_empty_queue` back. Paced over the current
+//!   delay, the window follows the path's real round trip: back to 0.9 of
+//!   the link 1.25–1.5 s after CUBIC stops on every seed (up to 3.25 s
+//!   without).
+//! * `fill_window_limited=true`: `fill_empty_queue` counts an empty queue
+//!   only on packets sent while at least 4/5 of the window was in flight.
+//!   A sender that stops sending for a moment (a busy host) drains its own
+//!   queue; that is no room on the link, and filling then takes the window
+//!   far above the path's: in real time alone at 300 ms, a stall that left
+//!   79 % of a 894 kB window in flight emptied the queue, filling took the
+//!   window to 1.7 MB within 0.35 s, and the mean queue over [10 s, 40 s]
+//!   was 98 ms. 4/5 and not the whole window, because a paced flow whose
+//!   round trip just shrank (another flow's freeze) keeps less than its
+//!   window in flight: with "within two packets of the window" two flows at
+//!   50 ms fell to Jain 0.93–0.96; with 4/5 0.997–1.000. A shorter stall at
+//!   a long RTT (where the queue is a small part of the window) still reads
+//!   as room.
+//! * `gentle_freeze=true` (not in full): a periodic freeze holds half the
+//!   window, not 2 packets, when the previous freeze read an empty queue
+//!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
+//!   holds a queue (window ≈ BDP + T's worth), so the freeze does not
+//!   re-measure the base delay; the duty cycle already bounds the cost.
+
+use std::time::Duration;
+
+use super::LedbatPlusPlusConfig;
+use crate::params;
+use crate::ParamError;
+
+/// What counts as an empty queue by default: T/4 (module docs, profile=full).
+pub const EMPTY_QUEUE: Duration = Duration::from_millis(15);
+/// Upper bound of the slowdown period with `slowdown_duty` (the default
+/// base-delay history, 10 minutes).
+pub const SLOWDOWN_PERIOD_MAX: Duration = Duration::from_secs(600);
+/// `profile=full`: slowdowns take at most this fraction of the time.
+pub const FULL_SLOWDOWN_DUTY: f64 = 0.02;
+/// `profile=full`: at most one slowdown per this long.
+pub const FULL_SLOWDOWN_PERIOD_MIN: Duration = Duration::from_secs(10);
+/// `profile=full`: at least one slowdown per this long.
+pub const FULL_SLOWDOWN_PERIOD_MAX: Duration = Duration::from_secs(60);
+/// How long `fill_empty_queue` waits after a loss by default.
+pub const FILL_QUIET: Duration = Duration::from_secs(2);
+/// `fill_window_limited`: the share of the window in flight that counts as
+/// a full window.
+pub const FILL_WINDOW_FULL: f64 = 0.8;
+/// `profile=full`: the decrease constant C (the draft's is 1).
+pub const FULL_DECREASE_CONSTANT: f64 = 0.25;
+/// `profile=full`: the decrease starts this much below T.
+pub const FULL_TARGET_MARGIN: Duration = Duration::from_millis(4);
+/// `profile=full`: whether the periodic freeze may be gentle.
+pub const FULL_GENTLE_FREEZE: bool = false;
+
+/// How the window returns after a slowdown's freeze.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Restore {
+    /// Slow start back to the pre-slowdown window (the draft).
+    #[default]
+    SlowStart,
+    /// Jump straight back to it (seed §5.1.3, first fix).
+    Jump,
+    /// Jump back if the queue measured while frozen was empty (at most
+    /// `empty_queue`), else slow start as the draft.
+    Guarded,
+}
+
+/// How much a round above TARGET takes off the window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Decrease {
+    /// `C·W·(q/T − 1)` (the draft, §4.3).
+    #[default]
+    Draft,
+    /// `C·W·(q − T)/srtt`: the bytes of the queue above T.
+    ExcessQueue,
+}
+
+/// What a loss does when it comes with an empty queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EmptyQueueLoss {
+    /// Halve, as any other loss (the draft).
+    #[default]
+    Halve,
+    /// Nothing: the loss is not congestion.
+    Ignore,
+}
+
+/// The round trip a window is paced over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PacingRtt {
+    /// The smoothed RTT (RFC 9002 §5.3), as every controller of this crate.
+    #[default]
+    Smoothed,
+    /// The current delay (the minimum of the latest samples), when smaller.
+    Current,
+}
+
+impl LedbatPlusPlusConfig {
+    /// The `profile` key: resets every option a profile sets to the draft's,
+    /// then sets the named profile's (module docs).
+    pub(super) fn set_profile(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+        // A profile sets every key of its own (module docs).
+        let draft = Self::default();
+        self.restore = draft.restore;
+        self.skip_rtt_after_restore = draft.skip_rtt_after_restore;
+        self.empty_queue = draft.empty_queue;
+        self.slowdown_duty = draft.slowdown_duty;
+        self.slowdown_period_min = draft.slowdown_period_min;
+        self.slowdown_period_max = draft.slowdown_period_max;
+        self.gentle_freeze = draft.gentle_freeze;
+        self.loss_on_empty_queue = draft.loss_on_empty_queue;
+        self.decrease = draft.decrease;
+        self.fill_empty_queue = draft.fill_empty_queue;
+        self.fill_quiet = draft.fill_quiet;
+        self.target_margin = draft.target_margin;
+        self.pacing_rtt = draft.pacing_rtt;
+        self.fill_window_limited = draft.fill_window_limited;
+        self.decrease_constant = draft.decrease_constant;
+        match params::one_of(key, value, &["draft", "seed", "full"])? {
+            "seed" => {
+                self.restore = Restore::Jump;
+                self.skip_rtt_after_restore = true;
+            }
+            "full" => {
+                self.restore = Restore::Guarded;
+                self.skip_rtt_after_restore = true;
+                self.slowdown_duty = Some(FULL_SLOWDOWN_DUTY);
+                self.slowdown_period_min = FULL_SLOWDOWN_PERIOD_MIN;
+                self.slowdown_period_max = FULL_SLOWDOWN_PERIOD_MAX;
+                self.gentle_freeze = FULL_GENTLE_FREEZE;
+                self.loss_on_empty_queue = EmptyQueueLoss::Ignore;
+                self.decrease = Decrease::ExcessQueue;
+                self.fill_empty_queue = true;
+                self.decrease_constant = FULL_DECREASE_CONSTANT;
+                self.target_margin = FULL_TARGET_MARGIN;
+                self.pacing_rtt = PacingRtt::Current;
+                self.fill_window_limited = true;
+            }
+            _ => (),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::super::*;
+
+    #[test]
+    fn skip_rtt_after_restore_ignores_the_round_trip_after_the_restore() {
+        // Without the option, q = 180 ms: each 1200-byte ACK removes
+        // max(1200·1200/49200 − 2·1200, −600) = −600 bytes.
+        let [before, inside, after] = samples_after_restore(&[("restore", "jump")]);
+        assert_eq!(before, (49_200 - 10 * 600, Some(ms(420))));
+        assert_eq!(inside.0, 49_200 - 11 * 600);
+        assert_eq!(after.0, 49_200 - 12 * 600);
+        // With it, the samples of packets sent before restore + srtt are
+        // ignored (the window does not move either); the first packet sent
+        // at restore + srtt counts.
+        for spec in [
+            &[("restore", "jump"), ("skip_rtt_after_restore", "true")][..],
+            &[("profile", "seed")][..],
+        ] {
+            let [before, inside, after] = samples_after_restore(spec);
+            assert_eq!(before, (49_200, Some(ms(240))), "{spec:?}");
+            assert_eq!(inside, (49_200, Some(ms(240))), "{spec:?}");
+            assert_eq!(after, (49_200 - 600, Some(ms(420))), "{spec:?}");
+        }
+    }
+
+    #[test]
+    fn profiles_set_the_seed_fixes_and_later_keys_override() {
+        let draft = config(&[]);
+        assert_eq!(draft.restore(), Restore::SlowStart);
+        assert!(!draft.skip_rtt_after_restore());
+        assert_eq!(config(&[("profile", "draft")]), draft);
+        let seed = config(&[("profile", "seed")]);
+        assert_eq!(seed.restore(), Restore::Jump);
+        assert!(seed.skip_rtt_after_restore());
+        assert_eq!(
+            seed,
+            config(&[("restore", "jump"), ("skip_rtt_after_restore", "true")])
+        );
+        let mixed = config(&[("profile", "seed"), ("restore", "slow_start")]);
+        assert_eq!(mixed.restore(), Restore::SlowStart);
+        assert!(mixed.skip_rtt_after_restore());
+        assert_eq!(
+            config(&[("skip_rtt_after_restore", "true"), ("profile", "draft")]),
+            draft,
+            "a profile resets both of its keys"
+        );
+    }
+
+    #[test]
+    fn restore_guarded_jumps_only_after_a_freeze_with_an_empty_queue() {
+        // q = 15 ms while frozen (the default empty_queue): jump back.
+        let (d, _) = through_the_initial_freeze(&[("restore", "guarded")], ms(255));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        // q = 16 ms: slow start back, as the draft.
+        let (d, _) = through_the_initial_freeze(&[("restore", "guarded")], ms(256));
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 2 * MSS));
+        // The threshold is the key empty_queue.
+        let spec = [("restore", "guarded"), ("empty_queue", "20ms")];
+        let (d, _) = through_the_initial_freeze(&spec, ms(256));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        // The smallest reading of the freeze counts: 100 ms, then 10 ms.
+        let mut d = base_240(&[("restore", "guarded")]);
+        to_the_initial_slowdown(&mut d);
+        d.round(ms(340), 2 * MSS);
+        d.round(ms(250), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        // restore=jump ignores the reading.
+        let (d, _) = through_the_initial_freeze(&[("restore", "jump")], ms(340));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+    }
+
+    #[test]
+    fn slowdown_duty_schedules_the_next_slowdown_from_the_time_spent() {
+        // A jump restore 480 ms after the slowdown began; the next is due
+        // at start + clamp(480 ms / duty, period_min, period_max).
+        let cases = [
+            (&[("slowdown_duty", "0.1")][..], ms(4_800)),
+            (
+                &[("slowdown_duty", "0.01"), ("slowdown_period_max", "10s")][..],
+                ms(10_000),
+            ),
+            (
+                &[("slowdown_duty", "0.5"), ("slowdown_period_min", "2s")][..],
+                ms(2_000),
+            ),
+            // The minimum wins over a smaller maximum.
+            (
+                &[
+                    ("slowdown_duty", "0.5"),
+                    ("slowdown_period_min", "3s"),
+                    ("slowdown_period_max", "1s"),
+                ][..],
+                ms(3_000),
+            ),
+        ];
+        for (extra, period) in cases {
+            let mut spec = vec![("restore", "jump")];
+            spec.extend_from_slice(extra);
+            let (mut d, start) = through_the_initial_freeze(&spec, ms(240));
+            assert_eq!(d.now - start, ms(480));
+            d.ack_old(period - ms(480) - NS, MSS, ms(240));
+            assert_eq!(state(&d), "congestion_avoidance", "{extra:?}");
+            d.ack_old(NS, MSS, ms(240));
+            assert_eq!(
+                (state(&d), d.cc.window()),
+                ("slowdown", 2 * MSS),
+                "{extra:?}"
+            );
+        }
+        // With a ramp-up the time spent includes it: 480 ms + 5 rounds of
+        // 240 ms, over 0.1.
+        let (mut d, start) = through_the_initial_freeze(&[("slowdown_duty", "0.1")], ms(240));
+        for w in [2_400, 4_800, 9_600, 19_200, 38_400] {
+            d.round(ms(240), w);
+        }
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        assert_eq!(d.now - start, ms(1_680));
+        d.ack_old(ms(16_800 - 1_680) - NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(state(&d), "slowdown");
+    }
+
+    #[test]
+    fn gentle_freeze_holds_half_the_window_after_an_empty_freeze() {
+        let spec = [
+            ("restore", "guarded"),
+            ("gentle_freeze", "true"),
+            ("slowdown_duty", "0.1"),
+        ];
+        // The initial freeze is at 2 packets and reads an empty queue.
+        let (mut d, start) = through_the_initial_freeze(&spec, ms(240));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        d.ack_old(ms(4_800 - 480) - NS, MSS, ms(240));
+        let before = d.cc.window();
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(d.now - start, ms(4_800));
+        // The periodic freeze after it: half the window.
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", before / 2));
+        assert_eq!(d.cc.snapshot().ssthresh, Some(before));
+        // It reads q = 100 ms (not empty): slow start back from there...
+        d.round(ms(340), before / 2);
+        d.round(ms(340), before / 2);
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", before / 2));
+        d.round(ms(240), before - before / 2);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", before));
+        // ...and the next freeze is a full one.
+        for _ in 0..100_000 {
+            if state(&d) == "slowdown" {
+                break;
+            }
+            d.ack_old(ms(1), MSS, ms(240));
+        }
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+    }
+
+    #[test]
+    fn loss_on_empty_queue_ignore_keeps_the_window_when_the_queue_is_empty() {
+        // GAIN 1/4; each ACK at q <= T adds 300·1200/48000 = 7.5 bytes.
+        let run = |extra: &[(&str, &str)]| {
+            let mut spec = vec![("current_filter", "1"), ("init_cwnd", "39")];
+            spec.extend_from_slice(extra);
+            let mut d = driver(config(&spec));
+            d.ack_old(ms(1), 4 * MSS, ms(35));
+            d.ack_old(ms(1), MSS, ms(125));
+            assert_eq!(d.cc.window(), 48_000);
+            // q = 15 ms, then a loss.
+            d.ack_old(ms(1), MSS, ms(50));
+            d.advance(ms(1));
+            d.loss(d.now - NS);
+            let at_15 = (state(&d), d.cc.window());
+            // q = 16 ms, then a loss.
+            d.ack_old(ms(1), MSS, ms(51));
+            d.advance(ms(1));
+            d.loss(d.now - NS);
+            (at_15, (state(&d), d.cc.window()))
+        };
+        assert_eq!(
+            run(&[("loss_on_empty_queue", "ignore")]),
+            (
+                ("congestion_avoidance", 48_007),
+                ("recovery", 24_007) // 48015 / 2
+            )
+        );
+        // The draft halves at any queue.
+        assert_eq!(run(&[]).0, ("recovery", 24_003));
+        assert_eq!(
+            run(&[("loss_on_empty_queue", "ignore"), ("empty_queue", "0ms")]).0,
+            ("recovery", 24_003)
+        );
+    }
+
+    #[test]
+    fn decrease_excess_queue_takes_the_queue_above_target_over_one_rtt() {
+        // One round at q = 90 ms, srtt 120 ms; each ACK's share of GAIN·MSS
+        // is 240·1200/48000 = 6 bytes.
+        let round = |extra: &[(&str, &str)]| {
+            let mut d = base_30_at_48000(extra);
+            for _ in 0..40 {
+                d.ack_old(ms(1), MSS, ms(120));
+            }
+            d.cc.window()
+        };
+        // Draft: (q/T − 1) = 1/2 of each acknowledged byte: 6 − 600.
+        assert_eq!(round(&[]), 48_000 - 40 * 594);
+        // excess_queue: (q − T)/srtt = 30/120 of each byte: 6 − 300.
+        assert_eq!(round(&[("decrease", "excess_queue")]), 48_000 - 40 * 294);
+    }
+
+    #[test]
+    fn target_margin_starts_the_decrease_below_target() {
+        // One round at q = 58 ms (srtt 88 ms), 2 ms below T; each ACK's share
+        // of GAIN·MSS is 6 bytes.
+        let round = |extra: &[(&str, &str)]| {
+            let mut d = base_30_at_48000(extra);
+            for _ in 0..40 {
+                d.ack_old(ms(1), MSS, ms(88));
+            }
+            d.cc.window()
+        };
+        // Draft: below T, only the increase.
+        assert_eq!(round(&[]), 48_000 + 40 * 6);
+        // 4 ms margin: the decrease applies above 56 ms, per T as the draft:
+        // 6 − 1200·(58 − 56)/60 = −34 a byte.
+        assert_eq!(round(&[("target_margin", "4ms")]), 48_000 - 40 * 34);
+        // With excess_queue, per srtt: 6 − 1200·2/88 = −21.27…
+        assert_eq!(
+            round(&[("target_margin", "4ms"), ("decrease", "excess_queue")]),
+            47_149
+        );
+        // A margin above T is T: every queue decreases.
+        let mut d = base_30_at_48000(&[("target_margin", "1s")]);
+        d.ack_old(ms(1), MSS, ms(30));
+        assert_eq!(d.cc.window(), 48_000 + 6);
+        d.ack_old(ms(1), MSS, ms(31));
+        // 6 − 1200·1/60 = −14.
+        assert_eq!(d.cc.window(), 48_000 + 6 - 14);
+    }
+
+    #[test]
+    fn pacing_rtt_current_paces_over_the_current_delay_when_smaller() {
+        let run = |extra: &[(&str, &str)]| {
+            let mut spec = vec![("current_filter", "2"), ("init_cwnd", "40")];
+            spec.extend_from_slice(extra);
+            let mut d = driver(config(&spec));
+            // Initial slow start, base 30 ms, GAIN 1/5 (240 bytes an ACK);
+            // the second sample (70 ms) leaves the current delay at 30 ms.
+            d.ack_old(ms(1), MSS, ms(30));
+            let first = (d.cc.window(), d.cc.pacing_rate());
+            d.ack_old(ms(1), MSS, ms(70));
+            (first, (d.cc.window(), d.cc.pacing_rate()))
+        };
+        let rate =
+            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
+        assert_eq!(
+            run(&[]),
+            (
+                (48_240, rate(2.0, 48_240, 0.030)),
+                (48_480, rate(2.0, 48_480, 0.070))
+            )
+        );
+        assert_eq!(
+            run(&[("pacing_rtt", "current")]),
+            (
+                (48_240, rate(2.0, 48_240, 0.030)),
+                (48_480, rate(2.0, 48_480, 0.030))
+            )
+        );
+    }
+
+    #[test]
+    fn fill_empty_queue_grows_by_gain_per_byte_and_paces_at_twice_the_rate() {
+        let run = |extra: &[(&str, &str)]| {
+            let mut d = base_30_at_48000(extra);
+            // q = 15 ms (empty), then q = 16 ms.
+            d.ack_old(ms(1), MSS, ms(45));
+            let empty = (d.cc.window(), d.cc.pacing_rate());
+            d.ack_old(ms(1), MSS, ms(46));
+            (empty, (d.cc.window(), d.cc.pacing_rate()))
+        };
+        let rate =
+            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
+        // Without it: 6 bytes per 1200-byte ACK, 1.2 × cwnd / srtt.
+        assert_eq!(
+            run(&[]),
+            (
+                (48_006, rate(1.2, 48_006, 0.045)),
+                (48_012, rate(1.2, 48_012, 0.046))
+            )
+        );
+        // With it, at the empty queue: one byte per byte, 2 × cwnd / current
+        // delay; above empty_queue the draft's rule again.
+        assert_eq!(
+            run(&[("fill_empty_queue", "true")]),
+            (
+                (49_200, rate(2.0, 49_200, 0.045)),
+                (49_206, rate(1.2, 49_206, 0.046))
+            )
+        );
+    }
+
+    #[test]
+    fn fill_empty_queue_waits_fill_quiet_after_any_loss() {
+        let spec = [
+            ("fill_empty_queue", "true"),
+            ("loss_on_empty_queue", "ignore"),
+        ];
+        let mut d = base_30_at_48000(&spec);
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_200);
+        // A loss at q = 15 ms: ignored for the window, but it is a loss.
+        d.advance(ms(1));
+        d.loss(d.now - NS);
+        let loss = d.now;
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        // For 2 s (the default fill_quiet) the draft's 6 bytes per ACK.
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_206);
+        d.ack_old(ms(2_000) - ms(1) - NS, MSS, ms(45));
+        assert_eq!(d.now - loss, ms(2_000) - NS);
+        assert_eq!(d.cc.window(), 49_212);
+        d.ack_old(NS, MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_212 + 1_200);
+    }
+
+    #[test]
+    fn fill_window_limited_fills_only_on_packets_sent_with_the_window_full() {
+        let mut d = driver(config(&[
+            ("current_filter", "1"),
+            ("init_cwnd", "39"),
+            ("slowdown", "false"),
+            ("fill_empty_queue", "true"),
+            ("fill_window_limited", "true"),
+        ]));
+        let start = d.now;
+        // The whole window (39 packets) goes out at the start.
+        d.cc.on_packet_sent(start, MSS, 38 * MSS);
+        d.ack_old(ms(1), 5 * MSS, ms(30));
+        d.ack_old(ms(1), MSS, ms(120));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
+        // q = 15 ms (empty), for a packet sent before the window was full:
+        // the draft's 6 bytes.
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!(d.cc.window(), 48_006);
+        // For one sent with it full: one byte per byte.
+        d.advance(ms(1));
+        d.ack(start, MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_206);
+        // A packet that leaves less than 4/5 of the window in flight: no
+        // fill, even for packets sent before it.
+        d.cc.on_packet_sent(d.now, MSS, 30_000);
+        d.advance(ms(1));
+        d.ack(start, MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_212);
+        // Full again (4/5 is 39_370 bytes) from `full`: packets sent from
+        // then on fill.
+        let full = d.now;
+        d.cc.on_packet_sent(full, MSS, 38_400);
+        d.advance(ms(1));
+        d.ack(start, MSS, ms(45));
+        assert_eq!(d.cc.window(), 49_218);
+        d.ack(full, MSS, ms(45));
+        assert_eq!(d.cc.window(), 50_418);
+    }
+
+    #[test]
+    fn profile_full_sets_its_options_and_a_profile_resets_them() {
+        let full = config(&[("profile", "full")]);
+        assert_eq!(
+            full,
+            config(&[
+                ("restore", "guarded"),
+                ("skip_rtt_after_restore", "true"),
+                ("slowdown_duty", "0.02"),
+                ("slowdown_period_min", "10s"),
+                ("slowdown_period_max", "60s"),
+                ("loss_on_empty_queue", "ignore"),
+                ("decrease", "excess_queue"),
+                ("fill_empty_queue", "true"),
+                ("decrease_constant", "0.25"),
+                ("target_margin", "4ms"),
+                ("pacing_rtt", "current"),
+                ("fill_window_limited", "true"),
+            ])
+        );
+        assert_eq!(
+            config(&[("profile", "full"), ("profile", "draft")]),
+            config(&[])
+        );
+        assert_eq!(
+            config(&[("profile", "full"), ("profile", "seed")]),
+            config(&[("profile", "seed")])
+        );
+        let mixed = config(&[("profile", "full"), ("restore", "jump")]);
+        assert_eq!(mixed.restore(), Restore::Jump);
+        assert_eq!(mixed.loss_on_empty_queue, EmptyQueueLoss::Ignore);
+        // The draft's C is a key of its own, which profile=full sets.
+        let c = config(&[("decrease_constant", "0.5"), ("profile", "full")]);
+        assert_eq!(c.decrease_constant, FULL_DECREASE_CONSTANT);
+        let c = config(&[("profile", "full"), ("decrease_constant", "0.5")]);
+        assert_eq!(c.decrease_constant, 0.5);
+    }
+}

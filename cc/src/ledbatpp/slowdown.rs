@@ -1,0 +1,387 @@
+//! The slowdowns of LEDBAT++ (draft -01 §4.4): the initial one 2 rounds
+//! after the initial slow start, the periodic ones, the freeze at 2 packets
+//! for 2 RTTs, the ramp-up back to the pre-slowdown window, and the
+//! schedule of the next one (9 slowdown durations later, or
+//! `slowdown_duty` of `profile=full`).
+//!
+//! # Choices the draft leaves open
+//!
+//! * **Which RTT the freeze lasts.** §4.4 "Keep CWND frozen at 2 packets
+//!   for 2 RTT". The RTT is the smoothed RTT ([RFC 9002 §5.3](https://www.rfc-editor.org/rfc/rfc9002#section-5.3)) of the last ACK
+//!   before the slowdown, so it includes the queue the flow had built. The
+//!   freeze is there to drain that queue and measure the base delay; with
+//!   the min RTT instead, a queue longer than 2 base RTTs (20 ms base and
+//!   the 45 ms that ends slow start) would still be draining when the freeze
+//!   ends. The freeze ends at the first ACK at or after `start + 2·RTT`
+//!   (this crate has no timers), so it lasts at most one ACK gap longer.
+//! * **D, the slowdown's duration.** §4.4 schedules the next slowdown 9
+//!   slowdown durations later, so that at most a tenth of the time is spent
+//!   slowed down; D runs from the start of the slowdown to the end of the
+//!   ramp-up, and is that time as measured. (The seed's summary says
+//!   "after a period equal to 9·T_ss", T_ss being "the time that it takes
+//!   for the slow-start to ramp back up"; counting the freeze too, as here,
+//!   puts each slowdown 9 freezes, about 18 RTTs, later than T_ss alone.)
+//! * **An application-limited ramp-up.** A sender that does not fill its
+//!   window never reaches ssthresh, and a ramp-up that never ends never
+//!   schedules the next slowdown and never reacts to delay (the ramp-up
+//!   does not leave on delay, §4.1). The ramp-up therefore also ends after
+//!   `2·R + 1` rounds, R = `ceil(log_{1+GAIN}(ssthresh / 2 packets))` being
+//!   the rounds a window-limited ramp-up takes; the window stays where it
+//!   is (restoring an unused window would allow a burst) and D is the time
+//!   spent. The slow start after persistent congestion (not left on delay
+//!   either) has the same bound.
+//! * **A schedule that would overflow.** The wait `9·D` is capped at the
+//!   base-delay history (`base_history · base_bucket`, 10 minutes): a
+//!   slowdown is how LEDBAT++ re-measures the base delay, and the history
+//!   forgets a minimum after that long. Should `now + wait` still not be
+//!   representable, the slowdown is due at once rather than never.
+//! * **The initial slowdown** (seed §3: "An initial slow-down is performed
+//!   2 RTTs after exiting the initial slow-start") counts rounds of
+//!   congestion avoidance, i.e. RTTs at the queue the flow holds then.
+
+use std::time::Duration;
+use std::time::Instant;
+
+use super::Deference;
+use super::LedbatPlusPlus;
+use super::Phase;
+use super::Restore;
+
+/// When the next periodic slowdown is due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Schedule {
+    /// None planned: before the initial slow start ends, during a slowdown,
+    /// or with `slowdown=false`.
+    None,
+    /// The initial slowdown, after this many more round ends (§4.4).
+    AfterRounds(u64),
+    /// A periodic slowdown, at the first ACK in congestion avoidance at or
+    /// after this time.
+    At(Instant),
+}
+
+impl LedbatPlusPlus {
+    /// Rounds of slow start from the minimum window to ssthresh:
+    /// `ceil(log_{1+GAIN}(ssthresh / min_cwnd))` (GAIN ≥ 1/1024, so the
+    /// logarithm's base is above 1).
+    pub(super) fn rounds_to_restore(&self) -> u64 {
+        let ratio = self.s.ssthresh / self.bounds.min;
+        if ratio > 1.0 {
+            (ratio.ln() / self.gain.ln_1p()).ceil().min(1e6) as u64
+        } else {
+            0
+        }
+    }
+
+    /// Starts a slowdown; `periodic` is false for the initial one.
+    pub(super) fn start_slowdown(&mut self, now: Instant, periodic: bool) {
+        // §4.4: ssthresh keeps the window to return to, then "Keep CWND
+        // frozen at 2 packets for 2 RTT" (RTT: module docs).
+        let rtt = self.srtt.unwrap_or(Duration::ZERO);
+        let freeze = rtt.saturating_mul(self.cfg.slowdown_rtts);
+        self.s.ssthresh = self.s.cwnd;
+        self.s.cwnd = if periodic && self.cfg.gentle_freeze && self.s.last_freeze_empty {
+            // `gentle_freeze`: half the window (`profiles.rs`).
+            (self.s.cwnd / 2.0).max(self.bounds.min)
+        } else {
+            self.bounds.min
+        };
+        self.s.phase = Phase::Slowdown {
+            start: now,
+            until: now.checked_add(freeze).unwrap_or(now),
+            rtt,
+            min_queue: Duration::MAX,
+        };
+        self.s.next_slowdown = Schedule::None;
+        self.rounds.restart(now);
+        self.round_cwnd = self.s.cwnd;
+    }
+
+    /// The freeze is over: ramp up (§4.4; seed §3: "then performs a
+    /// slow-start increase back to the CW value that it was using before the
+    /// periodic decrease"), or jump back (`restore=jump`).
+    pub(super) fn end_freeze(
+        &mut self,
+        now: Instant,
+        start: Instant,
+        rtt: Duration,
+        min_queue: Duration,
+    ) {
+        let empty = min_queue <= self.cfg.empty_queue;
+        self.s.last_freeze_empty = empty;
+        let jump = match self.cfg.restore {
+            Restore::SlowStart => false,
+            Restore::Jump => true,
+            Restore::Guarded => empty,
+        };
+        match jump {
+            false => {
+                let full = self.rounds_to_restore();
+                self.s.phase = Phase::RampUp {
+                    slowdown_start: start,
+                    rounds_left: full.saturating_mul(2).saturating_add(1),
+                };
+                self.rounds.restart(now);
+                self.round_cwnd = self.s.cwnd;
+            }
+            true => {
+                self.s.cwnd = self.s.ssthresh.max(self.bounds.min);
+                // The time a ramp-up would have taken, in RTTs of the freeze.
+                let ramp = rtt.saturating_mul(self.rounds_to_restore().min(u32::MAX as u64) as u32);
+                let duration = now.saturating_duration_since(start).saturating_add(ramp);
+                self.finish_slowdown(now, start, duration, true);
+            }
+        }
+    }
+
+    /// The slowdown that began at `start` counts as `duration` for the
+    /// draft's schedule: schedules the next one and returns to congestion
+    /// avoidance.
+    pub(super) fn finish_slowdown(
+        &mut self,
+        now: Instant,
+        start: Instant,
+        duration: Duration,
+        restored: bool,
+    ) {
+        let due = match self.cfg.slowdown_duty {
+            // `slowdown_duty`: the time actually spent, over the duty, from
+            // the start of this slowdown, within the period bounds.
+            Some(duty) => {
+                let spent = now.saturating_duration_since(start);
+                let period = spent
+                    .div_f64(duty)
+                    .min(self.cfg.slowdown_period_max)
+                    .max(self.cfg.slowdown_period_min);
+                start.checked_add(period).unwrap_or(now).max(now)
+            }
+            // §4.4: the next slowdown is 9 slowdown durations later, capped
+            // at the base-delay history (module docs).
+            None => {
+                let wait = duration
+                    .saturating_mul(self.cfg.slowdown_interval)
+                    .min(self.max_slowdown_wait);
+                now.checked_add(wait).unwrap_or(now)
+            }
+        };
+        self.s.next_slowdown = Schedule::At(due);
+        self.s.phase = Phase::CongestionAvoidance;
+        self.rounds.restart(now);
+        self.round_cwnd = self.s.cwnd;
+        if restored && self.cfg.skip_rtt_after_restore {
+            let rtt = self.srtt.unwrap_or(Duration::ZERO);
+            self.s.skip_until = Some(now.checked_add(rtt).unwrap_or(now));
+        }
+    }
+
+    /// Round-end bookkeeping; returns whether the phase changed.
+    pub(super) fn on_round_end(&mut self, now: Instant) -> bool {
+        let mut changed = false;
+        match self.s.phase {
+            Phase::CongestionAvoidance => match self.s.next_slowdown {
+                Schedule::AfterRounds(n) if n > 1 => {
+                    self.s.next_slowdown = Schedule::AfterRounds(n - 1)
+                }
+                // Held while steered above level 0 (`Deference`).
+                Schedule::AfterRounds(_) if self.deference == Deference::Full => {
+                    self.start_slowdown(now, false);
+                    changed = true;
+                }
+                Schedule::AfterRounds(_) => (),
+                Schedule::At(_) | Schedule::None => (),
+            },
+            Phase::RampUp {
+                slowdown_start,
+                rounds_left,
+            } => {
+                if rounds_left <= 1 {
+                    // Application-limited: the window stays (module docs).
+                    let duration = now.saturating_duration_since(slowdown_start);
+                    self.finish_slowdown(now, slowdown_start, duration, false);
+                    changed = true;
+                } else {
+                    self.s.phase = Phase::RampUp {
+                        slowdown_start,
+                        rounds_left: rounds_left - 1,
+                    };
+                }
+            }
+            Phase::SlowStart { rounds_left } => {
+                if rounds_left <= 1 {
+                    // Application-limited: the window stays (module docs).
+                    self.s.phase = Phase::CongestionAvoidance;
+                    changed = true;
+                } else {
+                    self.s.phase = Phase::SlowStart {
+                        rounds_left: rounds_left - 1,
+                    };
+                }
+            }
+            Phase::InitialSlowStart | Phase::Slowdown { .. } => (),
+        }
+        self.round_cwnd = self.s.cwnd;
+        changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::*;
+    use super::super::*;
+
+    #[test]
+    fn the_freeze_lasts_two_rtts_of_time_not_two_rounds() {
+        let mut d = base_240(&[]);
+        let slowdown = to_the_initial_slowdown(&mut d);
+        // The smoothed RTT before the slowdown was 240 ms: frozen until
+        // slowdown + 480 ms, however many rounds end meanwhile (four here).
+        for _ in 0..4 {
+            d.advance(ms(100));
+            d.ack(d.last_ack, 2 * MSS, ms(240));
+            assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+        }
+        d.advance(ms(80) - NS);
+        d.ack(d.last_ack, 2 * MSS, ms(240));
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+        d.advance(NS);
+        d.ack(d.last_ack, 2 * MSS, ms(240));
+        assert_eq!(d.now - slowdown, ms(480));
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 2 * MSS));
+    }
+
+    #[test]
+    fn the_ramp_up_is_not_left_on_delay_and_schedules_nine_durations_later() {
+        let mut d = base_240(&[]);
+        let slowdown = to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 2 * MSS));
+        // q = 100 ms, above T and far above 3/4·T: slow start (GAIN 1) goes
+        // on to ssthresh all the same, and stops there.
+        for expect in [4_800, 9_600, 19_200, 38_400] {
+            let w = d.cc.window();
+            d.round(ms(340), w);
+            assert_eq!((state(&d), d.cc.window()), ("ramp_up", expect));
+            assert_eq!(d.cc.snapshot().queuing_delay, Some(ms(100)));
+        }
+        d.round(ms(340), 38_400);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        let end = d.now;
+        // D, measured: 480 ms of freeze and 5 rounds of 340 ms.
+        let duration = end - slowdown;
+        assert_eq!(duration, ms(2180));
+
+        // The next slowdown is due 9 × D after the end of the ramp-up.
+        d.ack_old(9 * duration - NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        assert!(d.cc.window() > 49_200);
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(d.now - end, ms(19_620));
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+    }
+
+    #[test]
+    fn a_loss_ends_the_ramp_up_and_d_is_the_time_spent() {
+        let mut d = base_240(&[]);
+        let slowdown = to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("ramp_up", 4_800));
+        d.advance(ms(20));
+        d.loss(d.now - ms(10));
+        let end = d.now;
+        assert_eq!((state(&d), d.cc.window()), ("recovery", 2_400));
+        assert_eq!(d.cc.snapshot().ssthresh, Some(2_400));
+        assert_eq!(end - slowdown, ms(740));
+        // Recovery ends with an ACK of a packet sent after it began.
+        d.advance(ms(240));
+        d.ack(end + NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(9 * ms(740) - ms(240) - NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(state(&d), "slowdown");
+    }
+
+    #[test]
+    fn an_application_limited_ramp_up_ends_after_twice_the_rounds_of_a_full_one() {
+        let mut d = base_240(&[]);
+        let slowdown = to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!(state(&d), "ramp_up");
+        // A full ramp-up takes R = ceil(log2(49200 / 2400)) = 5 rounds. With
+        // less than half the window in flight the window cannot grow; the
+        // ramp-up ends at the end of round 2·R + 1 = 11, the window as is.
+        let limited = |d: &mut Driver<LedbatPlusPlus>| {
+            let sent = d.last_ack;
+            d.advance(ms(240));
+            d.ack_full(sent, 1000, ms(240), Duration::ZERO, true, Some(1000));
+        };
+        for _ in 0..10 {
+            limited(&mut d);
+            assert_eq!((state(&d), d.cc.window()), ("ramp_up", 2 * MSS));
+        }
+        limited(&mut d);
+        assert_eq!(
+            (state(&d), d.cc.window()),
+            ("congestion_avoidance", 2 * MSS)
+        );
+        let end = d.now;
+        assert_eq!(end - slowdown, ms(480 + 11 * 240));
+        d.ack_old(9 * ms(3120) - NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(state(&d), "slowdown");
+    }
+
+    #[test]
+    fn restore_jump_returns_to_the_window_after_the_freeze() {
+        let mut d = base_240(&[("restore", "jump")]);
+        let slowdown = to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        let end = d.now;
+        assert_eq!(end - slowdown, ms(480));
+        // Scheduled as if the ramp-up had taken ceil(log2(49200/2400)) = 5
+        // rounds of the freeze's 240 ms: D = 480 + 1200 ms, next 9·D later.
+        d.ack_old(ms(15_120) - NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(state(&d), "slowdown");
+    }
+
+    #[test]
+    fn the_wait_for_the_next_slowdown_is_capped_at_the_base_history() {
+        // History of one 1 s bucket: 9·D = 15.12 s is capped at 1 s.
+        let mut d = base_240(&[
+            ("restore", "jump"),
+            ("base_bucket", "1s"),
+            ("base_history", "1"),
+        ]);
+        to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        d.ack_old(ms(1000) - NS, MSS, ms(240));
+        assert_eq!(state(&d), "congestion_avoidance");
+        d.ack_old(NS, MSS, ms(240));
+        assert_eq!(state(&d), "slowdown");
+    }
+
+    #[test]
+    fn slowdowns_can_be_turned_off() {
+        let mut d = base_240(&[("slowdown", "false")]);
+        d.ack(d.epoch - ms(240), 12_000, ms(240));
+        d.round(ms(240), 24_000);
+        d.round(ms(286), 48_000);
+        for _ in 0..10 {
+            let w = d.cc.window();
+            d.round(ms(240), w);
+            assert_eq!(state(&d), "congestion_avoidance");
+        }
+    }
+}
