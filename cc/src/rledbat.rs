@@ -459,12 +459,39 @@ mod tests {
     }
 
     fn receiver(t: Instant) -> ReceiverLedbat {
-        let cfg: LedbatPlusPlusConfig = Default::default();
+        receiver_with(Default::default(), t)
+    }
+
+    fn receiver_with(cfg: LedbatPlusPlusConfig, t: Instant) -> ReceiverLedbat {
         let path = PathInfo {
             max_datagram_size: MSS,
             initial_window_packets: 10,
         };
         ReceiverLedbat::new(cfg, path, t)
+    }
+
+    /// A receiver with `cfg` started at `t`, one 50 ms sample at t + 50 ms
+    /// (base delay 50 ms: GAIN = 1 / (floor(120 / 50) + 1) = 1/3, §4.2).
+    fn with_base_50(cfg: LedbatPlusPlusConfig, t: Instant) -> ReceiverLedbat {
+        let mut r = receiver_with(cfg, t);
+        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        r
+    }
+
+    /// [`with_base_50`], then 30 packets at t + 60 ms: 2 + 30/3 = 12
+    /// packets, in slow start.
+    fn at_12_packets(cfg: LedbatPlusPlusConfig, t: Instant) -> ReceiverLedbat {
+        let mut r = with_base_50(cfg, t);
+        r.on_data(t + ms(60), 30 * MSS);
+        r
+    }
+
+    /// Four 96 ms samples at t + 100..=103 ms over the 50 ms base: the
+    /// current delay (a minimum of 4) reads a 46 ms queue.
+    fn queue_of_46_ms(r: &mut ReceiverLedbat, t: Instant) {
+        for i in 0..4 {
+            r.on_rtt_sample(t + ms(100 + i), rtt(ms(96), ms(0), ms(50)));
+        }
     }
 
     fn start() -> Instant {
@@ -484,9 +511,8 @@ mod tests {
     #[test]
     fn data_grows_the_window_by_gain_per_byte_in_slow_start() {
         let t = start();
-        let mut r = receiver(t);
         // Base 50 ms: GAIN = 1 / (floor(120 / 50) + 1) = 1/3 (§4.2).
-        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        let mut r = with_base_50(Default::default(), t);
         assert_eq!(r.snapshot().gain, Some(1.0 / 3.0));
         assert_eq!(r.window(), 2 * MSS, "an RTT sample grows nothing");
         r.on_data(t + ms(60), 3 * MSS);
@@ -499,8 +525,7 @@ mod tests {
     #[test]
     fn ack_delay_is_removed_from_the_delay_sample() {
         let t = start();
-        let mut r = receiver(t);
-        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        let mut r = with_base_50(Default::default(), t);
         // 90 ms of which the peer held the ACK 20 ms: delay 70 ms, queuing
         // 20 ms (a minimum over 4 samples: the 50 ms one is still in).
         r.on_rtt_sample(t + ms(150), rtt(ms(90), ms(20), ms(50)));
@@ -518,11 +543,8 @@ mod tests {
     #[test]
     fn queuing_delay_above_three_quarters_of_target_ends_slow_start() {
         let t = start();
-        let mut r = receiver(t);
-        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
-        for i in 0..4 {
-            r.on_rtt_sample(t + ms(100 + i), rtt(ms(96), ms(0), ms(50)));
-        }
+        let mut r = with_base_50(Default::default(), t);
+        queue_of_46_ms(&mut r, t);
         assert_eq!(r.snapshot().queuing_delay, Some(ms(46)));
         assert_eq!(r.state(), "congestion_avoidance");
     }
@@ -530,10 +552,8 @@ mod tests {
     #[test]
     fn a_retransmission_halves_once_per_smoothed_rtt() {
         let t = start();
-        let mut r = receiver(t);
-        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
         // 2 + 30/3 = 12 packets.
-        r.on_data(t + ms(60), 30 * MSS);
+        let mut r = at_12_packets(Default::default(), t);
         assert_eq!(r.window(), 12 * MSS);
         r.on_retransmission(t + ms(100));
         assert_eq!(r.window(), 6 * MSS);
@@ -551,9 +571,7 @@ mod tests {
     #[test]
     fn retransmissions_stop_halving_at_two_packets() {
         let t = start();
-        let mut r = receiver(t);
-        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
-        r.on_data(t + ms(60), 30 * MSS);
+        let mut r = at_12_packets(Default::default(), t);
         assert_eq!(r.window(), 12 * MSS);
         // One retransmission per smoothed RTT (50 ms), each a new episode:
         // 12 → 6 → 3 → 2 (not 1.5: the minimum, as rLEDBAT's prototype's
@@ -572,9 +590,7 @@ mod tests {
     #[test]
     fn a_window_less_than_half_used_does_not_grow() {
         let t = start();
-        let mut r = receiver(t);
-        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
-        r.on_data(t + ms(60), 30 * MSS);
+        let mut r = at_12_packets(Default::default(), t);
         assert_eq!(r.window(), 12 * MSS);
         // 100 ms later the 30 packets are older than one srtt: 1 packet
         // arrived in the last 50 ms, less than half of 12.
@@ -588,8 +604,7 @@ mod tests {
     #[test]
     fn window_statistics_are_time_weighted() {
         let t = start();
-        let mut r = receiver(t);
-        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        let mut r = with_base_50(Default::default(), t);
         // 2 packets for 100 ms, then 12 packets for 300 ms.
         r.on_data(t + ms(100), 30 * MSS);
         r.on_retransmission(t + ms(400));
@@ -604,12 +619,8 @@ mod tests {
     #[test]
     fn the_initial_slowdown_freezes_two_packets_for_two_rtts() {
         let t = start();
-        let mut r = receiver(t);
-        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
-        r.on_data(t + ms(60), 30 * MSS);
-        for i in 0..4 {
-            r.on_rtt_sample(t + ms(100 + i), rtt(ms(96), ms(0), ms(50)));
-        }
+        let mut r = at_12_packets(Default::default(), t);
+        queue_of_46_ms(&mut r, t);
         assert_eq!(r.state(), "congestion_avoidance");
         let mut now = t + ms(103);
         let mut trace = Vec::new();
@@ -646,12 +657,8 @@ mod tests {
     #[test]
     fn a_retransmission_in_the_freeze_halves_the_ramp_up_goal() {
         let t = start();
-        let mut r = receiver(t);
-        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
-        r.on_data(t + ms(60), 30 * MSS);
-        for i in 0..4 {
-            r.on_rtt_sample(t + ms(100 + i), rtt(ms(96), ms(0), ms(50)));
-        }
+        let mut r = at_12_packets(Default::default(), t);
+        queue_of_46_ms(&mut r, t);
         // As in the test above: the slowdown starts with the data at +343,
         // from a window of 14_994 bytes, the ramp-up's goal.
         let mut now = t + ms(103);
@@ -675,16 +682,8 @@ mod tests {
     /// slow start (queuing delay 46 ms > 3/4 of 60 ms) at 12 packets, then
     /// four samples of an empty queue: congestion avoidance at t + 113 ms.
     fn full_receiver_in_congestion_avoidance(t: Instant) -> ReceiverLedbat {
-        let path = PathInfo {
-            max_datagram_size: MSS,
-            initial_window_packets: 10,
-        };
-        let mut r = ReceiverLedbat::new(default_config(), path, t);
-        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
-        r.on_data(t + ms(60), 30 * MSS);
-        for i in 0..4 {
-            r.on_rtt_sample(t + ms(100 + i), rtt(ms(96), ms(0), ms(50)));
-        }
+        let mut r = at_12_packets(default_config(), t);
+        queue_of_46_ms(&mut r, t);
         assert_eq!(r.state(), "congestion_avoidance");
         for i in 0..4 {
             r.on_rtt_sample(t + ms(110 + i), rtt(ms(50), ms(0), ms(50)));

@@ -65,19 +65,23 @@ fn build(spec: &str, mss: u64, iw: u64) -> Box<dyn CongestionController> {
     }
 }
 
+/// One ACK of a random event stream.
+#[derive(Clone, Debug)]
+struct Ack {
+    dt: Duration,
+    /// Sizes of the acknowledged packets (may be empty).
+    packets: Vec<u64>,
+    /// How long before now each was sent; `None`: before the start.
+    sent_ago: Option<Duration>,
+    latest_rtt: Duration,
+    ack_delay: Duration,
+    new_sample: bool,
+    in_flight: u64,
+}
+
 #[derive(Clone, Debug)]
 enum Event {
-    Ack {
-        dt: Duration,
-        /// Sizes of the acknowledged packets (may be empty).
-        packets: Vec<u64>,
-        /// How long before now each was sent; `None`: before the start.
-        sent_ago: Option<Duration>,
-        latest_rtt: Duration,
-        ack_delay: Duration,
-        new_sample: bool,
-        in_flight: u64,
-    },
+    Ack(Ack),
     /// The previous ACK again, at the same time.
     DuplicateAck,
     Sent {
@@ -116,7 +120,7 @@ fn event() -> impl Strategy<Value = Event> {
         )
             .prop_map(
                 |(dt, packets, sent_ago, latest_rtt, ack_delay, new_sample, in_flight)| {
-                    Event::Ack {
+                    Event::Ack(Ack {
                         dt,
                         packets,
                         sent_ago,
@@ -124,7 +128,7 @@ fn event() -> impl Strategy<Value = Event> {
                         ack_delay,
                         new_sample,
                         in_flight,
-                    }
+                    })
                 }
             ),
         2 => Just(Event::DuplicateAck),
@@ -150,47 +154,42 @@ fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
     let mut windows = Vec::with_capacity(events.len());
     for event in events {
         match event {
-            Event::Ack {
-                dt,
-                packets,
-                sent_ago,
-                latest_rtt,
-                ack_delay,
-                new_sample,
-                in_flight,
-            } => {
-                now += *dt;
-                let sent = sent_ago.map_or(long_ago, |ago| now.checked_sub(ago).unwrap_or(now));
-                let acked: Vec<AckedPacket> = packets
+            Event::Ack(ack) => {
+                now += ack.dt;
+                let sent = ack
+                    .sent_ago
+                    .map_or(long_ago, |ago| now.checked_sub(ago).unwrap_or(now));
+                let acked: Vec<AckedPacket> = ack
+                    .packets
                     .iter()
                     .map(|&bytes| AckedPacket {
                         bytes,
                         time_sent: sent,
                     })
                     .collect();
-                if *new_sample {
-                    min_rtt = min_rtt.min(*latest_rtt);
+                if ack.new_sample {
+                    min_rtt = min_rtt.min(ack.latest_rtt);
                 }
                 let rtt = RttInfo {
-                    latest_rtt: *latest_rtt,
-                    ack_delay: *ack_delay,
-                    new_sample: *new_sample,
+                    latest_rtt: ack.latest_rtt,
+                    ack_delay: ack.ack_delay,
+                    new_sample: ack.new_sample,
                     min_rtt: if min_rtt == Duration::MAX {
-                        *latest_rtt
+                        ack.latest_rtt
                     } else {
                         min_rtt
                     },
-                    smoothed_rtt: *latest_rtt,
-                    rttvar: *latest_rtt / 2,
+                    smoothed_rtt: ack.latest_rtt,
+                    rttvar: ack.latest_rtt / 2,
                     max_ack_delay: Duration::from_millis(25),
                 };
                 cc.on_ack(&AckEvent {
                     now,
                     acked: &acked,
-                    bytes_in_flight: *in_flight,
+                    bytes_in_flight: ack.in_flight,
                     rtt,
                 });
-                last = Some((acked, *in_flight, rtt));
+                last = Some((acked, ack.in_flight, rtt));
             }
             Event::DuplicateAck => {
                 if let Some((acked, in_flight, rtt)) = &last {
@@ -271,7 +270,7 @@ fn long_runs_stay_in_bounds() {
         let mut events = Vec::new();
         for i in 0u64..200_000 {
             let q = (i * 7919) % 400_000; // 0 to 400 ms of "queue"
-            events.push(Event::Ack {
+            events.push(Event::Ack(Ack {
                 dt: Duration::from_micros(100),
                 packets: vec![1200],
                 sent_ago: Some(Duration::from_micros(50_000 + q)),
@@ -279,7 +278,7 @@ fn long_runs_stay_in_bounds() {
                 ack_delay: Duration::from_micros(q % 25_000),
                 new_sample: !i.is_multiple_of(3),
                 in_flight: 1 << 20,
-            });
+            }));
             if i % 10_007 == 0 {
                 events.push(Event::Loss {
                     dt: Duration::ZERO,
