@@ -189,7 +189,8 @@ impl Default for CdgConfig {
 }
 
 impl CdgConfig {
-    /// Every spec key.
+    /// Every key [`Self::set`] accepts: the `key=value` parameters of a
+    /// `--cc` spec for this controller ([`crate::spec`]).
     pub const KEYS: &'static [&'static str] = &[
         "g",
         "beta",
@@ -200,7 +201,8 @@ impl CdgConfig {
         "seed",
     ];
 
-    /// Sets one spec parameter.
+    /// Sets one `key=value` parameter of a `--cc` spec, range-checked; the
+    /// error names the key and what it allows.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         match key {
             "g" => self.g = params::f64_in(key, value, 0.001, 100_000.0)?,

@@ -246,10 +246,12 @@ impl Progress {
         self.0.done_bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
+    /// The transfer's size, bytes (0: unknown).
     pub fn total_bytes(&self) -> u64 {
         self.0.total_bytes.load(Ordering::Relaxed)
     }
 
+    /// The bytes delivered so far (acknowledged stream bytes).
     pub fn done_bytes(&self) -> u64 {
         self.0.done_bytes.load(Ordering::Relaxed)
     }
@@ -312,6 +314,7 @@ impl DeadlineConfig {
         })
     }
 
+    /// The steered controller's configuration (CDG or LEDBAT++).
     pub fn inner(&self) -> &ControllerConfig {
         &self.inner
     }
@@ -320,6 +323,8 @@ impl DeadlineConfig {
         &mut self.inner
     }
 
+    /// How long the transfer may take, counted from the first packet the
+    /// controller sends (1 ms to 3600 s; module docs).
     pub fn deadline(&self) -> Duration {
         self.deadline
     }
@@ -334,6 +339,8 @@ impl DeadlineConfig {
         self.progress = progress;
     }
 
+    /// A deadline-aware controller for `path`: the inner controller at
+    /// level 0, reading and writing this configuration's progress handle.
     pub fn build(&self, path: PathInfo) -> DeadlineAware {
         let inner = match self.inner.as_ref() {
             ControllerConfig::Cdg(c) => Inner::Cdg(Box::new(Cdg::new(c.clone(), path))),

@@ -29,7 +29,8 @@ impl Default for FixedConfig {
 impl FixedConfig {
     const KEYS: &'static [&'static str] = &["packets"];
 
-    /// Sets one spec parameter.
+    /// Sets one `key=value` parameter of a `--cc` spec, range-checked; the
+    /// error names the key and what it allows.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         match key {
             "packets" => self.packets = params::u64_in(key, value, 1, 100_000)?,

@@ -195,7 +195,8 @@ impl Default for LedbatConfig {
 }
 
 impl LedbatConfig {
-    /// Every spec key.
+    /// Every key [`Self::set`] accepts: the `key=value` parameters of a
+    /// `--cc` spec for this controller ([`crate::spec`]).
     pub const KEYS: &'static [&'static str] = &[
         "research",
         "target",
@@ -216,7 +217,8 @@ impl LedbatConfig {
         "base_bucket",
     ];
 
-    /// Sets one spec parameter.
+    /// Sets one `key=value` parameter of a `--cc` spec, range-checked; the
+    /// error names the key and what it allows.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         if let Some(result) = self.delay.set(key, value) {
             return result;

@@ -58,6 +58,7 @@
 //! | seed `ledbat-dynamic-gain` | A. J. Abu, S. Gordon | A Framework for Dynamically Selecting Gain in LEDBAT Algorithm for High Speed Networks | Information Technology Journal 10(2): 358-366, 2011 | <https://doi.org/10.3923/itj.2011.358.366> |
 //! | seed `ledbat-ns2-bittorrent-utp` | D. Rossi, C. Testa, S. Valenti, L. Muscariello | LEDBAT: the new BitTorrent congestion control protocol | IEEE ICCCN 2010, Zurich (preprint arXiv:0908.0812) | <https://arxiv.org/abs/0908.0812> |
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 use std::fmt;
 use std::time::Duration;

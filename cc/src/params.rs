@@ -12,14 +12,21 @@ use std::time::Duration;
 pub enum ParamError {
     /// The controller has no such parameter.
     UnknownKey {
+        /// The controller's name (`ledbatpp`, `cdg`, ...).
         controller: &'static str,
+        /// The key as given.
         key: String,
+        /// Every key the controller takes (empty: it takes none).
         allowed: &'static [&'static str],
     },
     /// The value did not parse, or is out of range.
     BadValue {
+        /// The key the value was given for.
         key: String,
+        /// The value as given.
         value: String,
+        /// What the key accepts, in words (a range with its unit, or the
+        /// names allowed).
         allowed: String,
     },
 }

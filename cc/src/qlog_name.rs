@@ -26,7 +26,9 @@ pub const EXTENSION: &str = "sqlog";
 /// Which end of a connection wrote a qlog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
+    /// The endpoint that opened the connection (`client` in the name).
     Client,
+    /// The endpoint that accepted it (`server` in the name).
     Server,
 }
 
@@ -84,6 +86,7 @@ pub fn spec_of_cc_tag(tag: &str) -> String {
 pub struct QlogName {
     /// The label (flow), if any came before the role.
     pub label: Option<String>,
+    /// Which end of the connection wrote the file.
     pub role: Role,
     /// The controller spec, decoded from its tag
     /// (`ledbatpp:target=25ms`), if any came after the role.

@@ -45,7 +45,7 @@ pub const INITIAL_SLOWDOWN_RTTS: u64 = 2;
 /// ended (draft -01 §4.4: 9, i.e. ≤ 10 % of the time slowed down).
 pub const SLOWDOWN_INTERVAL: u32 = 9;
 
-/// Parameters of [`LedbatPlusPlus`]. Defaults are draft -01's; fields are
+/// Parameters of [`LedbatPlusPlus`](super::LedbatPlusPlus). Defaults are draft -01's; fields are
 /// set only through [`LedbatPlusPlusConfig::set`], which range-checks every
 /// value, so every config is one the per-ACK code can run.
 #[derive(Clone, Debug, PartialEq)]
@@ -162,7 +162,8 @@ impl Default for LedbatPlusPlusConfig {
 }
 
 impl LedbatPlusPlusConfig {
-    /// Every spec key.
+    /// Every key [`Self::set`] accepts: the `key=value` parameters of a
+    /// `--cc` spec for this controller ([`crate::spec`]).
     pub const KEYS: &'static [&'static str] = &[
         "profile",
         "target",
@@ -194,7 +195,8 @@ impl LedbatPlusPlusConfig {
         "base_bucket",
     ];
 
-    /// Sets one spec parameter.
+    /// Sets one `key=value` parameter of a `--cc` spec, range-checked; the
+    /// error names the key and what it allows.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         if let Some(result) = self.delay.set(key, value) {
             return result;
