@@ -133,6 +133,8 @@ impl DelayConfig {
 pub struct DelayEstimator {
     /// Ring of the last samples; only the first `current_len` slots are used.
     current: [Duration; MAX_CURRENT_FILTER],
+    /// When each slot of `current` was taken (`None`: never filled).
+    current_at: [Option<Instant>; MAX_CURRENT_FILTER],
     current_len: usize,
     current_filled: usize,
     current_next: usize,
@@ -154,6 +156,7 @@ impl DelayEstimator {
     pub fn new(config: &DelayConfig) -> Self {
         Self {
             current: [Duration::ZERO; MAX_CURRENT_FILTER],
+            current_at: [None; MAX_CURRENT_FILTER],
             current_len: config.current_filter.clamp(1, MAX_CURRENT_FILTER),
             current_filled: 0,
             current_next: 0,
@@ -179,6 +182,7 @@ impl DelayEstimator {
 
         let evicted = self.current[self.current_next];
         self.current[self.current_next] = delay;
+        self.current_at[self.current_next] = Some(now);
         self.current_next = (self.current_next + 1) % self.current_len;
         if self.current_filled < self.current_len {
             self.current_filled += 1;
@@ -189,6 +193,25 @@ impl DelayEstimator {
         } else {
             self.current_min = Some(self.current_min.map_or(delay, |c| c.min(delay)));
         }
+    }
+
+    /// Records a delay sample taken at `now` under [RFC 6817 §3.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-3.4.2)'s age
+    /// limit: "The value of CURRENT_FILTER will depend on the filter being
+    /// employed, but CURRENT_FILTER MUST be limited such that samples in the
+    /// list are not older than an RTT in the past." The current delay is then
+    /// the minimum of those of the last `current_filter` samples taken at or
+    /// after `now − rtt` (the sample just taken always counts). LEDBAT
+    /// (RFC 6817) uses this; LEDBAT++ -01 §4.5 asks only for "the minimum of
+    /// the 4 most recent delay samples" and uses [`Self::on_sample`].
+    pub fn on_sample_within(&mut self, now: Instant, delay: Duration, rtt: Duration) {
+        self.on_sample(now, delay);
+        let Some(oldest) = now.checked_sub(rtt) else {
+            return;
+        };
+        self.current_min = (0..self.current_filled)
+            .filter(|&i| self.current_at[i].is_some_and(|at| at >= oldest))
+            .map(|i| self.current[i])
+            .min();
     }
 
     /// Lets time pass without a sample: drops buckets that left the history.
@@ -307,6 +330,44 @@ mod tests {
         assert_eq!(d.base(), Some(ms(30)));
         // Last four: 70, 80, 90, 35.
         assert_eq!(d.queuing(), ms(5));
+    }
+
+    #[test]
+    fn samples_older_than_an_rtt_leave_the_current_filter() {
+        // RFC 6817 §3.4.2: samples at t, t + 10, t + 20 and t + 61 ms with a
+        // 50 ms RTT. At t + 61 the samples of t and t + 10 are older than
+        // t + 11: the current delay is the minimum of 45 and 70, not the
+        // 20 ms of t (what `on_sample` keeps: the last four samples).
+        let t = Instant::now();
+        let mut within = DelayEstimator::new(&DelayConfig::default());
+        let mut plain = DelayEstimator::new(&DelayConfig::default());
+        let samples = [(0, 20), (10, 30), (20, 45), (61, 70)];
+        let mut trace = Vec::new();
+        for (at, delay) in samples {
+            within.on_sample_within(t + ms(at), ms(delay), ms(50));
+            plain.on_sample(t + ms(at), ms(delay));
+            trace.push((within.current(), plain.current()));
+        }
+        let some = |n| Some(ms(n));
+        assert_eq!(
+            trace,
+            [
+                (some(20), some(20)),
+                (some(20), some(20)),
+                (some(20), some(20)),
+                (some(45), some(20)),
+            ]
+        );
+        // A sample exactly one RTT old still counts: t + 20 at t + 70.
+        within.on_sample_within(t + ms(70), ms(80), ms(50));
+        assert_eq!(within.current(), some(45));
+        within.on_sample_within(t + ms(71), ms(80), ms(50));
+        assert_eq!(within.current(), some(70));
+        // Only the newest sample is within the RTT: it is the current delay.
+        within.on_sample_within(t + ms(200), ms(90), ms(50));
+        assert_eq!(within.current(), some(90));
+        assert_eq!(within.base(), some(20));
+        assert_eq!(within.queuing(), ms(70));
     }
 
     #[test]

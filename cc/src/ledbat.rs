@@ -14,7 +14,10 @@
 //! with `flightsize` the bytes in flight when the ACK arrived, the packets
 //! it acknowledges still counted (the RFC subtracts them after the cap), or
 //! the bytes in flight after the latest transmission if more: see
-//! `flight.rs` for why a batched event loop needs that. The cap is the
+//! `flight.rs` for why a batched event loop needs that. The current delay
+//! is the minimum of the last `current_filter` samples no older than the
+//! smoothed RTT: "CURRENT_FILTER MUST be limited such that samples in the
+//! list are not older than an RTT in the past" ([RFC 6817 §3.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-3.4.2)). The cap is the
 //! RFC's: it also lowers the window of a sender that does not use it. Loss (§2.4.2): `cwnd = max(cwnd/2, MIN_CWND·MSS)`, at most once
 //! per recovery period (a loss of a packet sent no later than the current
 //! recovery period began does not reduce again, [RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)), and the
@@ -540,7 +543,10 @@ impl CongestionController for Ledbat {
         self.s.recovery.on_ack(largest);
         if ack.rtt.new_sample {
             self.srtt = Some(ack.rtt.smoothed_rtt);
-            self.delay.on_sample(now, delay::adjusted_rtt(&ack.rtt));
+            // RFC 6817 §3.4.2: no sample older than an RTT (the smoothed
+            // RTT) in the current-delay filter.
+            self.delay
+                .on_sample_within(now, delay::adjusted_rtt(&ack.rtt), ack.rtt.smoothed_rtt);
         } else {
             self.delay.advance(now);
         }
@@ -635,6 +641,23 @@ mod tests {
         d.advance(ms(1));
         let sent = d.epoch - ms(1);
         d.ack_full(sent, MSS, ms(rtt), Duration::ZERO, true, Some(in_flight));
+    }
+
+    #[test]
+    fn the_current_delay_forgets_samples_older_than_an_rtt() {
+        // RFC 6817 §3.4.2. Default filter of 4 samples: 50 ms, then 150 ms
+        // later a 100 ms sample (smoothed RTT 100 ms). The 50 ms sample is
+        // older than an RTT: current delay 100 ms, queuing 50 ms, off_target
+        // 1/2, cwnd += 0.5·1200·1200/3000 = 240 (with the 50 ms sample still
+        // counted, q = 0 and the window would grow by 480).
+        let mut d = driver(&[]);
+        ack(&mut d, 50, 2400);
+        assert_eq!(d.cc.window(), 3000);
+        d.advance(ms(150));
+        ack(&mut d, 100, 3000);
+        assert_eq!(d.cc.snapshot().current_delay, Some(ms(100)));
+        assert_eq!(d.cc.snapshot().queuing_delay, Some(ms(50)));
+        assert_eq!(d.cc.window(), 3240);
     }
 
     #[test]
