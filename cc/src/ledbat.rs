@@ -21,8 +21,25 @@
 //! RFC's: it also lowers the window of a sender that does not use it. Loss (§2.4.2): `cwnd = max(cwnd/2, MIN_CWND·MSS)`, at most once
 //! per recovery period (a loss of a packet sent no later than the current
 //! recovery period began does not reduce again, [RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)), and the
-//! window does not increase during recovery. Persistent congestion (the
-//! RFC's retransmission timeout) collapses to MIN_CWND.
+//! window does not increase during recovery.
+//!
+//! # Persistent congestion: MIN_CWND, not the RFC's 1 MSS
+//!
+//! RFC 6817 §2.4.2 on its congestion timeout: "if no ACKs are received
+//! within a CTO: # extreme congestion, or significant RTT change. # set cwnd
+//! to 1MSS and backoff the congestion timer. cwnd = 1 * MSS". This crate
+//! has no timers; QUIC's counterpart of that timeout is persistent
+//! congestion, for which [RFC 9002 §7.6.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.6.2) says "When persistent congestion is
+//! declared, the sender's congestion window MUST be reduced to the minimum
+//! congestion window". So persistent congestion sets `MIN_CWND · MSS` (2
+//! packets by default), a deviation from RFC 6817's 1 MSS, for two reasons:
+//! the RFC's own per-ACK rule `cwnd = max(cwnd, MIN_CWND * MSS)` lifts a
+//! 1-MSS window back to MIN_CWND at the next ACK anyway, and a window of one
+//! packet meets QUIC receivers that acknowledge every second ack-eliciting
+//! packet ([RFC 9000 §13.2.2](https://www.rfc-editor.org/rfc/rfc9000#section-13.2.2)), whose lone packet is then acknowledged only
+//! after the peer's `max_ack_delay`. Every controller of this crate keeps
+//! its window at or above its minimum (the `properties` tests check it).
+//! `min_cwnd=1` gives the RFC's 1 MSS.
 //!
 //! # [RFC 6817 §2.5](https://www.rfc-editor.org/rfc/rfc6817#section-2.5)'s limits, and `research=true`
 //!
@@ -584,6 +601,7 @@ impl CongestionController for Ledbat {
         self.s.ssthresh = self.s.cwnd;
     }
 
+    /// MIN_CWND, not RFC 6817's 1 MSS (module docs).
     fn on_persistent_congestion(&mut self, _now: Instant) {
         self.s.cwnd = self.bounds.min;
     }
@@ -768,8 +786,26 @@ mod tests {
             d.loss(d.now - Duration::from_nanos(1));
         }
         assert_eq!(d.cc.window(), 2 * MSS);
+    }
+
+    #[test]
+    fn persistent_congestion_sets_min_cwnd_not_one_mss() {
+        // RFC 6817's timeout sets 1 MSS; QUIC's persistent congestion sets
+        // the minimum window (RFC 9002 §7.6.2; module docs): 2 packets.
+        let mut d = driver(&[("current_filter", "1"), ("init_cwnd", "20")]);
+        ack(&mut d, 50, 24_000);
+        assert_eq!(d.cc.window(), 24_060);
         d.cc.on_persistent_congestion(d.now);
         assert_eq!(d.cc.window(), 2 * MSS);
+        // With `min_cwnd=1` the same event gives the RFC's 1 MSS.
+        let mut d = driver(&[
+            ("current_filter", "1"),
+            ("min_cwnd", "1"),
+            ("init_cwnd", "20"),
+        ]);
+        ack(&mut d, 50, 24_000);
+        d.cc.on_persistent_congestion(d.now);
+        assert_eq!(d.cc.window(), MSS);
     }
 
     #[test]
