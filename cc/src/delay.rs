@@ -21,11 +21,16 @@
 //! sample (`new_sample == false`) are not fed to the estimator.
 //!
 //! # Current and base delay ([RFC 6817 §2.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-2.4.2), adapted to RTT as LEDBAT++
-//! [draft -01 §4.1](https://datatracker.ietf.org/doc/html/draft-irtf-iccrg-ledbat-plus-plus-01#section-4.1) does)
+//! [draft -01 §4.5](https://datatracker.ietf.org/doc/html/draft-irtf-iccrg-ledbat-plus-plus-01#section-4.5) does)
 //!
 //! * current delay: the minimum of the last `current_filter` samples
-//!   (CURRENT_FILTER, default 4; [RFC 6817 §3.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-3.4.2) filters the current delay,
-//!   the LEDBAT++ draft takes the minimum of at least 4 samples).
+//!   (CURRENT_FILTER, default 4). LEDBAT++ -01 §4.5: "A LEDBAT++ sender
+//!   SHOULD filter the round trip measurements by using the minimum of the
+//!   4 most recent delay samples, as suggested in the LEDBAT
+//!   specification." [RFC 6817 §3.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-3.4.2) also bounds the samples' age ("not
+//!   older than an RTT in the past"), which -01 does not repeat: LEDBAT
+//!   applies it ([`DelayEstimator::on_sample_within`]), LEDBAT++ keeps
+//!   the 4 most recent samples whatever their age.
 //! * base delay: the minimum over `base_history` buckets of `base_bucket`
 //!   each (BASE_HISTORY, 10 one-minute buckets, [RFC 6817 §2.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-2.4.2) and §3.4.1;
 //!   the LEDBAT++ draft's minimum over the last 10 minutes).
@@ -51,8 +56,8 @@ use crate::RttInfo;
 use crate::Snapshot;
 
 /// CURRENT_FILTER: samples in the current-delay minimum filter
-/// (RFC 6817 §2.4.2 and §3.4.2; the LEDBAT++ draft -01 asks for a minimum
-/// over at least 4 samples).
+/// (RFC 6817 §2.4.2 and §3.4.2; LEDBAT++ draft -01 §4.5: "the minimum of
+/// the 4 most recent delay samples").
 pub const CURRENT_FILTER: usize = 4;
 /// Largest accepted `current_filter`, samples.
 pub const MAX_CURRENT_FILTER: usize = 32;

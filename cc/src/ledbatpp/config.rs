@@ -18,7 +18,9 @@ use crate::delay::DelayConfig;
 use crate::params;
 use crate::ParamError;
 
-/// TARGET queuing delay T: 60 ms (draft -01 §4; seed §3).
+/// TARGET queuing delay T: 60 ms (draft -01 §4.5: "LEDBAT++ default delay
+/// target of 60ms is different from the 100ms value recommended in
+/// \[RFC6817\]."; seed §3).
 pub const TARGET: Duration = Duration::from_millis(60);
 /// Upper bound of the GAIN divisor: GAIN ≥ 1/16 (draft -01 §4.2).
 pub const GAIN_DIVISOR_MAX: u64 = 16;

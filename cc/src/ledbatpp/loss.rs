@@ -1,5 +1,7 @@
-//! LEDBAT++ on loss: "LEDBAT++ reacts by reducing the CW to half of its
-//! value when a loss is detected" (seed §3), at most once per recovery
+//! LEDBAT++ on loss. Draft -01 has no loss rule of its own (its §1: "LEDBAT
+//! reacts to packet losses and other congestion signals in the same way as
+//! standard TCP"); the seed's summary: "LEDBAT++ reacts by reducing the CW
+//! to half of its value when a loss is detected" (seed §3). Once per recovery
 //! period ([RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)),
 //! with what a loss does in each phase; and persistent congestion ([RFC 9002
 //! §7.6](https://www.rfc-editor.org/rfc/rfc9002#section-7.6)): the minimum

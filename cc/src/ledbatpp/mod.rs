@@ -4,11 +4,10 @@
 //! The -01 revision is what seed `ledbatpp-experimental-evaluation`
 //! measured (its §3 and appendix summarise it); with `profile=draft` (the
 //! default) this controller is -01 and nothing else. No change from later
-//! revisions is adopted. The draft's sentences are quoted beside the code
-//! that implements them: those that the issue tracker and the seed quote
-//! from it (the -01 text itself was not at hand when this was written);
-//! where only the seed's summary (its §3) was available, it is quoted as
-//! the seed's.
+//! revisions is adopted. The draft's sentences are quoted, from the -01
+//! text, beside the code that implements them. Where -01 says nothing (its
+//! loss reaction), the seed's summary (its §3) is quoted as the seed's.
+//!
 //! Per ACK, in this order:
 //!
 //! 1. the delay sample ([`crate::delay`]) updates current and base delay,
@@ -33,8 +32,11 @@
 //! An ACK whose processing changes the phase (slow start exit, slowdown
 //! start, end of a freeze) does not also grow the window.
 //!
-//! Loss ("LEDBAT++ reacts by reducing the CW to half of its value when a
-//! loss is detected", seed §3): halve, at most once per
+//! Loss: -01 has no loss rule of its own; of the LEDBAT it extends, its §1
+//! says "LEDBAT reacts to packet losses and other congestion signals in the
+//! same way as standard TCP", and the seed's summary reads "LEDBAT++ reacts
+//! by reducing the CW to half of its value when a loss is detected" (seed
+//! §3). So: halve, at most once per
 //! recovery period — a loss of a packet sent no later than the start of the
 //! current recovery period does not reduce again ([RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)); the
 //! window never increases during recovery. Minimum window 2 packets.

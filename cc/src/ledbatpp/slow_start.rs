@@ -13,8 +13,8 @@ use super::Schedule;
 use crate::MAX_WINDOW_BYTES;
 
 impl LedbatPlusPlus {
-    /// Leaves the initial slow start: "An initial slow-down is performed 2
-    /// RTTs after exiting the initial slow-start" (seed §3, of §4.4).
+    /// Leaves the initial slow start and schedules the initial slowdown
+    /// (§4.4: "2 RTT after the initial slow start completes").
     pub(super) fn leave_initial_slow_start(&mut self, now: Instant) {
         self.s.ssthresh = self.s.cwnd;
         self.s.phase = Phase::CongestionAvoidance;
@@ -35,9 +35,11 @@ impl LedbatPlusPlus {
         may_grow: bool,
     ) {
         match self.s.phase {
-            // §4.1: "Exit slow start on excessive delay SHOULD be applied
-            // only during the initial slow start", the exit being at a
-            // queuing delay above 3/4 of TARGET.
+            // §4.1: "If the queuing delay is larger than 3/4ths of the
+            // target delay, exit slow start and immediately move to the
+            // congestion avoidance phase." and "Exit slow start in on
+            // excessive delay SHOULD be applied only during the initial slow
+            // start." (sic).
             Phase::InitialSlowStart if q > self.exit_delay => self.leave_initial_slow_start(now),
             _ => {
                 if may_grow {

@@ -14,10 +14,13 @@
 //!   the 45 ms that ends slow start) would still be draining when the freeze
 //!   ends. The freeze ends at the first ACK at or after `start + 2·RTT`
 //!   (this crate has no timers), so it lasts at most one ACK gap longer.
-//! * **D, the slowdown's duration.** §4.4 schedules the next slowdown 9
-//!   slowdown durations later, so that at most a tenth of the time is spent
-//!   slowed down; D runs from the start of the slowdown to the end of the
-//!   ramp-up, and is that time as measured. (The seed's summary says
+//! * **D, the slowdown's duration.** §4.4: "LEDBAT++ sender measures the
+//!   duration of the slowdown, from the time of entry to the time at which
+//!   the congestion window regrows to the previous SSTHRESH value. The next
+//!   slowdown is then scheduled to occur at 9 times this duration after the
+//!   exit point." D is that time as measured, from the start of the
+//!   slowdown to the end of the ramp-up; what the draft leaves open is a
+//!   ramp-up that does not reach SSTHRESH (below). (The seed's summary says
 //!   "after a period equal to 9·T_ss", T_ss being "the time that it takes
 //!   for the slow-start to ramp back up"; counting the freeze too, as here,
 //!   puts each slowdown 9 freezes, about 18 RTTs, later than T_ss alone.)
@@ -35,9 +38,10 @@
 //!   slowdown is how LEDBAT++ re-measures the base delay, and the history
 //!   forgets a minimum after that long. Should `now + wait` still not be
 //!   representable, the slowdown is due at once rather than never.
-//! * **The initial slowdown** (seed §3: "An initial slow-down is performed
-//!   2 RTTs after exiting the initial slow-start") counts rounds of
-//!   congestion avoidance, i.e. RTTs at the queue the flow holds then.
+//! * **The initial slowdown** (§4.4: "The initial slowdown starts shortly
+//!   after the connection completes the initial slow start phase; 2 RTT
+//!   after the initial slow start completes.") counts rounds of congestion
+//!   avoidance, i.e. RTTs at the queue the flow holds then.
 
 use std::time::Duration;
 use std::time::Instant;
@@ -97,9 +101,9 @@ impl LedbatPlusPlus {
         self.round_cwnd = self.s.cwnd;
     }
 
-    /// The freeze is over: ramp up (§4.4; seed §3: "then performs a
-    /// slow-start increase back to the CW value that it was using before the
-    /// periodic decrease"), or jump back (`restore=jump`).
+    /// The freeze is over: ramp up (§4.4: "After 2 RTT, ramp up the
+    /// congestion window according to the slow start algorithm, until the
+    /// congestion window reaches SSTHRESH."), or jump back (`restore=jump`).
     pub(super) fn end_freeze(
         &mut self,
         now: Instant,
