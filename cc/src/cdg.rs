@@ -54,7 +54,8 @@
 //! heuristics off. They are options:
 //!
 //! * `shadow_window=true`: a shadow window remembers the window delay
-//!   backoffs took away (set to max(shadow, cwnd) at a backoff, grown with
+//!   backoffs took away (the initial window at first, as Linux's
+//!   `tcp_cdg_init`; set to max(shadow, cwnd) at a backoff, grown with
 //!   the window, trimmed to cwnd while application-limited); on loss,
 //!   `shadow = min(shadow/2, cwnd)` and the window becomes
 //!   `max(2 packets, shadow, cwnd/2)`, so a loss-based competitor cannot
@@ -252,6 +253,8 @@ struct State {
     /// Linux's CWR after a delay backoff at this time; it ends with an ACK
     /// of a packet sent at or after it.
     backoff_start: Option<Instant>,
+    /// Linux's shadow window, bytes (`shadow_window`); starts at the
+    /// initial window.
     shadow: u64,
 }
 
@@ -311,7 +314,8 @@ impl Cdg {
                 acked: 0,
                 recovery: RecoveryPeriod::default(),
                 backoff_start: None,
-                shadow: 0,
+                // Linux `tcp_cdg_init`: `ca->shadow_wnd = tcp_snd_cwnd(tp)`.
+                shadow: cwnd,
             },
             saved: Checkpoint::default(),
             rounds: Rounds::default(),
@@ -845,6 +849,35 @@ mod tests {
         assert_eq!(run("false"), 19_680 / 2);
         // shadow = min(27600/2, 19680) = 13800 > 19680/2.
         assert_eq!(run("true"), 13_800);
+    }
+
+    #[test]
+    fn the_shadow_window_starts_at_the_initial_window() {
+        // Linux `tcp_cdg_init` sets the shadow window to the initial window
+        // (12_000 bytes here). No growth, persistent congestion (2 packets,
+        // the shadow stays), two ACKs of slow start (+2400 for window and
+        // shadow: 4800 and 14_400), then a loss: shadow = min(14_400/2,
+        // 4800) = 4800, window max(4800/2, 4800) = 4800. A shadow that
+        // started at 0 would be 2400 by then, and the window 2400.
+        let mut d = driver(&[("shadow_window", "true")]);
+        assert_eq!(d.cc.window(), 12_000);
+        d.cc.on_persistent_congestion(d.now);
+        assert_eq!(d.cc.window(), 2 * MSS);
+        for _ in 0..2 {
+            d.advance(ms(1));
+            d.ack_full(
+                d.now - ms(50),
+                MSS,
+                ms(50),
+                Duration::ZERO,
+                true,
+                Some(2 * MSS),
+            );
+        }
+        assert_eq!(d.cc.window(), 4800);
+        d.advance(ms(1));
+        d.loss(d.now - ms(1));
+        assert_eq!(d.cc.window(), 4800);
     }
 
     #[test]
