@@ -17,8 +17,9 @@
 //! A backoff sets `cwnd = max(β·cwnd, 2 packets)` and ssthresh to it (so it
 //! also ends slow start) and starts a window reduction, as Linux's
 //! `tcp_enter_cwr` does. Otherwise the window grows like Reno (Eq. 5): slow
-//! start `cwnd += bytes_acked` below ssthresh, then +1 MSS per window of
-//! acknowledged bytes; no growth while less than half the window is in
+//! start `cwnd = min(cwnd + bytes_acked, ssthresh)` below ssthresh (Linux
+//! `tcp_slow_start`; the bytes beyond ssthresh count towards congestion
+//! avoidance), then +1 MSS per window of acknowledged bytes; no growth while less than half the window is in
 //! flight (application-limited). Loss: Reno halving, once per recovery
 //! period ([RFC 9002 §7.3.2](https://www.rfc-editor.org/rfc/rfc9002#section-7.3.2)), which also starts a window reduction.
 //!
@@ -96,6 +97,14 @@
 //!   and `nexp_u32`.
 //! * Application-limited: no growth while less than half the window is in
 //!   flight (`flight.rs`) instead of `tcp_is_cwnd_limited`.
+//! * No restart after idle. Linux's `CA_EVENT_CWND_RESTART` (sent when a
+//!   sender idle for longer than its RTO sends again, with
+//!   `tcp_slow_start_after_idle`) clears the gradients and CDG's state and
+//!   sets the shadow window to the restarted window. QUIC has no such
+//!   restart ([RFC 9002 §7.8](https://www.rfc-editor.org/rfc/rfc9002#section-7.8) only holds back growth while the window is not
+//!   used), quiche signals none and [`crate::CongestionController`] has no
+//!   idle event, so nothing is cleared: the first round after an idle
+//!   period takes its gradient against the last round before it.
 //! * Persistent congestion ([RFC 9002 §7.6](https://www.rfc-editor.org/rfc/rfc9002#section-7.6)) collapses to 2 packets; Linux's
 //!   RTO goes to 1 packet, its Loss state then calling `cong_avoid`.
 
@@ -520,9 +529,17 @@ impl CongestionController for Cdg {
             return;
         }
         let before = self.s.cwnd;
-        if self.s.cwnd < self.s.ssthresh {
-            self.s.cwnd = self.s.cwnd.saturating_add(bytes);
-        } else {
+        let mut bytes = bytes;
+        let slow_start = self.s.cwnd < self.s.ssthresh;
+        if slow_start {
+            // Linux `tcp_slow_start`: `cwnd = min(cwnd + acked, ssthresh)`;
+            // the bytes beyond ssthresh go on to congestion avoidance
+            // (`tcp_reno_cong_avoid`).
+            let grown = self.s.cwnd.saturating_add(bytes).min(self.s.ssthresh);
+            bytes -= grown - self.s.cwnd;
+            self.s.cwnd = grown;
+        }
+        if !slow_start || bytes > 0 {
             self.s.acked = self.s.acked.saturating_add(bytes);
             let steps = self.s.acked / self.s.cwnd;
             self.s.acked -= steps * self.s.cwnd;
@@ -849,6 +866,47 @@ mod tests {
         assert_eq!(run("false"), 19_680 / 2);
         // shadow = min(27600/2, 19680) = 13800 > 19680/2.
         assert_eq!(run("true"), 13_800);
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_the_rest_goes_to_congestion_avoidance() {
+        // Linux `tcp_slow_start`. A loss at 12_000 bytes: 6000 and ssthresh
+        // 6000; persistent congestion: 2400. An ACK of 4 packets then grows
+        // the window to ssthresh (6000, not 2400 + 4800 = 7200); the 1200
+        // bytes beyond count towards congestion avoidance's +1 MSS per
+        // window: 1200 + 4800 more make 6000, one MSS.
+        let mut d = driver(&[]);
+        assert_eq!(d.cc.window(), 12_000);
+        d.advance(ms(1));
+        d.loss(d.now - ms(1));
+        assert_eq!(d.cc.window(), 6000);
+        let lost_at = d.now;
+        d.cc.on_persistent_congestion(d.now);
+        assert_eq!(d.cc.window(), 2 * MSS);
+        d.advance(ms(50));
+        let in_flight = Some(4 * MSS);
+        d.ack_full(
+            lost_at + ms(1),
+            4 * MSS,
+            ms(49),
+            Duration::ZERO,
+            true,
+            in_flight,
+        );
+        assert_eq!(
+            (d.cc.state(d.now), d.cc.window()),
+            ("congestion_avoidance", 6000)
+        );
+        d.advance(ms(1));
+        d.ack_full(
+            lost_at + ms(2),
+            4 * MSS,
+            ms(49),
+            Duration::ZERO,
+            true,
+            in_flight,
+        );
+        assert_eq!(d.cc.window(), 6000 + MSS);
     }
 
     #[test]
