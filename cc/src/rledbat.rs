@@ -177,6 +177,25 @@
 //!   already at its minimum; a retransmission then halves the ramp-up's
 //!   goal here, while the prototype sets that goal to half the frozen
 //!   window, the minimum, and so gives the ramp-up up.
+//! * **RTT samples taken while the window is reduced: kept.**
+//!   draft-irtf-iccrg-rledbat-01 §3.2.1.1: "To address the case in which
+//!   the limiting factor is the receive window announced by rLEDBAT, the
+//!   congestion control algorithm at the receiver SHOULD discard the RTT
+//!   measurements done using pure ACK packets while reducing the window
+//!   and avoid including bloated samples in the queueing delay
+//!   estimation." (the same rule, the issue tracker says, as RFC 9840
+//!   §4.2.1, not read here). The bloat it removes is TCP's: a sender held
+//!   back by the receive window has no data packet in which to echo the
+//!   receiver's timestamp, so the echo waits for the window to open. A QUIC
+//!   sender acknowledges the receiver's packets in ACK frames that no flow
+//!   control holds back, at once or within its `max_ack_delay`, and reports
+//!   the delay it added, which [`crate::delay::adjusted_rtt`] removes (up to
+//!   `max_ack_delay`). So this module does not discard those samples (it
+//!   would also need to know when the caller withholds credit, which it
+//!   does not). What remains is a peer that holds an ACK longer than it
+//!   reports (aioquic on a busy host, [the profile](#the-profile)); the
+//!   current-delay filter's minimum of 4 samples takes out a single such
+//!   sample.
 //! * **Periodic slowdown.** The prototype drains its window to 2 MSS with
 //!   the arriving data and starts the 2-RTT freeze only when that drain is
 //!   complete. Here LEDBAT++ drops the window to 2 packets and starts the
@@ -538,6 +557,27 @@ mod tests {
         assert_eq!(r.snapshot().current_delay, Some(ms(70)));
         assert_eq!(r.snapshot().queuing_delay, Some(ms(20)));
         assert_eq!(r.state(), "slow_start", "20 ms ≤ 3/4 · 60 ms");
+    }
+
+    #[test]
+    fn a_blocked_senders_reported_ack_delay_reads_as_no_queue() {
+        // A sender held back by the window acknowledges the receiver's
+        // packet only after its max_ack_delay (25 ms) and reports it: the
+        // 75 ms sample counts as 50 ms, no queue, no window change (rLEDBAT
+        // -01 §3.2.1.1's bloated samples do not arise; module docs).
+        let t = start();
+        let mut r = at_12_packets(Default::default(), t);
+        for i in 0..4 {
+            r.on_rtt_sample(t + ms(100 + i), rtt(ms(75), ms(25), ms(50)));
+        }
+        assert_eq!(r.snapshot().current_delay, Some(ms(50)));
+        assert_eq!(r.snapshot().queuing_delay, Some(ms(0)));
+        assert_eq!((r.state(), r.window()), ("slow_start", 12 * MSS));
+        // Unreported, the same 25 ms would read as a queue (4 samples).
+        for i in 0..4 {
+            r.on_rtt_sample(t + ms(200 + i), rtt(ms(75), ms(0), ms(50)));
+        }
+        assert_eq!(r.snapshot().queuing_delay, Some(ms(25)));
     }
 
     #[test]
