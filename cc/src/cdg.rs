@@ -910,6 +910,29 @@ mod tests {
     }
 
     #[test]
+    fn an_idle_period_clears_nothing() {
+        // No restart after idle (module docs): 10 minutes without events,
+        // then a round whose RTT is 10 ms above the last one before the
+        // pause. Its gradient is taken against that round: with G = 1 µs a
+        // positive gradient backs off (P ≈ 1). Linux would have cleared the
+        // previous round and drawn nothing.
+        let mut d = driver(&[("g", "0.001")]);
+        d.ack(d.epoch - ms(50), MSS, ms(50));
+        for _ in 0..3 {
+            round(&mut d, ms(50));
+        }
+        assert_eq!(d.cc.backoffs, 0);
+        let before = d.cc.window();
+        d.advance(Duration::from_secs(600));
+        d.last_ack = d.now;
+        round(&mut d, ms(60));
+        assert_eq!(d.cc.backoffs, 1);
+        assert_eq!(d.cc.state(d.now), "backoff");
+        // Slow start to 105_600 bytes, then β = 0.7 of it.
+        assert_eq!((before, d.cc.window()), (105_600, 73_920));
+    }
+
+    #[test]
     fn the_shadow_window_starts_at_the_initial_window() {
         // Linux `tcp_cdg_init` sets the shadow window to the initial window
         // (12_000 bytes here). No growth, persistent congestion (2 packets,
