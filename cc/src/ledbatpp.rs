@@ -106,13 +106,13 @@
 //!   queue of the restored window's first burst. Those ACKs neither feed the
 //!   delay filters nor move the window (losses still count).
 //!
-//! `profile=full` (issue 13) is our design, the default of `h3-serve
+//! `profile=full` is our design, the default of `h3-serve
 //! --background-cc`: LEDBAT++ that fills an idle
 //! link and still gets out of the way. It is the options below, each a key
 //! of its own and usable alone; the initial slowdown stays the draft's (it
 //! is what removes the late-comer advantage). Measured effects are from
-//! the simulator, 20 Mbit/s, 500 ms buffer unless said (sweeps/issue13-*.toml;
-//! README, "LEDBAT++ profiles"). "Empty queue" is a queuing delay of at
+//! the simulator, 20 Mbit/s, 500 ms buffer unless said (sweeps/ledbatpp-profiles-*.toml;
+//! docs/ledbatpp-profiles.md). "Empty queue" is a queuing delay of at
 //! most `empty_queue` (default 15 ms, T/4).
 //!
 //! * `skip_rtt_after_restore=true`: the seed's second fix, above.

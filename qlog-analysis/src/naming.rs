@@ -91,7 +91,7 @@ pub fn target_ms_of(spec: &str) -> Option<f64> {
     Some(target.as_nanos() as f64 / 1e6)
 }
 
-// ---- Controller detection fallback (issue 16) -------------------------------
+// ---- Controller detection fallback ------------------------------------------
 // For qlogs not written by quic-bulk (no controller in the file name): what
 // the trace itself tells. Kept apart from the file-name format above.
 

@@ -62,8 +62,8 @@ pub const QLOG_LABEL: &str = "h3";
 const CHUNK: usize = 64 * 1024;
 
 /// The controller of background connections unless told otherwise:
-/// LEDBAT++ with issue 13's `profile=full`, which meets every bar of the
-/// issue in the simulator (README, "LEDBAT++ profiles").
+/// LEDBAT++ with `profile=full`, which meets every bar of the LEDBAT++
+/// profiles page in the simulator (docs/ledbatpp-profiles.md).
 pub const DEFAULT_BACKGROUND_CC: &str = "ledbatpp:profile=full";
 
 /// The controller of background responses with a deadline unless told

@@ -1,6 +1,6 @@
-//! Issue 13's bars for `ledbatpp:profile=full`, in the deterministic
+//! The bars for `ledbatpp:profile=full`, in the deterministic
 //! simulator, each on several seeds; and `profile=draft` stays the draft.
-//! The sweeps in sweeps/issue13-*.toml measure the same for all three
+//! The sweeps in sweeps/ledbatpp-profiles-*.toml measure the same for all three
 //! profiles side by side (README, "LEDBAT++ profiles").
 
 use std::path::Path;
