@@ -3,7 +3,7 @@
 # given) through `lbe-lab run` (lbe-netem, ~1x real time), once for each of
 # ledbatpp:profile=draft, seed and full (the files are written for
 # profile=full; the profile is substituted), one run at a time, and prints
-# the table of bars (README, "LEDBAT++ profiles").
+# the table of bars (docs/ledbatpp-profiles.md).
 #
 #   scripts/ledbatpp-profiles-realtime.sh [OUT_DIR] [SCENARIO.toml...]   (default runs/ledbatpp-profiles-realtime)
 #

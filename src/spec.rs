@@ -43,7 +43,7 @@ const BUILTINS: &[(&str, CongestionControlAlgorithm)] = &[
 /// packets per episode, most real reductions are undone one RTT later
 /// (148 of 165 in our lab's CDG G = 120 ms against CUBIC run), and CUBIC
 /// took 82-91 % of the link from Reno. `rollback=off` keeps every reduction,
-/// as Reno does; the README's "The CDG upper end and quiche's CUBIC" has
+/// as Reno does; docs/cdg-and-cubic.md has
 /// the measurements.
 pub const CUBIC_ROLLBACK: &str = "rollback";
 

@@ -71,7 +71,7 @@ pub const DEFAULT_BACKGROUND_CC: &str = "ledbatpp:profile=full";
 /// made deadline-aware. Both it and deadline-aware CDG meet the tight and
 /// loose deadlines beside a CUBIC download in the simulator with the same
 /// harm; it settles nearer a fair share on an impossible deadline and fills
-/// an idle link (0.97 against CDG's 0.82; README, "Deadline-aware LBE").
+/// an idle link (0.97 against CDG's 0.82; docs/deadline-aware.md).
 pub const DEFAULT_DEADLINE_CC: &str = "ledbatpp:profile=full";
 
 /// Server settings.
