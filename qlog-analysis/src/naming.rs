@@ -17,6 +17,7 @@ use crate::reader::Role;
 pub struct NameInfo {
     /// The flow id or connection id (the part before the role).
     pub flow: Option<String>,
+    /// The endpoint that wrote the file (`client` or `server`), if the name says.
     pub role: Option<Role>,
     /// The controller, possibly a spec with parameters (`ledbatpp:target=40ms`).
     pub cc: Option<String>,

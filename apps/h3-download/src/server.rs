@@ -1,7 +1,7 @@
 //! `h3-serve`: static files over HTTP/3, with background connections sent
 //! by a less-than-best-effort controller.
 //!
-//! Each request's answer is queued on its connection as an [`Outgoing`]
+//! Each request's answer is queued on its connection as an `Outgoing`
 //! response and pumped into quiche as stream capacity allows, so a slow
 //! or blocked stream never holds up the others. A request for a file
 //! waits (at most [`ServeArgs::digest_wait`]) for the file's SHA-256, which
