@@ -182,13 +182,4 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
-
-    #[test]
-    fn last_line_of_output() {
-        assert_eq!(
-            last_line(b"a\nERROR: no such version\n\n"),
-            "ERROR: no such version"
-        );
-        assert_eq!(last_line(b""), "no output");
-    }
 }

@@ -118,3 +118,17 @@ fn last_line(bytes: &[u8]) -> String {
         .unwrap_or("no output")
         .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_line_of_output() {
+        assert_eq!(
+            last_line(b"a\nERROR: no such version\n\n"),
+            "ERROR: no such version"
+        );
+        assert_eq!(last_line(b""), "no output");
+    }
+}
