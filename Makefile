@@ -5,7 +5,7 @@
 CARGO ?= cargo
 STAMP := target/quiche-patched/.stamp
 
-.PHONY: all deps quiche quiche-test build test demo lint bench fuzz clean
+.PHONY: all deps quiche quiche-test build install test demo lint doc bench fuzz clean
 
 all: build
 
@@ -19,6 +19,11 @@ quiche: deps
 build: quiche
 	$(CARGO) build --release --workspace --bins
 
+# Every binary of the workspace into $(DESTDIR)$(PREFIX)/bin (scripts/install.sh).
+PREFIX ?= /usr/local
+install: build
+	@PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) CARGO=$(CARGO) ./scripts/install.sh
+
 # quiche's own unit tests of the recovery code, ours (congestion::custom) among
 # them; `make test` runs them too (scripts/test.sh).
 quiche-test: quiche
@@ -30,9 +35,13 @@ test: quiche
 demo: build
 	@./scripts/demo.sh
 
-lint: quiche
+lint: quiche doc
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+
+# The API docs of every crate, with any rustdoc warning an error.
+doc: quiche
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps --workspace
 
 bench: quiche
 	$(CARGO) bench --workspace

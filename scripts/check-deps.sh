@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks for what quiche's BoringSSL build (boring-sys) needs — a C/C++
 # compiler, cmake, and libclang for bindgen — and for what the tests need
-# (python3 with venv, for the aioquic interop tests). On Debian/Ubuntu, as
+# (python3 with venv, for the aioquic interop tests and Playwright; chromium,
+# the browser the report test opens report.html in). On Debian/Ubuntu, as
 # root or with sudo, it installs what is missing; elsewhere it says what to
 # install.
 set -euo pipefail
@@ -30,6 +31,10 @@ if command -v python3 >/dev/null 2>&1; then
 else
     missing+=(python3 python3-venv)
 fi
+# The report test (apps/lbe-lab/tests/report_in_browser.rs) opens report.html
+# in headless Chromium: the distribution's, never a browser downloaded by
+# Playwright.
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 
 if ! command -v cargo >/dev/null 2>&1; then
     say "error: cargo not found; install Rust (https://rustup.rs), then run make again"
@@ -49,6 +54,6 @@ elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then
     sudo apt-get update -qq >&2 && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 \
         || { say "error: sudo apt-get install ${missing[*]} failed"; exit 1; }
 else
-    say "error: missing ${missing[*]} (needed to build BoringSSL); install them with your package manager"
+    say "error: missing ${missing[*]} (needed to build BoringSSL and run the tests); install them with your package manager"
     exit 1
 fi

@@ -8,8 +8,7 @@ congestion_window of every `recovery_metrics_updated` event and prints one
 line: reductions (updates that lower the window), undos (updates that raise
 the window in one step, by more than one ACK's growth, back to exactly what
 it was before the latest reduction: what quiche's CUBIC rollback does), and
-the undone share. Used for the README's "The CDG upper end and quiche's
-CUBIC".
+the undone share. Used for docs/cdg-and-cubic.md.
 """
 
 import json

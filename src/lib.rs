@@ -15,6 +15,8 @@
 //! toolkit (mio event loops, TLS set-up, command-line helpers) is the
 //! `lbe-app-kit` crate (`apps/lbe-app-kit`).
 
+#![deny(missing_docs)]
+
 use std::fmt;
 
 pub mod adapter;

@@ -35,15 +35,15 @@ const BUILTINS: &[(&str, CongestionControlAlgorithm)] = &[
 /// Congestion Events",
 /// <https://datatracker.ietf.org/doc/html/draft-ietf-tcpm-rfc8312bis-00#section-4.9>),
 /// which reads: "CUBIC MAY implement an algorithm to detect spurious
-/// retransmissions, such as DSACK [RFC3708], Forward RTO-Recovery [RFC5682]
-/// or Eifel [RFC3522]. Once a spurious congestion event is detected, CUBIC
+/// retransmissions, such as DSACK \[RFC3708\], Forward RTO-Recovery \[RFC5682\]
+/// or Eifel \[RFC3522\]. Once a spurious congestion event is detected, CUBIC
 /// SHOULD restore the original values of above mentioned variables" (cwnd,
 /// ssthresh, W_max, K, epoch start). A small loss count is not such a
 /// detector: through a drop-tail bottleneck, where a flow loses one or two
 /// packets per episode, most real reductions are undone one RTT later
 /// (148 of 165 in our lab's CDG G = 120 ms against CUBIC run), and CUBIC
 /// took 82-91 % of the link from Reno. `rollback=off` keeps every reduction,
-/// as Reno does; the README's "The CDG upper end and quiche's CUBIC" has
+/// as Reno does; docs/cdg-and-cubic.md has
 /// the measurements.
 pub const CUBIC_ROLLBACK: &str = "rollback";
 

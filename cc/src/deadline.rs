@@ -40,7 +40,7 @@
 //! ```
 //!
 //! The catch-up exists because the knob alone cannot do it against a
-//! loss-based flow that keeps a deep drop-tail buffer full (issue 15's bars:
+//! loss-based flow that keeps a deep drop-tail buffer full (the deadline-aware bars:
 //! 20 Mbit/s, 500 ms buffer, CUBIC): measured in the simulator, CDG at the
 //! top level (no delay backoffs, Reno growth) got 0.2-0.3 Mbit/s of the
 //! 6.7 it needed — one packet per 550 ms RTT regrows nothing before the next

@@ -119,8 +119,7 @@
 //!   most 2 % of the time.
 //!
 //! Alone against aioquic reniced to 10 (one run each): 0.72 of a normal
-//! download with the draft, 0.85-0.91 with `profile=full` (README,
-//! issue 14).
+//! download with the draft, 0.85-0.91 with `profile=full` (docs/receiver-driven.md).
 //!
 //! The window counts bytes on the wire (the data's packets, headers
 //! included), as a sender's congestion window does; flow-control credit
@@ -129,7 +128,7 @@
 //! # Where this module differs from rLEDBAT
 //!
 //! Against the authors' prototype (see above; "prototype" below), item by
-//! item. Figures are the README's issue-14 table (20 Mbit/s, 50 ms, one
+//! item. Figures are docs/receiver-driven.md's table (20 Mbit/s, 50 ms, one
 //! run each): alone with a 500 ms buffer `--lbe receiver` got 0.98-1.0 of
 //! a normal download with a 59-63 ms mean queue (the prototype's target,
 //! 60 ms, is ours too); a CUBIC download sharing the link kept 0.998 of
@@ -183,7 +182,7 @@
 //!   congestion control algorithm at the receiver SHOULD discard the RTT
 //!   measurements done using pure ACK packets while reducing the window
 //!   and avoid including bloated samples in the queueing delay
-//!   estimation." (the same rule, the issue tracker says, as RFC 9840
+//!   estimation." (the same rule, design.md notes, as RFC 9840
 //!   §4.2.1, not read here). The bloat it removes is TCP's: a sender held
 //!   back by the receive window has no data packet in which to echo the
 //!   receiver's timestamp, so the echo waits for the window to open. A QUIC

@@ -15,6 +15,7 @@ use crate::reader::{self, Event, EventSink, ReadStats, Role, TraceHeader};
 /// file name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowInput {
+    /// The qlog file (JSON-SEQ `.sqlog`, JSON `.qlog` or NDJSON).
     pub path: PathBuf,
     /// Legend label (default: the controller, else the file stem).
     pub label: Option<String>,
@@ -31,6 +32,7 @@ pub struct FlowInput {
 }
 
 impl FlowInput {
+    /// The file at `path`, everything else told from the file and its name.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         FlowInput {
             path: path.into(),
@@ -41,22 +43,27 @@ impl FlowInput {
             target_ms: None,
         }
     }
+    /// Sets the legend label.
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
         self
     }
+    /// Sets the controller spec (e.g. `cdg:g=3`).
     pub fn cc(mut self, cc: impl Into<String>) -> Self {
         self.cc = Some(cc.into());
         self
     }
+    /// Sets the flow id.
     pub fn flow(mut self, flow: impl Into<String>) -> Self {
         self.flow = Some(flow.into());
         self
     }
+    /// Sets the seconds added to this file's event times (see the field).
     pub fn offset_s(mut self, offset_s: f64) -> Self {
         self.offset_s = Some(offset_s);
         self
     }
+    /// Sets the queuing-delay target, in milliseconds.
     pub fn target_ms(mut self, target_ms: f64) -> Self {
         self.target_ms = Some(target_ms);
         self
@@ -115,6 +122,7 @@ pub struct Options {
     /// [`Analysis::max_goodput_bps`]. Default 28 (IPv4 20 + UDP 8: what
     /// `lbe-netem` charges each datagram by default; 48 for IPv6).
     pub datagram_overhead_bytes: u64,
+    /// How traces written by different processes are put on one clock.
     pub time_base: TimeBase,
     /// A flow counts as active for the whole window (and enters Jain's
     /// index) if it started at most this long after the window's start and
@@ -144,11 +152,14 @@ impl Default for Options {
 /// The resolved window, on the analysis clock.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Window {
+    /// Window start, seconds on the analysis clock (inclusive).
     pub from_s: f64,
+    /// Window end, seconds on the analysis clock (exclusive).
     pub to_s: f64,
 }
 
 impl Window {
+    /// `to_s − from_s`, in seconds.
     pub fn duration_s(&self) -> f64 {
         self.to_s - self.from_s
     }
@@ -157,8 +168,11 @@ impl Window {
 /// All flows, and the figures across them.
 #[derive(Debug, Clone, Serialize)]
 pub struct Analysis {
+    /// The window every figure is computed over.
     pub window: Window,
+    /// Bottleneck rate in bit/s, if known (for utilisation).
     pub link_rate_bps: Option<f64>,
+    /// Every flow (one per trace), in input order.
     pub flows: Vec<FlowAnalysis>,
     /// Sum of the flows' goodputs in the window.
     pub total_goodput_bps: f64,
@@ -183,6 +197,7 @@ pub struct Analysis {
     pub datagram_overhead_bytes: u64,
     /// See [`Options::active_tolerance_s`].
     pub active_tolerance_s: f64,
+    /// Odd but survivable things met while reading (one line each).
     pub warnings: Vec<Warning>,
 }
 
@@ -190,11 +205,17 @@ pub struct Analysis {
 /// figures (in input order; one per trace) and the aggregates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SummaryParts {
+    /// The window the figures are computed over.
     pub window: Window,
+    /// Each flow's `summary.json` figures, in input order.
     pub flows: Vec<crate::flow::FlowSummary>,
+    /// See [`Analysis::utilization`].
     pub utilization: Option<f64>,
+    /// See [`Analysis::max_goodput_bps`] (bit/s).
     pub max_goodput_bps: Option<f64>,
+    /// See [`Analysis::utilization_of_max`].
     pub utilization_of_max: Option<f64>,
+    /// See [`Analysis::jain_index`].
     pub jain_index: Option<f64>,
 }
 
@@ -408,13 +429,17 @@ fn resolve_window(extents: &[(f64, f64)], options: &Options) -> Window {
 /// A flow whose events were fed to a [`FlowAnalyzer`] in memory (by a
 /// simulator) rather than read from a qlog file.
 pub struct MemoryFlow {
+    /// The analyzer the flow's events were fed to.
     pub analyzer: FlowAnalyzer,
+    /// Legend label.
     pub label: String,
     /// Controller spec, e.g. `ledbatpp`.
     pub cc: Option<String>,
+    /// Flow id, if any.
     pub flow: Option<String>,
     /// Queuing-delay target in ms (default: from the controller spec).
     pub target_ms: Option<f64>,
+    /// Which endpoint the events are from.
     pub role: Role,
 }
 

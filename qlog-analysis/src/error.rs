@@ -9,27 +9,42 @@ use std::path::{Path, PathBuf};
 pub enum Error {
     /// The file could not be opened (missing, unreadable, a directory...).
     Open {
+        /// The file.
         path: PathBuf,
+        /// What the operating system said.
         source: std::io::Error,
     },
     /// Reading failed part-way (I/O error, not a format problem).
     Read {
+        /// The file.
         path: PathBuf,
+        /// What the operating system said.
         source: std::io::Error,
     },
     /// The file holds nothing but (possibly) whitespace.
-    Empty { path: PathBuf },
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
     /// The file is not a qlog file, or a record in it is malformed.
     /// `line` is the 1-based line number in the file.
     Malformed {
+        /// The file.
         path: PathBuf,
+        /// 1-based line in the file.
         line: u64,
+        /// What is wrong there, one line.
         message: String,
     },
     /// A bad argument (unit, window, option) given by the caller.
     Invalid(String),
     /// Writing an output (plot, report) failed.
-    Output { path: PathBuf, message: String },
+    Output {
+        /// The file that could not be written.
+        path: PathBuf,
+        /// Why, one line.
+        message: String,
+    },
 }
 
 impl Error {
@@ -111,9 +126,11 @@ impl std::error::Error for Error {
 /// wall-clock reference time...). The analysis goes on.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Warning {
+    /// The file the warning is about.
     pub path: PathBuf,
     /// 1-based line in the file, when the warning is about one.
     pub line: Option<u64>,
+    /// What was odd, one line.
     pub message: String,
 }
 
@@ -144,4 +161,5 @@ fn one_line(s: &str) -> String {
     }
 }
 
+/// This crate's results: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -70,10 +70,15 @@ pub enum GoodputMethod {
 /// RTT statistics over the window, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
 pub struct RttStats {
+    /// Smallest sample.
     pub min: Option<f64>,
+    /// Mean of the samples.
     pub mean: Option<f64>,
+    /// Median.
     pub p50: Option<f64>,
+    /// 95th percentile.
     pub p95: Option<f64>,
+    /// 99th percentile.
     pub p99: Option<f64>,
 }
 
@@ -82,7 +87,9 @@ pub struct RttStats {
 /// from a controller's queuing delay.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
 pub struct RttAboveBaseStats {
+    /// Mean, in milliseconds.
     pub mean: Option<f64>,
+    /// 95th percentile, in milliseconds.
     pub p95: Option<f64>,
 }
 
@@ -93,6 +100,7 @@ pub struct FlowSummary {
     pub bytes: u64,
     /// `bytes × 8 / window length`.
     pub goodput_bps: f64,
+    /// RTT samples (`latest_rtt`) in the window, in milliseconds.
     pub rtt_ms: RttStats,
     /// RTT above base (not the controllers' queuing delay: see the module
     /// docs); named `queuing_delay_ms` as `summary.json`'s key.
@@ -104,25 +112,34 @@ pub struct FlowSummary {
 /// A controller state held over `[start_s, end_s)`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StateInterval {
+    /// The state's name as the trace writes it (e.g. `slowdown`, `congestion_avoidance`).
     pub state: String,
+    /// When the state was entered, seconds on the analysis clock.
     pub start_s: f64,
+    /// When the next state was entered (or the trace ended), seconds.
     pub end_s: f64,
 }
 
 /// Time series for plots; times in seconds on the analysis clock.
 #[derive(Debug, Clone, Default)]
 pub struct FlowSeries {
+    /// Congestion window, bytes.
     pub cwnd_bytes: Points,
     /// The receive window a receiver-side LEDBAT++ granted
     /// (`recovery_metrics_updated`'s `lbe_receiver_window`, written by
     /// `quiche_lbe::receiver`); empty for other traces.
     pub receiver_window_bytes: Points,
+    /// Bytes in flight, bytes.
     pub bytes_in_flight: Points,
+    /// Latest RTT sample, milliseconds.
     pub latest_rtt_ms: Points,
+    /// Smoothed RTT, milliseconds.
     pub smoothed_rtt_ms: Points,
+    /// Minimum RTT as the endpoint reports it, milliseconds.
     pub min_rtt_ms: Points,
     /// RTT above base: `latest_rtt − base RTT`.
     pub rtt_above_base_ms: Points,
+    /// Controller states over time, in order.
     pub states: Vec<StateInterval>,
     /// Packet losses: (time, packets lost then).
     pub losses: Vec<(f64, u64)>,
@@ -135,11 +152,13 @@ pub struct FlowSeries {
 pub struct FlowAnalysis {
     /// Position in the analysis' flow list.
     pub index: usize,
+    /// The qlog file the flow was read from.
     pub qlog: PathBuf,
     /// Trace index inside the file (JSON qlogs can hold several).
     pub trace_index: usize,
     /// Legend label: the controller, made unique.
     pub label: String,
+    /// Flow id (from the caller or the file name), if any.
     pub flow: Option<String>,
     /// The controller (spec) if known: from the caller, the file name, the
     /// trace's metadata or state names, or the producer (`None`: unknown).
@@ -147,6 +166,7 @@ pub struct FlowAnalysis {
     /// The implementation that wrote the trace, if it says (`quic-go`,
     /// `aioquic`...).
     pub producer: Option<String>,
+    /// Which endpoint wrote the trace.
     pub role: Role,
     /// Added to the trace's own times to put it on the analysis clock.
     pub offset_s: f64,
@@ -154,7 +174,9 @@ pub struct FlowAnalysis {
     pub start_s: f64,
     /// Last delivered byte (or last event, when nothing was delivered).
     pub end_s: f64,
+    /// Last event of any kind on the analysis clock, seconds.
     pub last_event_s: f64,
+    /// How goodput was counted: see [`GoodputMethod`].
     pub goodput_method: GoodputMethod,
     /// Application bytes delivered over the whole trace.
     pub total_bytes: u64,
@@ -174,13 +196,16 @@ pub struct FlowAnalysis {
     /// method `Received`) those it received.
     pub data_datagrams: DataDatagrams,
     #[serde(flatten)]
+    /// The figures `summary.json` holds for this flow, in the window.
     pub summary: FlowSummary,
     /// Goodput share of the sum over all flows, in the window.
     pub share: Option<f64>,
     /// Active from (at most tolerance after) the window's start to (at most
     /// tolerance before) its end; only those flows enter Jain's index.
     pub active_whole_window: bool,
+    /// Base RTT (the trace's smallest `latest_rtt`), milliseconds.
     pub base_rtt_ms: Option<f64>,
+    /// RTT samples over the whole trace.
     pub rtt_samples: u64,
     /// Queuing-delay target of the controller, if it has one.
     pub target_ms: Option<f64>,
@@ -190,9 +215,12 @@ pub struct FlowAnalysis {
     pub state_entries: BTreeMap<String, u64>,
     /// Entries into LEDBAT++'s `slowdown` state inside the window.
     pub slowdowns: u64,
+    /// Packets declared lost over the whole trace.
     pub lost_packets_total: u64,
+    /// Events read from the trace (of the kinds the analysis uses).
     pub events: u64,
     #[serde(skip)]
+    /// Time series for the plots (not serialised).
     pub series: FlowSeries,
 }
 
@@ -203,6 +231,7 @@ pub struct FlowAnalysis {
 /// [`crate::analysis::Analysis::max_goodput_bps`] is computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct DataDatagrams {
+    /// How many such datagrams.
     pub count: u64,
     /// Sum of the packets' sizes (UDP payload bytes).
     pub udp_payload_bytes: u64,

@@ -24,6 +24,8 @@
 //! [`analysis`] (several flows on one clock), [`plot`] (SVG), [`report`] (HTML),
 //! [`units`] (`20mbit`, `10s`, `375kB`).
 
+#![deny(missing_docs)]
+
 pub mod analysis;
 pub mod error;
 pub mod flow;

@@ -17,6 +17,7 @@ use crate::reader::Role;
 pub struct NameInfo {
     /// The flow id or connection id (the part before the role).
     pub flow: Option<String>,
+    /// The endpoint that wrote the file (`client` or `server`), if the name says.
     pub role: Option<Role>,
     /// The controller, possibly a spec with parameters (`ledbatpp:target=40ms`).
     pub cc: Option<String>,
@@ -91,13 +92,13 @@ pub fn target_ms_of(spec: &str) -> Option<f64> {
     Some(target.as_nanos() as f64 / 1e6)
 }
 
-// ---- Controller detection fallback (issue 16) -------------------------------
+// ---- Controller detection fallback ------------------------------------------
 // For qlogs not written by quic-bulk (no controller in the file name): what
 // the trace itself tells. Kept apart from the file-name format above.
 
 /// The controller a trace's `congestion_state_updated` state names give
 /// away, if one is ours alone: LEDBAT++'s `slowdown`/`ramp_up`, CDG's
-/// `backoff` (the `state_name`s of `cc/src/ledbatpp.rs` and `cc/src/cdg.rs`).
+/// `backoff` (the `state_name`s of `cc/src/ledbatpp/mod.rs` and `cc/src/cdg.rs`).
 /// Generic names (`slow_start`, `recovery`...) tell nothing.
 pub fn controller_from_states<'a>(
     states: impl IntoIterator<Item = &'a str>,

@@ -17,9 +17,11 @@ use crate::series::{Points, SeriesBuilder};
 pub struct Figure {
     /// File stem (`goodput`, `cwnd`...).
     pub name: String,
+    /// The title drawn above the plot.
     pub title: String,
     /// What the figure shows, one sentence.
     pub caption: String,
+    /// The figure as a self-contained SVG document.
     pub svg: String,
 }
 
@@ -29,7 +31,9 @@ pub struct PlotOptions {
     /// Goodput averaging bin; default: about 150 bins over the run, rounded
     /// to 0.1/0.2/0.25/0.5/1/2/5/10 s.
     pub goodput_bin_s: Option<f64>,
+    /// Width of each figure, pixels.
     pub width: u32,
+    /// Height of each time-series figure, pixels.
     pub height: u32,
 }
 

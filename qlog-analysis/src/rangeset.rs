@@ -10,6 +10,7 @@ pub struct RangeSet {
 }
 
 impl RangeSet {
+    /// An empty set.
     pub fn new() -> Self {
         Self::default()
     }
@@ -53,6 +54,7 @@ impl RangeSet {
         self.ranges.iter().map(|(s, e)| e - s).sum()
     }
 
+    /// Whether no byte is in the set.
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()
     }

@@ -13,6 +13,7 @@ use crate::units::{format_bytes, format_rate};
 /// What a run directory holds.
 #[derive(Debug, Clone, Default)]
 pub struct RunDir {
+    /// The run directory.
     pub dir: PathBuf,
     /// `summary.json`, parsed (as written by `lbe-lab`).
     pub summary: Option<serde_json::Value>,
@@ -178,8 +179,13 @@ th { background: #f3f5f8; }
 td.l, th.l { text-align: left; }
 .kv td:first-child { text-align: left; color: #444; background: #fafafa; }
 pre { background: #f6f8fa; border: 1px solid #e1e4e8; padding: 10px; font-size: 13px; overflow-x: auto; }
-figure { margin: 22px 0; }
+h1, p { overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; }
+figure { margin: 22px 0; overflow-x: auto; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
+/* On a phone's width a figure scaled to the page would draw its 10-11 px
+   labels at 4 px: keep it at its own size and let the figure scroll. */
+@media (max-width: 760px) { figure svg { max-width: none; } }
 figcaption { font-size: 14px; color: #444; margin-top: 4px; }
 .warn { color: #8a5300; font-size: 14px; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; vertical-align: -1px; margin-right: 6px; }
@@ -196,7 +202,7 @@ fn opt_ms(v: Option<f64>) -> String {
 
 fn flows_table(a: &Analysis, out: &mut String) {
     out.push_str(
-        "<table><tr><th class=l>flow</th><th class=l>role</th><th>goodput</th><th>share</th><th>bytes</th>\
+        "<div class=scroll><table><tr><th class=l>flow</th><th class=l>role</th><th>goodput</th><th>share</th><th>bytes</th>\
          <th>RTT min / mean / p95 / p99 (ms)</th><th>RTT above base mean / p95 (ms)</th><th>lost pkts</th>\
          <th>slowdowns</th><th>in Jain</th></tr>\n",
     );
@@ -223,7 +229,7 @@ fn flows_table(a: &Analysis, out: &mut String) {
             if f.active_whole_window { "yes" } else { "no" },
         );
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
 }
 
 /// Build the report page for a run directory. `overrides` replace what the
@@ -300,7 +306,7 @@ fn render(
     );
 
     // Scenario.
-    h.push_str("<h2 id=scenario>Scenario</h2>\n<table class=kv>\n");
+    h.push_str("<h2 id=scenario>Scenario</h2>\n<div class=scroll><table class=kv>\n");
     let mut kv = |k: &str, v: String| {
         let _ = writeln!(
             h,
@@ -377,7 +383,7 @@ fn render(
             );
         }
     }
-    h.push_str("</table>\n");
+    h.push_str("</table></div>\n");
     flows_table(&a, &mut h);
     if let Some((p, text, _)) = &run.scenario {
         let _ = writeln!(
@@ -396,7 +402,7 @@ fn render(
     }
 
     // Table of figures.
-    h.push_str("<h2 id=figures>Figures</h2>\n<table><tr><th>#</th><th class=l>figure</th><th class=l>shows</th></tr>\n");
+    h.push_str("<h2 id=figures>Figures</h2>\n<div class=scroll><table><tr><th>#</th><th class=l>figure</th><th class=l>shows</th></tr>\n");
     for (i, f) in figures.iter().enumerate() {
         let _ = writeln!(
             h,
@@ -407,7 +413,7 @@ fn render(
             esc(&f.caption)
         );
     }
-    h.push_str("</table>\n");
+    h.push_str("</table></div>\n");
     for (i, f) in figures.iter().enumerate() {
         let svg = f.svg.trim_start_matches(|c| c != '<');
         let svg = match svg.find("<svg") {

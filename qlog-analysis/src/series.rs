@@ -27,6 +27,7 @@ impl SeriesBuilder {
         }
     }
 
+    /// Adds the point (`t` seconds, `v`); non-finite points are dropped.
     pub fn push(&mut self, t: f64, v: f64) {
         if !t.is_finite() || !v.is_finite() {
             return;
@@ -74,6 +75,7 @@ impl SeriesBuilder {
         self.out.append(&mut self.pending);
     }
 
+    /// The kept points, in time order.
     pub fn finish(mut self) -> Points {
         self.flush();
         self.out
@@ -94,6 +96,7 @@ pub const BUCKET_S: f64 = 0.01;
 pub const MAX_BINS: i64 = 100_000;
 
 impl ByteBuckets {
+    /// Adds `bytes` delivered at `t` seconds to its bucket.
     pub fn add(&mut self, t: f64, bytes: u64) {
         if !t.is_finite() || bytes == 0 {
             return;
@@ -102,6 +105,7 @@ impl ByteBuckets {
         *self.buckets.entry(b).or_insert(0) += bytes;
     }
 
+    /// Whether no byte was added.
     pub fn is_empty(&self) -> bool {
         self.buckets.is_empty()
     }

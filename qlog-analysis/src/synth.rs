@@ -26,19 +26,25 @@ use qlog::streamer::{EventTimePrecision, QlogStreamer};
 /// Parameters of a synthetic flow.
 #[derive(Debug, Clone)]
 pub struct SynthFlow {
+    /// Whether the trace is the server's (the sender of the data), else the client's.
     pub server: bool,
+    /// Sending rate, bit/s.
     pub rate_bps: f64,
+    /// How long the flow sends, seconds.
     pub duration_s: f64,
+    /// Base round-trip time, milliseconds.
     pub base_rtt_ms: f64,
     /// Peak queuing delay of the sawtooth.
     pub queue_ms: f64,
     /// Sawtooth period.
     pub queue_period_s: f64,
+    /// Stream bytes per packet.
     pub payload: u64,
     /// Lose every n-th packet (0: none).
     pub loss_every: u64,
     /// Start a `slowdown` every this many seconds (0: never).
     pub slowdown_every_s: f64,
+    /// The trace's wall-clock reference time (`None`: none written).
     pub wall_clock: Option<SystemTime>,
 }
 
@@ -66,11 +72,17 @@ pub struct SynthTruth {
     pub bytes_acked: u64,
     /// Unique stream bytes acknowledged, by ACK time in whole seconds.
     pub bytes_acked_per_s: Vec<u64>,
+    /// Packets sent.
     pub packets_sent: u64,
+    /// Packets declared lost.
     pub packets_lost: u64,
+    /// RTT samples taken (one per ACK).
     pub rtt_samples: u64,
+    /// Smallest RTT sample, milliseconds.
     pub min_rtt_ms: f64,
+    /// `slowdown` states entered.
     pub slowdowns: u64,
+    /// Events written.
     pub events: u64,
 }
 

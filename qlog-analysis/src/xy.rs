@@ -10,6 +10,7 @@ use crate::plot::PALETTE;
 /// One line of an x–y figure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct XySeries {
+    /// Legend label.
     pub label: String,
     /// (x, mean, min, max), ascending in x.
     pub points: Vec<(f64, f64, f64, f64)>,
@@ -18,9 +19,13 @@ pub struct XySeries {
 /// An x–y figure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct XyChart {
+    /// Title drawn above the plot.
     pub title: String,
+    /// The x axis' title (with its unit).
     pub x_desc: String,
+    /// The y axis' title (with its unit).
     pub y_desc: String,
+    /// The lines, one per series.
     pub series: Vec<XySeries>,
     /// Reference points drawn as black crosses, e.g. a paper's figure.
     pub reference: Option<(String, Vec<(f64, f64)>)>,

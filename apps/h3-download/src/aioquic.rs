@@ -2,9 +2,9 @@
 //! server to download from: the interop tests and `lbe-lab`'s h3 flows
 //! (`server = "aioquic"`) both set it up here, the same way.
 //!
-//! [`Aioquic::install`] makes a virtualenv (`python3 -m venv`) and
-//! pip-installs [`AIOQUIC`] into it, once (a virtualenv that already
-//! imports aioquic is used as it is); [`Aioquic::server`] starts our file
+//! [`Aioquic::install`] makes a virtualenv with [`AIOQUIC`] in it
+//! (`lbe_app_kit::python_venv`, the one home of that; a virtualenv that
+//! already imports aioquic is used as it is); [`Aioquic::server`] starts our file
 //! server on it (`tests/aioquic/server.py`, built into this crate and
 //! written into the virtualenv, so any binary can run it) and learns its
 //! port. The server is killed when its handle is dropped.
@@ -15,14 +15,11 @@
 
 use std::io::BufRead;
 use std::io::BufReader;
-use std::net::TcpStream;
-use std::net::ToSocketAddrs;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::Child;
 use std::process::Command;
 use std::process::Stdio;
-use std::time::Duration;
 
 use quiche_lbe::Error;
 
@@ -38,24 +35,7 @@ const SERVER_FILE: &str = "h3-download-server.py";
 /// Overrides [`default_venv`].
 pub const VENV_ENV: &str = "LBE_AIOQUIC_VENV";
 
-/// Why [`Aioquic::install`] failed.
-#[derive(Debug)]
-pub enum InstallError {
-    /// pip could not install aioquic and PyPI (pypi.org:443) is out of
-    /// reach: the caller may skip what needs it.
-    PypiUnreachable(String),
-    /// Anything else (no python3, no venv module, pip failed with PyPI in
-    /// reach), on one line.
-    Failed(String),
-}
-
-impl std::fmt::Display for InstallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            InstallError::PypiUnreachable(m) | InstallError::Failed(m) => f.write_str(m),
-        }
-    }
-}
+pub use lbe_app_kit::python_venv::InstallError;
 
 /// The virtualenv `lbe-lab` uses: `$LBE_AIOQUIC_VENV` if set, else
 /// `tmp/aioquic-venv` in the cargo target directory that holds `exe`
@@ -80,14 +60,7 @@ fn venv_near(exe: &Path) -> PathBuf {
         )
 }
 
-/// Whether pypi.org:443 accepts a TCP connection within 10 s.
-pub fn pypi_reachable() -> bool {
-    ("pypi.org", 443)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .is_some_and(|addr| TcpStream::connect_timeout(&addr, Duration::from_secs(10)).is_ok())
-}
+pub use lbe_app_kit::python_venv::pypi_reachable;
 
 /// A virtualenv with aioquic installed.
 #[derive(Clone, Debug)]
@@ -101,57 +74,12 @@ pub struct Aioquic {
 impl Aioquic {
     /// Makes (or reuses) the virtualenv `venv` with [`AIOQUIC`] in it.
     pub fn install(venv: &Path) -> Result<Self, InstallError> {
-        let how = format!(
-            "install it with: python3 -m venv {v} && {v}/bin/pip install {AIOQUIC}",
-            v = venv.display()
-        );
-        let python = venv.join("bin/python");
-        let ready = || {
-            Command::new(&python)
-                .args(["-c", "import aioquic, cryptography"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        if !ready() {
-            let made = Command::new("python3")
-                .args(["-m", "venv", "--clear"])
-                .arg(venv)
-                .output()
-                .map_err(|e| {
-                    InstallError::Failed(format!("aioquic: cannot run python3 ({e}); {how}"))
-                })?;
-            if !made.status.success() {
-                return Err(InstallError::Failed(format!(
-                    "aioquic: python3 -m venv {} failed: {} (Debian/Ubuntu: apt-get install python3-venv); {how}",
-                    venv.display(),
-                    last_line(&made.stderr)
-                )));
-            }
-            let pip = Command::new(venv.join("bin/pip"))
-                .args(["install", "--quiet", "--disable-pip-version-check", AIOQUIC])
-                .output()
-                .map_err(|e| {
-                    InstallError::Failed(format!("aioquic: cannot run pip ({e}); {how}"))
-                })?;
-            if !pip.status.success() {
-                if !pypi_reachable() {
-                    return Err(InstallError::PypiUnreachable(format!(
-                        "aioquic: PyPI (pypi.org:443) is unreachable, cannot install {AIOQUIC}; {how}"
-                    )));
-                }
-                return Err(InstallError::Failed(format!(
-                    "aioquic: pip install {AIOQUIC} failed although PyPI is reachable: {}; {how}",
-                    last_line(&pip.stderr)
-                )));
-            }
-            if !ready() {
-                return Err(InstallError::Failed(format!(
-                    "aioquic: it does not import after installing it; {how}"
-                )));
-            }
-        }
+        let python = lbe_app_kit::python_venv::install(
+            venv,
+            AIOQUIC,
+            "import aioquic, cryptography",
+            "aioquic",
+        )?;
         let server_script = venv.join(SERVER_FILE);
         let tmp = venv.join(format!("{SERVER_FILE}.{}", std::process::id()));
         std::fs::write(&tmp, SERVER_PY)
@@ -209,16 +137,6 @@ impl Aioquic {
     }
 }
 
-/// The last non-empty line of a command's output.
-fn last_line(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty())
-        .unwrap_or("no output")
-        .to_string()
-}
-
 /// A running aioquic file server; killed on drop.
 pub struct AioquicServer {
     child: Child,
@@ -263,14 +181,5 @@ mod tests {
             std::env::temp_dir().join("aioquic-venv")
         );
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn last_line_of_output() {
-        assert_eq!(
-            last_line(b"a\nERROR: no such version\n\n"),
-            "ERROR: no such version"
-        );
-        assert_eq!(last_line(b""), "no output");
     }
 }

@@ -158,8 +158,7 @@ pub fn urgency(priority: Option<&str>) -> u8 {
 }
 
 /// The request field carrying a background download's deadline: whole
-/// milliseconds from the request, `lbe-deadline: 600000` (README,
-/// "Deadline-aware LBE").
+/// milliseconds from the request, `lbe-deadline: 600000` (docs/deadline-aware.md).
 pub const DEADLINE_FIELD: &str = "lbe-deadline";
 /// The trailer field carrying the sender's time per aggressiveness level,
 /// seconds, comma-separated, level 0 first.

@@ -1,7 +1,7 @@
 //! `h3-serve`: static files over HTTP/3, with background connections sent
 //! by a less-than-best-effort controller.
 //!
-//! Each request's answer is queued on its connection as an [`Outgoing`]
+//! Each request's answer is queued on its connection as an `Outgoing`
 //! response and pumped into quiche as stream capacity allows, so a slow
 //! or blocked stream never holds up the others. A request for a file
 //! waits (at most [`ServeArgs::digest_wait`]) for the file's SHA-256, which
@@ -62,8 +62,8 @@ pub const QLOG_LABEL: &str = "h3";
 const CHUNK: usize = 64 * 1024;
 
 /// The controller of background connections unless told otherwise:
-/// LEDBAT++ with issue 13's `profile=full`, which meets every bar of the
-/// issue in the simulator (README, "LEDBAT++ profiles").
+/// LEDBAT++ with `profile=full`, which meets every bar of the LEDBAT++
+/// profiles page in the simulator (docs/ledbatpp-profiles.md).
 pub const DEFAULT_BACKGROUND_CC: &str = "ledbatpp:profile=full";
 
 /// The controller of background responses with a deadline unless told
@@ -71,7 +71,7 @@ pub const DEFAULT_BACKGROUND_CC: &str = "ledbatpp:profile=full";
 /// made deadline-aware. Both it and deadline-aware CDG meet the tight and
 /// loose deadlines beside a CUBIC download in the simulator with the same
 /// harm; it settles nearer a fair share on an impossible deadline and fills
-/// an idle link (0.97 against CDG's 0.82; README, "Deadline-aware LBE").
+/// an idle link (0.97 against CDG's 0.82; docs/deadline-aware.md).
 pub const DEFAULT_DEADLINE_CC: &str = "ledbatpp:profile=full";
 
 /// Server settings.

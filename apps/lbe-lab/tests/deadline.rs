@@ -1,8 +1,8 @@
-//! Issue 15's bars for deadline-aware LBE, in the simulator (deterministic:
+//! The bars for deadline-aware LBE, in the simulator (deterministic:
 //! every figure below is the same on every run). The scenarios are the
 //! shipped `scenarios/deadline-*.toml`: 20 Mbit/s, base RTT 50 ms, 500 ms
 //! buffer, a CUBIC download from 0 s, the 100 MB transfer from 10 s. The
-//! README's "Deadline-aware LBE" has the table.
+//! docs/deadline-aware.md has the table.
 
 use std::path::Path;
 

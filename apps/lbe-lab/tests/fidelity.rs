@@ -1,7 +1,7 @@
 //! The simulator against the lab: every shipped scenario with figures
 //! recorded from real-time runs (tests/data/lab-figures.toml) is simulated
-//! (mean of seeds 1-3) and held within the tolerances. Run with
-//! `--nocapture` to print the side-by-side table the README shows.
+//! (mean of seeds 1-3) and held within the tolerances below. Run with
+//! `--nocapture` to print the side-by-side table docs/fidelity.md shows.
 
 use std::path::Path;
 use std::path::PathBuf;

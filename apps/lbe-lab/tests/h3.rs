@@ -6,7 +6,7 @@
 //!   file's SHA-256, and the SHA-256 of the prefix received by the stop
 //!   time. About 10 s; skipped, with a message saying so, only when PyPI
 //!   cannot be reached.
-//! - Issue 14's bar against CUBIC, where it holds with a wide margin: a
+//! - The receiver-driven bar against CUBIC, where it holds with a wide margin: a
 //!   receiver-driven background download from a stock quiche server yields
 //!   to a CUBIC download (30 s).
 
@@ -112,8 +112,8 @@ fn h3_flows_through_routes_are_verified_byte_for_byte() {
 /// Real time, 30 s. A receiver-driven LEDBAT++ download (`h3-fetch
 /// --background --lbe receiver`) from a server that does no LBE (quiche as
 /// it ships) and a CUBIC quic-bulk download share 20 Mbit/s, 50 ms, 500 ms
-/// buffer. Issue 14's bar: CUBIC keeps ≥ 0.9 of the two's goodput.
-/// Measured: 0.998 in `scripts/issue14-table.sh`'s 45 s run;
+/// buffer. The receiver-driven bar: CUBIC keeps ≥ 0.9 of the two's goodput.
+/// Measured: 0.998 in `scripts/receiver-driven-table.sh`'s 45 s run;
 /// `scripts/flake-check.sh -n 5 yields_to_cubic` (2026-11-24, 2 cores):
 /// 5/5 passed, share min 0.9976 / median 0.9978 / max 0.9978. The bar is
 /// 0.9: a download that took a tenth of the link would fail it.

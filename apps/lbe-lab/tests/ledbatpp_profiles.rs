@@ -1,7 +1,7 @@
-//! Issue 13's bars for `ledbatpp:profile=full`, in the deterministic
+//! The bars for `ledbatpp:profile=full`, in the deterministic
 //! simulator, each on several seeds; and `profile=draft` stays the draft.
-//! The sweeps in sweeps/issue13-*.toml measure the same for all three
-//! profiles side by side (README, "LEDBAT++ profiles").
+//! The sweeps in sweeps/ledbatpp-profiles-*.toml measure the same for all three
+//! profiles side by side (docs/ledbatpp-profiles.md).
 
 use std::path::Path;
 
@@ -68,7 +68,7 @@ fn full_alone_uses_the_link_with_the_queue_at_target() {
             let q = s.flows[0].figures.queuing_delay_ms.mean.unwrap();
             assert!(u >= 0.97, "{rtt} seed {seed}: utilization_of_max {u}");
             // target_margin (4 ms) keeps the mean below TARGET (60 ms):
-            // 56.5 ms at 10 ms, 59.2 ms at most at 300 ms (README).
+            // 56.5 ms at 10 ms, 59.2 ms at most at 300 ms (docs/ledbatpp-profiles.md).
             assert!(q <= 60.0, "{rtt} seed {seed}: mean queue {q} ms");
         }
     }
@@ -111,7 +111,7 @@ fn time_back(s: &SimSummary, a: &qlog_analysis::Analysis, flow: usize, stop_s: f
 
 #[test]
 fn full_takes_the_link_back_seconds_after_cubic_stops() {
-    // The issue's bar is 2 s; full is back within it on every seed (README:
+    // The bar is 2 s; full is back within it on every seed (docs/ledbatpp-profiles.md:
     // 1.5 / 1.25 / 1.5 s in 250 ms bins; without pacing_rtt=current the
     // pacer's own wait read as a queue, held fill_empty_queue back and it
     // took up to 3.25 s). The draft: 17.5 s. Asserted as the bar, not

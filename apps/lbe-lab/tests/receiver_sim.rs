@@ -1,7 +1,7 @@
-//! Issue 14's bars for receiver-driven LEDBAT++ (`receiver_lbe`), in the
+//! The bars for receiver-driven LEDBAT++ (`receiver_lbe`), in the
 //! simulator: 20 Mbit/s, base RTT 50 ms, a server that runs CUBIC (does no
 //! LBE itself). Each over seeds 1-3; the margins are what was measured
-//! (README, "In the simulator").
+//! (docs/h3-download.md, "In the simulator").
 
 use std::path::Path;
 

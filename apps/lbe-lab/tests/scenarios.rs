@@ -145,8 +145,8 @@ name = "lbe"
 /// late-comer), deterministically; in real time the earlier dynamics tests
 /// (LEDBAT++'s share against CUBIC 0.0018-0.0020, two LEDBAT++ flows' Jain
 /// 0.894-1.000, LEDBAT's late-comer 10-96x over `scripts/flake-check.sh -n
-/// 10`, 2026-11-23) are what the simulator now reproduces (README,
-/// "Fidelity"). Bars: each flow moved at least 1 MB over its run (one run:
+/// 10`, 2026-11-23) are what the simulator now reproduces
+/// (docs/fidelity.md). Bars: each flow moved at least 1 MB over its run (one run:
 /// 26.9 MB and 18.1 MB), CUBIC at least 1 % of the window's capacity
 /// (9.3 Mbit/s), utilisation 0.5-1.0 (0.938).
 #[test]

@@ -27,13 +27,13 @@
 //!   queue of the restored window's first burst. Those ACKs neither feed the
 //!   delay filters nor move the window (losses still count).
 //!
-//! `profile=full` (issue 13) is our design, the default of `h3-serve
+//! `profile=full` is our design, the default of `h3-serve
 //! --background-cc`: LEDBAT++ that fills an idle
 //! link and still gets out of the way. It is the options below, each a key
 //! of its own and usable alone; the initial slowdown stays the draft's (it
 //! is what removes the late-comer advantage). Measured effects are from
-//! the simulator, 20 Mbit/s, 500 ms buffer unless said (sweeps/issue13-*.toml;
-//! README, "LEDBAT++ profiles"). "Empty queue" is a queuing delay of at
+//! the simulator, 20 Mbit/s, 500 ms buffer unless said (sweeps/ledbatpp-profiles-*.toml;
+//! docs/ledbatpp-profiles.md). "Empty queue" is a queuing delay of at
 //! most `empty_queue` (default 15 ms, T/4).
 //!
 //! * `skip_rtt_after_restore=true`: the seed's second fix, above.
@@ -96,7 +96,7 @@
 //!   little above where its decrease starts (the excess above), so with the
 //!   decrease from T the mean queue is T plus that: 60.3–62.9 ms alone at
 //!   10–300 ms with C = 1/4. From T − 4 ms it is 56.5–59.2 ms, within the
-//!   issue's ≤ 60 ms; utilization is unchanged (0.983–0.992).
+//!   bar of a mean queue ≤ 60 ms; utilization is unchanged (0.983–0.992).
 //! * `pacing_rtt=current`: pace the window over the current delay (the
 //!   minimum of the latest samples) when it is below the smoothed RTT. quiche
 //!   times a packet from when it is built, so the time it waits for the

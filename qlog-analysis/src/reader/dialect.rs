@@ -33,10 +33,15 @@ use serde_json::{Map, Value};
 /// The events the analysis uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// `transport:packet_sent`.
     PacketSent,
+    /// `transport:packet_received`.
     PacketReceived,
+    /// `recovery:metrics_updated`.
     Metrics,
+    /// `recovery:congestion_state_updated`.
     CongestionState,
+    /// `recovery:packet_lost`.
     PacketLost,
 }
 

@@ -3,7 +3,7 @@
 //!
 //! * JSON-SEQ (RFC 7464, `.sqlog`): records start with 0x1E;
 //! * NDJSON (qvis's `.ndqlog`): one JSON object per line;
-//! * JSON (`.qlog`): one object, streamed by [`super::json`] through a
+//! * JSON (`.qlog`): one object, streamed by `super::json` through a
 //!   [`CountingReader`].
 //!
 //! No record is ever held whole beyond [`MAX_RECORD_BYTES`]: a longer one
@@ -21,6 +21,7 @@ pub const RS: u8 = 0x1e;
 /// events are a few kB; 16 MiB leaves room for any honest producer.
 pub const MAX_RECORD_BYTES: usize = 16 << 20;
 
+/// How many `\n` bytes `data` holds.
 pub fn count_newlines(data: &[u8]) -> u64 {
     data.iter().filter(|&&b| b == b'\n').count() as u64
 }
@@ -35,9 +36,11 @@ pub struct Record {
 
 /// Why a record could not be had.
 pub enum RecordError {
+    /// Reading the input failed.
     Io(std::io::Error),
     /// Longer than [`MAX_RECORD_BYTES`]; the record started at this line.
     TooLong {
+        /// 1-based line of the file where the record started.
         line: u64,
     },
 }
@@ -48,11 +51,13 @@ pub struct Records<'r, R> {
     sep: u8,
     /// Line of the next byte.
     line: u64,
+    /// Bytes read from the input so far.
     pub bytes: u64,
     limit: usize,
 }
 
 impl<'r, R: BufRead> Records<'r, R> {
+    /// Records of `input` separated by `sep`; `line` is the 1-based line the input starts at.
     pub fn new(input: &'r mut R, sep: u8, line: u64) -> Self {
         Records {
             input,
@@ -131,7 +136,9 @@ impl<'r, R: BufRead> Records<'r, R> {
 /// past which one record would be too long.
 #[derive(Default)]
 pub struct Budget {
+    /// Bytes read so far.
     pub bytes: Cell<u64>,
+    /// Newlines read so far.
     pub newlines: Cell<u64>,
     /// Reading past this byte count fails ([`Budget::exceeded`] tells).
     limit: Cell<u64>,
@@ -144,6 +151,7 @@ impl Budget {
         self.limit
             .set(self.bytes.get().saturating_add(MAX_RECORD_BYTES as u64));
     }
+    /// Whether a read went past the limit (the record was too long).
     pub fn exceeded(&self) -> bool {
         self.exceeded.get()
     }
@@ -153,7 +161,9 @@ impl Budget {
 /// budget's limit: the plain JSON path relies on it for line numbers, since
 /// serde_json pulls bytes one at a time, and for bounded memory.
 pub struct CountingReader<'a, R> {
+    /// The input counted.
     pub inner: &'a mut R,
+    /// Where the counts go and where the limit comes from.
     pub budget: Rc<Budget>,
 }
 

@@ -2,7 +2,7 @@
 //!
 //! * [`framing`]: bytes to records (JSON-SEQ, NDJSON) with a cap on a
 //!   record's size, so memory stays bounded whatever the input;
-//! * [`json`]: the plain JSON serialisation (`traces[]`), streamed event by
+//! * `json`: the plain JSON serialisation (`traces[]`), streamed event by
 //!   event;
 //! * [`header`]: a trace's header (role, reference time, time format,
 //!   producer, controller) from any dialect;
@@ -54,10 +54,14 @@ pub use header::parse_wall_clock;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// The client of the connection.
     Client,
+    /// The server of the connection.
     Server,
+    /// A network observer (e.g. a middlebox), neither endpoint.
     Network,
     #[default]
+    /// Neither the header nor the events say.
     Unknown,
 }
 
@@ -87,8 +91,11 @@ impl From<&qlog::VantagePointType> for Role {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
+    /// JSON text sequences (RFC 7464, `.sqlog`): one record per event, each after 0x1E.
     JsonSeq,
+    /// One JSON object holding every trace and its events (`.qlog`).
     Json,
+    /// Newline-delimited JSON: one record per line.
     NdJson,
 }
 
@@ -116,8 +123,11 @@ pub struct TraceHeader {
     pub index: usize,
     /// Line of the header (JSON-SEQ) or of the trace object (JSON).
     pub line: u64,
+    /// The trace's `title`, if any.
     pub title: Option<String>,
+    /// The trace's `description`, if any.
     pub description: Option<String>,
+    /// Which endpoint wrote the trace.
     pub role: Role,
     /// The wall-clock time the trace's event times are relative to
     /// (`common_fields.reference_time.wall_clock_time`, an older producer's
@@ -127,6 +137,7 @@ pub struct TraceHeader {
     /// Event times are deltas from the previous event; the reader turns
     /// them into times relative to the reference time.
     pub relative_to_previous: bool,
+    /// How the trace writes event times (relative, delta or absolute).
     pub time_format: TimeFormat,
     /// For absolute times: the first event's time (epoch ms), subtracted
     /// from every event's.
@@ -191,7 +202,9 @@ impl<F: FnMut(Event)> EventSink for F {
 /// What a read went through.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReadStats {
+    /// The file's serialisation.
     pub format: Format,
+    /// Traces in the file.
     pub traces: usize,
     /// Events decoded and handed to the sink.
     pub decoded_events: u64,
@@ -202,6 +215,7 @@ pub struct ReadStats {
     pub bytes: u64,
     /// What was skipped, by kind (each kind is also one warning).
     pub skipped: BTreeMap<String, u64>,
+    /// Odd but survivable things met while reading (one line each).
     pub warnings: Vec<Warning>,
     /// The trace headers as completed by the read (role told from the
     /// events, fields that came after a JSON trace's events, the origin of

@@ -14,6 +14,7 @@ use h3_download::fetch::LbeMode;
 #[command(name = "h3-fetch", version)]
 struct Cli {
     /// https://HOST[:PORT]/PATH
+    #[allow(rustdoc::broken_intra_doc_links)] // the help text, not a link
     url: String,
     /// Where to write the file.
     #[arg(long, short)]

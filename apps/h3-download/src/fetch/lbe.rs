@@ -19,8 +19,8 @@
 //!   `receiver`.
 //!
 //! `both` is the default because it is never worse than either alone in
-//! what was measured (20 Mbit/s, 50 ms, README's issue-14 table,
-//! `scripts/issue14-table.sh`): alone on a 500 ms buffer `sender` kept
+//! what was measured (20 Mbit/s, 50 ms, the receiver-driven table in docs/receiver-driven.md,
+//! `scripts/receiver-driven-table.sh`): alone on a 500 ms buffer `sender` kept
 //! 0.94 of a normal download with a 53 ms mean queue, `both` 0.92 with
 //! 51 ms (0.92-0.93 in two more runs), `receiver` from a stock quiche
 //! server 1.0 with 63 ms; beside a CUBIC download CUBIC kept 0.998 of the

@@ -1,6 +1,6 @@
 //! Event loops that drive quiche connections over UDP, shared by the apps.
 //!
-//! [`server::run`] accepts any number of connections (with stateless Retry
+//! [`server::Server::run`] accepts any number of connections (with stateless Retry
 //! for address validation) and hands each to a [`server::ServerApp`];
 //! [`client::run`] drives one connection for a [`client::ClientApp`]. Both
 //! are single-threaded mio loops, as quiche's own apps are. The apps only

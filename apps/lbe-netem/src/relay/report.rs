@@ -1,5 +1,5 @@
 //! What the emulator reports: the run's [`Summary`], returned when it stops,
-//! and the per-interval JSON lines of `--stats` ([`StatsLine`]).
+//! and the per-interval JSON lines of `--stats` (`StatsLine`).
 
 use std::net::SocketAddr;
 
