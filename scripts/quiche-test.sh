@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs quiche's own unit tests on the patched crate (scripts/quiche-src.sh),
 # by default those of our patches: congestion::custom and every recovery and
-# congestion-control test beside them, and patch 0004's (receive-window
-# limit, late STREAM frames, DATA_BLOCKED and quiche's own DATA_BLOCKED
-# tests), and patch 0005's (stream_acked_bytes); `scripts/quiche-test.sh ''` runs all of quiche's ~1150 tests.
+# congestion-control test beside them (patch 0006's congestion::registry
+# among them), and patch 0004's (receive-window limit, late STREAM frames,
+# DATA_BLOCKED and quiche's own DATA_BLOCKED tests), and patch 0005's
+# (stream_acked_bytes); `scripts/quiche-test.sh ''` runs all of quiche's ~1150 tests.
 #
 #   scripts/quiche-test.sh [TEST_FILTER...]
 #       (default: recovery:: connection_window_limit late_stream_frames data_blocked

@@ -7,6 +7,9 @@
 //! - parses `--cc` spec strings into either quiche's own controllers or a
 //!   configured plug-in, and installs them on a config or a connection
 //!   ([`spec`]);
+//! - registers the plug-ins with quiche by name, so that quiche's
+//!   `Config::set_cc_algorithm_name("ledbatpp")` and everything built on it
+//!   (C, tokio-quiche) reach them ([`register()`], [`registry`]);
 //! - sets up one qlog file per connection ([`qlog`]);
 //! - runs receiver-side LEDBAT++ on a downloading connection, through flow
 //!   control (RFC 9840 on QUIC, [`receiver`]).
@@ -22,10 +25,12 @@ use std::fmt;
 pub mod adapter;
 pub mod qlog;
 pub mod receiver;
+pub mod registry;
 pub mod spec;
 
 pub use adapter::PluginFactory;
 pub use receiver::ReceiverLbe;
+pub use registry::register;
 pub use spec::CcSpec;
 pub use spec::SpecError;
 

@@ -348,6 +348,72 @@ fn switching_a_live_connection_takes_effect() {
     assert_eq!(run.received, 100_000);
 }
 
+/// The congestion windows (bytes) and states the server's qlog reports, in
+/// order.
+fn windows_and_states(events: &[(String, serde_json::Value)]) -> (Vec<u64>, Vec<String>) {
+    let windows = events
+        .iter()
+        .filter(|(n, _)| n == "quic:recovery_metrics_updated")
+        .filter_map(|(_, d)| d["congestion_window"].as_u64())
+        .collect();
+    let states = events
+        .iter()
+        .filter(|(n, _)| n == "quic:congestion_state_updated")
+        .filter_map(|(_, d)| d["new"].as_str().map(String::from))
+        .collect();
+    (windows, states)
+}
+
+/// `quiche_lbe::register()` makes the plug-ins names quiche's own
+/// `Config::set_cc_algorithm_name()` accepts, and the controller a name
+/// chooses is the one that runs.
+#[test]
+fn a_plugin_chosen_by_its_name_in_quiche_is_the_one_that_runs() {
+    quiche_lbe::register().unwrap();
+    let dir = tempdir("by-name");
+    const BYTES: u64 = 2_000_000;
+    let by_name = |name: &str| {
+        let mut config = server_config("cubic");
+        config.set_cc_algorithm_name(name).unwrap();
+        let run = download(config, BYTES, Duration::ZERO, &dir, |_| {});
+        assert_eq!(run.received, BYTES, "{name}");
+        windows_and_states(&qlog_events(&run.qlog))
+    };
+
+    // LEDBAT++ starts from two packets ("the initial window is 2 packets",
+    // cc/src/ledbatpp.rs) in its slow start; quiche's CUBIC from ten.
+    let (windows, states) = by_name("ledbatpp:profile=full");
+    assert_eq!(windows.first(), Some(&(2 * MSS)), "{windows:?}");
+    assert_eq!(states.first().map(String::as_str), Some("slow_start"));
+    let ledbatpp_states = [
+        "slow_start",
+        "congestion_avoidance",
+        "recovery",
+        "slowdown",
+        "ramp_up",
+    ];
+    assert!(
+        states.iter().all(|s| ledbatpp_states.contains(&s.as_str())),
+        "{states:?}"
+    );
+    let (windows, _) = by_name("cubic");
+    assert!(
+        windows.first().is_some_and(|w| *w >= 10 * MSS),
+        "{windows:?}"
+    );
+
+    // A fixed window of 8 packets, chosen by name with its parameter.
+    let (windows, states) = by_name("fixed:packets=8");
+    assert!(windows.iter().all(|w| *w == 8 * MSS), "{windows:?}");
+    assert_eq!(states.first().map(String::as_str), Some("fixed"));
+
+    let mut config = server_config("cubic");
+    assert_eq!(
+        config.set_cc_algorithm_name("ledbatpp:profile=none"),
+        Err(quiche::Error::CongestionControl)
+    );
+}
+
 fn tempdir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("quiche-lbe-hooks-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
