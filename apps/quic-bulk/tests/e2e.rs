@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::Duration;
 
+use lbe_app_kit::tls::ServerTrust;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::client::Summary;
 use quic_bulk::protocol::Amount;
@@ -31,6 +32,7 @@ fn tempdir(name: &str) -> PathBuf {
 
 fn transfer(
     addr: std::net::SocketAddr,
+    trust: &ServerTrust,
     cc: &str,
     direction: Direction,
     bytes: u64,
@@ -50,6 +52,8 @@ fn transfer(
             progress: false,
             pacing: true,
             deadline: None,
+            trust: trust.clone(),
+            server_name: None,
         },
         &AtomicBool::new(false),
     )
@@ -83,7 +87,15 @@ fn every_controller_both_directions() {
     for cc in quiche_lbe::spec::controller_names() {
         for direction in [Direction::Download, Direction::Upload] {
             let label = format!("{cc}_{}", direction.as_str());
-            let s = transfer(server.local_addr(), cc, direction, BYTES, &dir, &label);
+            let s = transfer(
+                server.local_addr(),
+                &server.trust(),
+                cc,
+                direction,
+                BYTES,
+                &dir,
+                &label,
+            );
             assert_eq!(s.bytes, BYTES);
             assert_eq!(s.cc, cc);
             assert_eq!(s.direction, direction.as_str());
@@ -139,6 +151,7 @@ fn every_controller_both_directions() {
     // during the handshake: its own state name reaches the server's qlog.
     let s = transfer(
         server.local_addr(),
+        &server.trust(),
         "fixed:packets=8",
         Direction::Download,
         BYTES,
@@ -175,6 +188,8 @@ fn unpaced_transfers_both_directions() {
                 progress: false,
                 pacing: false,
                 deadline: None,
+                trust: server.trust(),
+                server_name: None,
             },
             &AtomicBool::new(false),
         )
@@ -190,7 +205,7 @@ fn twenty_clients_at_once() {
     let addr = server.local_addr();
     let handles: Vec<_> = (0..20)
         .map(|i| {
-            let dir = dir.clone();
+            let (dir, trust) = (dir.clone(), server.trust());
             thread::spawn(move || {
                 let names = quiche_lbe::spec::controller_names();
                 let cc = names[i % names.len()];
@@ -199,7 +214,15 @@ fn twenty_clients_at_once() {
                 } else {
                     Direction::Upload
                 };
-                transfer(addr, cc, direction, 1_000_000, &dir, &format!("c{i}"))
+                transfer(
+                    addr,
+                    &trust,
+                    cc,
+                    direction,
+                    1_000_000,
+                    &dir,
+                    &format!("c{i}"),
+                )
             })
         })
         .collect();
@@ -229,6 +252,8 @@ fn duration_mode_sends_for_the_given_time() {
             progress: false,
             pacing: true,
             deadline: None,
+            trust: server.trust(),
+            server_name: None,
         },
         &AtomicBool::new(false),
     )
@@ -394,6 +419,7 @@ fn cli_json_and_clean_shutdown() {
         .unwrap()
         .port();
     let addr = format!("127.0.0.1:{port}");
+    let cert = dir.join("cert.pem");
     let mut server = quic_bulk()
         .args([
             "server",
@@ -401,6 +427,8 @@ fn cli_json_and_clean_shutdown() {
             &addr,
             "--qlog-dir",
             dir.to_str().unwrap(),
+            "--write-cert",
+            cert.to_str().unwrap(),
         ])
         .stderr(Stdio::piped())
         .spawn()
@@ -418,6 +446,8 @@ fn cli_json_and_clean_shutdown() {
             "--json",
             "--timeout",
             "1s",
+            "--ca",
+            cert.to_str().unwrap(),
         ]);
         if ok {
             out = Some(stdout);
@@ -464,6 +494,8 @@ fn a_download_with_a_deadline_reports_it_met_and_the_time_per_level() {
                 progress: false,
                 pacing: true,
                 deadline: Some(Duration::from_secs(600)),
+                trust: server.trust(),
+                server_name: None,
             },
             &AtomicBool::new(false),
         )
