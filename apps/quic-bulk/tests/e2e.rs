@@ -517,3 +517,107 @@ fn a_download_with_a_deadline_reports_it_met_and_the_time_per_level() {
     }
     server.stop().unwrap();
 }
+
+#[test]
+fn cli_client_verifies_the_server_certificate_by_default() {
+    let dir = tempdir("verify");
+    let cert = dir.join("cert.pem");
+    let ca = cert.to_str().unwrap();
+    let mut server = KillOnDrop(
+        quic_bulk()
+            .args(["server", "--listen", "127.0.0.1:0", "--write-cert", ca])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut log = std::io::BufReader::new(server.0.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut log, &mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("quic-bulk server: listening on ")
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    let client = |extra: &[&str]| {
+        let mut args = vec![
+            "client",
+            "--connect",
+            &addr,
+            "--cc",
+            "cubic",
+            "--bytes",
+            "1MB",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        cli(&args)
+    };
+    let refused = format!(
+        "quic-bulk: error: the server's certificate for 127.0.0.1 did not verify: self signed \
+         certificate (TLS alert 48, unknown_ca); use --ca PATH to trust that certificate or its \
+         CA, or -k/--insecure to skip verification"
+    );
+
+    // Not trusted by default: one line.
+    let (ok, out, err) = client(&[]);
+    assert!(!ok);
+    assert_eq!((out.as_str(), err.trim_end()), ("", refused.as_str()));
+
+    // Trusted with the written certificate; the payload is checked.
+    let (ok, out, err) = client(&["--ca", ca]);
+    assert!(ok, "{err}");
+    assert_eq!(err, "");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bytes"], 1_000_000);
+
+    // The certificate names 127.0.0.1, not another host.
+    let (ok, _, err) = client(&["--ca", ca, "--server-name", "example.com"]);
+    assert!(!ok);
+    assert_eq!(
+        err.trim_end(),
+        "quic-bulk: error: the server's certificate for example.com did not verify: Hostname \
+         mismatch (TLS alert 42, bad_certificate); use --ca PATH to trust that certificate or its \
+         CA, or -k/--insecure to skip verification"
+    );
+    let (ok, _, err) = client(&["--ca", ca, "--server-name", "localhost"]);
+    assert!(ok, "{err}");
+
+    // -k: not verified, and it says so.
+    let (ok, out, err) = client(&["-k"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        err,
+        "quic-bulk: warning: not verifying the server's certificate (--insecure): anyone on the \
+         path can impersonate the server\n"
+    );
+    assert_eq!(out.lines().count(), 1);
+
+    // A missing or malformed --ca file: one line.
+    let missing = dir.join("missing.pem");
+    let (ok, _, err) = client(&["--ca", missing.to_str().unwrap()]);
+    assert!(!ok);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "quic-bulk: error: --ca: cannot read {}: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+    let (ok, _, err) = client(&["--ca", dir.to_str().unwrap()]);
+    assert!(!ok);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("quic-bulk: error: --ca: cannot read "),
+        "{err}"
+    );
+}
+
+/// A child process killed and reaped when dropped, also when a test fails.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
