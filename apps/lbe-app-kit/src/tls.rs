@@ -522,6 +522,62 @@ mod tests {
     }
 
     #[test]
+    fn an_ip_address_is_not_sent_as_a_server_name() {
+        assert_eq!(sni("localhost"), Some("localhost"));
+        assert_eq!(sni("cdn.example"), Some("cdn.example"));
+        assert_eq!(sni("127.0.0.1"), None);
+        assert_eq!(sni("::1"), None);
+    }
+
+    #[test]
+    fn a_generated_certificate_is_what_its_clients_trust() {
+        let cert = SelfSignedCert::generate().unwrap();
+        let pem = cert.pem();
+        assert!(pem.starts_with(b"-----BEGIN CERTIFICATE-----\n"));
+        assert_eq!(pem_certificates(&pem).unwrap().len(), 1);
+        assert_eq!(
+            Certificate::Generated(cert).client_trust(),
+            ServerTrust::Pem(pem)
+        );
+        assert_eq!(
+            Certificate::SelfSigned.client_trust(),
+            ServerTrust::SystemRoots
+        );
+    }
+
+    #[test]
+    fn a_ca_file_must_hold_a_certificate() {
+        let dir = std::env::temp_dir().join(format!("lbe-app-kit-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.pem");
+        let cert = SelfSignedCert::generate().unwrap();
+        cert.write_pem(&good).unwrap();
+        assert_eq!(
+            ServerTrust::ca_file(&good).unwrap(),
+            ServerTrust::Pem(cert.pem())
+        );
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        assert_eq!(
+            ServerTrust::ca_file(&empty).unwrap_err().to_string(),
+            format!(
+                "{}: no certificate in it; expected one or more PEM certificates \
+                 (-----BEGIN CERTIFICATE-----)",
+                empty.display()
+            )
+        );
+        let missing = dir.join("missing.pem");
+        assert_eq!(
+            ServerTrust::ca_file(&missing).unwrap_err().to_string(),
+            format!(
+                "cannot read {}: No such file or directory (os error 2)",
+                missing.display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn truncated_alpn_is_ignored() {
         let mut ext = alpn_ext(&[b"lbe-bulk", b"lbe-cc=cdg"]);
         ext.truncate(ext.len() - 2);
