@@ -8,8 +8,9 @@ bin=target/release
 out=demo-out
 rm -rf "$out" && mkdir -p "$out/qlog"
 
-# The server picks a free port and says which on stderr.
-"$bin/quic-bulk" server --listen 127.0.0.1:0 --qlog-dir "$out/qlog" 2>"$out/server.log" &
+# The server picks a free port and says which on stderr; it writes its
+# self-signed certificate for the client to verify (--ca).
+"$bin/quic-bulk" server --listen 127.0.0.1:0 --qlog-dir "$out/qlog" --write-cert "$out/server-cert.pem" 2>"$out/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true' EXIT
 addr=
@@ -20,8 +21,8 @@ for _ in $(seq 1 100); do
 done
 [ -n "$addr" ] || { echo "the quic-bulk server did not start:" >&2; cat "$out/server.log" >&2; exit 1; }
 
-echo "== quic-bulk client --connect $addr --cc ledbatpp:profile=full --bytes 50MB"
-"$bin/quic-bulk" client --connect "$addr" --cc ledbatpp:profile=full --bytes 50MB --label demo | tee "$out/client.txt"
+echo "== quic-bulk client --connect $addr --ca $out/server-cert.pem --cc ledbatpp:profile=full --bytes 50MB"
+"$bin/quic-bulk" client --connect "$addr" --ca "$out/server-cert.pem" --cc ledbatpp:profile=full --bytes 50MB --label demo | tee "$out/client.txt"
 qlog=$(sed -n 's/^sender qlog: //p' "$out/client.txt")
 
 echo

@@ -40,6 +40,8 @@ fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
                 progress: false,
                 pacing: true,
                 deadline: None,
+                trust: server.trust(),
+                server_name: None,
             },
             &AtomicBool::new(false),
         )

@@ -128,13 +128,9 @@ fn download(
     std::fs::create_dir_all(&dir).unwrap();
 
     let cubic: CcSpec = "cubic".parse().unwrap();
-    let mut server_config = tls::server_config(
-        ALPN,
-        &tls::Certificate::SelfSigned,
-        &cubic,
-        &server_transport,
-    )
-    .unwrap();
+    let certificate = tls::Certificate::Generated(tls::SelfSignedCert::generate().unwrap());
+    let mut server_config =
+        tls::server_config(ALPN, &certificate, &cubic, &server_transport).unwrap();
     install(&mut server_config);
     let server = Server::bind(ServerOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -154,8 +150,15 @@ fn download(
         })
     };
 
-    let mut client_config =
-        tls::client_config(ALPN, &cubic, server_cc, &client_transport, false).unwrap();
+    let mut client_config = tls::client_config(
+        ALPN,
+        &cubic,
+        server_cc,
+        &client_transport,
+        &certificate.client_trust(),
+        "localhost",
+    )
+    .unwrap();
     let options = ClientOptions {
         connect: addr,
         bind: None,

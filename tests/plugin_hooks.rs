@@ -55,8 +55,16 @@ fn download(
     let client_addr = client_sock.local_addr().unwrap();
 
     let cubic: CcSpec = "cubic".parse().unwrap();
-    let mut client_config =
-        tls::client_config(ALPN, &cubic, None, &tls::Transport::default(), false).unwrap();
+    let trust = tls::ServerTrust::Pem(certificate().pem());
+    let mut client_config = tls::client_config(
+        ALPN,
+        &cubic,
+        None,
+        &tls::Transport::default(),
+        &trust,
+        "localhost",
+    )
+    .unwrap();
     let client_scid = quiche::ConnectionId::from_ref(&[1; 16]);
     let mut client = quiche::connect(
         Some("localhost"),
@@ -210,10 +218,16 @@ fn max_bytes_in_flight(events: &[(String, serde_json::Value)]) -> u64 {
         .unwrap_or(0)
 }
 
+/// The servers' certificate, which the client trusts.
+fn certificate() -> &'static tls::SelfSignedCert {
+    static CERT: std::sync::OnceLock<tls::SelfSignedCert> = std::sync::OnceLock::new();
+    CERT.get_or_init(|| tls::SelfSignedCert::generate().unwrap())
+}
+
 fn server_config(spec: &str) -> quiche::Config {
     tls::server_config(
         ALPN,
-        &tls::Certificate::SelfSigned,
+        &tls::Certificate::Generated(certificate().clone()),
         &spec.parse().unwrap(),
         &tls::Transport::default(),
     )

@@ -187,15 +187,17 @@ pub fn request_headers(method: &str, authority: &str, path: &str) -> Vec<h3::Hea
     ]
 }
 
-/// A client configuration for HTTP/3.
-pub fn config(verify_peer: bool) -> Result<quiche::Config, Error> {
+/// A client configuration for HTTP/3 to `server_name`, whose certificate
+/// is checked as `trust` says.
+pub fn config(trust: &tls::ServerTrust, server_name: &str) -> Result<quiche::Config, Error> {
     let cubic: CcSpec = "cubic".parse().expect("cubic is a valid spec");
     tls::client_config(
         &[ALPN],
         &cubic,
         None,
         &tls::Transport::default(),
-        verify_peer,
+        trust,
+        server_name,
     )
 }
 
@@ -287,9 +289,11 @@ impl ClientApp for OneRequest {
 
 /// Makes one request to `server` and reads the whole response. `target`
 /// is sent as `:path` exactly as given; `fields` are added after the
-/// pseudo-header fields.
+/// pseudo-header fields. The server's certificate must name its IP
+/// address, and is checked as `trust` says.
 pub fn request(
     server: SocketAddr,
+    trust: &tls::ServerTrust,
     method: &str,
     target: &str,
     fields: &[(&str, &str)],
@@ -312,14 +316,15 @@ pub fn request(
     let options = ClientOptions {
         connect: server,
         bind: None,
-        server_name: "localhost".into(),
+        server_name: server.ip().to_string(),
         qlog_dir: None,
         label: "h3-request".into(),
         qlog_cc: "cubic".into(),
         handshake_timeout: Duration::from_secs(5),
     };
     let stop = AtomicBool::new(false);
-    let result = client::run(&options, &mut config(false)?, &mut app, &stop);
+    let mut config = config(trust, &options.server_name)?;
+    let result = client::run(&options, &mut config, &mut app, &stop);
     if app.collect.done {
         return Ok(app.collect.response);
     }

@@ -17,6 +17,8 @@ fn a_background_download_with_a_deadline_reports_it_met_and_the_time_per_level()
     let server = TestServer::start(&root, |_| {});
     let target = out.join("f.bin");
     let j = fetch(&[
+        "--ca",
+        server.ca(),
         &server.url("/f.bin"),
         "-o",
         target.to_str().unwrap(),
@@ -46,6 +48,8 @@ fn a_background_download_with_a_deadline_reports_it_met_and_the_time_per_level()
 
     // Without --deadline the JSON has none of the deadline fields.
     let j = fetch(&[
+        "--ca",
+        server.ca(),
         &server.url("/f.bin"),
         "-o",
         out.join("g.bin").to_str().unwrap(),
@@ -65,7 +69,8 @@ fn the_server_answers_a_deadline_with_a_trailer_and_ignores_a_malformed_one() {
     let data = content(MB, 22);
     std::fs::write(root.join("f"), &data).unwrap();
     let server = TestServer::start(&root, |a| a.background_cc = "cdg".parse().unwrap());
-    let get = |fields: &[(&str, &str)]| request(server.addr, "GET", "/f", fields).unwrap();
+    let get =
+        |fields: &[(&str, &str)]| request(server.addr, &server.trust, "GET", "/f", fields).unwrap();
 
     let r = get(&[("priority", "u=7"), ("lbe-deadline", "60000")]);
     assert_eq!(r.status, 200);

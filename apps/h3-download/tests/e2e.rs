@@ -15,7 +15,7 @@ use h3_download::client::Response;
 const MSS: u64 = 1350;
 
 fn get(server: &TestServer, target: &str, fields: &[(&str, &str)]) -> Response {
-    request(server.addr, "GET", target, fields).unwrap()
+    request(server.addr, &server.trust, "GET", target, fields).unwrap()
 }
 
 #[test]
@@ -40,7 +40,15 @@ fn downloads_20mb_normally_and_in_the_background() {
     let url = server.url("/big.bin");
 
     let normal = out.join("normal.bin");
-    let j = fetch(&[&url, "-o", normal.to_str().unwrap(), "--json"]).json();
+    let j = fetch(&[
+        "--ca",
+        server.ca(),
+        &url,
+        "-o",
+        normal.to_str().unwrap(),
+        "--json",
+    ])
+    .json();
     assert_eq!(j["status"], 200);
     assert_eq!(j["size"], 20 * MB);
     assert_eq!(j["bytes_transferred"], 20 * MB);
@@ -57,6 +65,8 @@ fn downloads_20mb_normally_and_in_the_background() {
     // loopback keeps the sender application-limited, in slow start
     // (tests/receiver.rs covers the receiver's side).
     let j = fetch(&[
+        "--ca",
+        server.ca(),
         &url,
         "-o",
         background.to_str().unwrap(),
@@ -126,6 +136,8 @@ fn the_switch_comes_before_the_response() {
     });
     let target = out.join("f");
     let j = fetch(&[
+        "--ca",
+        server.ca(),
         &server.url("/f"),
         "-o",
         target.to_str().unwrap(),
@@ -179,6 +191,8 @@ fn resumes_after_a_kill_and_transfers_only_the_rest() {
     let mut child = ChildGuard(
         h3_fetch()
             .args([
+                "--ca",
+                server.ca(),
                 &format!("https://{}/big.bin", relay.addr),
                 "-o",
                 target.to_str().unwrap(),
@@ -205,6 +219,8 @@ fn resumes_after_a_kill_and_transfers_only_the_rest() {
     // The same URL (the part file is tied to it), nothing held back now.
     relay.open();
     let j = fetch(&[
+        "--ca",
+        server.ca(),
         &format!("https://{}/big.bin", relay.addr),
         "-o",
         target.to_str().unwrap(),
@@ -242,7 +258,7 @@ fn an_interrupted_fetch_keeps_a_resumable_part_file() {
     let url = format!("https://{}/f", relay.addr);
     let mut child = ChildGuard(
         h3_fetch()
-            .args([&url, "-o", target.to_str().unwrap()])
+            .args(["--ca", server.ca(), &url, "-o", target.to_str().unwrap()])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -262,7 +278,16 @@ fn an_interrupted_fetch_keeps_a_resumable_part_file() {
     assert!(!target.exists());
     let kept = std::fs::metadata(&part).unwrap().len();
     relay.open();
-    let j = fetch(&[&url, "-o", target.to_str().unwrap(), "--resume", "--json"]).json();
+    let j = fetch(&[
+        "--ca",
+        server.ca(),
+        &url,
+        "-o",
+        target.to_str().unwrap(),
+        "--resume",
+        "--json",
+    ])
+    .json();
     assert_eq!(j["resumed_from"], kept);
     assert!(std::fs::read(&target).unwrap() == data);
 }
@@ -304,7 +329,16 @@ fn resume_never_splices_a_changed_file() {
         .unwrap();
 
     let target = out.join("f");
-    let j = fetch(&[&url, "-o", target.to_str().unwrap(), "--resume", "--json"]).json();
+    let j = fetch(&[
+        "--ca",
+        server.ca(),
+        &url,
+        "-o",
+        target.to_str().unwrap(),
+        "--resume",
+        "--json",
+    ])
+    .json();
     assert_eq!(j["status"], 200, "the changed file is sent whole");
     assert_eq!(j["resumed_from"], 0);
     assert_eq!(j["bytes_transferred"], 3 * MB);
@@ -326,7 +360,16 @@ fn resume_of_a_complete_part_file_transfers_nothing() {
         .to_string();
     fake_interrupted(&out, &url, &etag, &data);
     let target = out.join("f");
-    let j = fetch(&[&url, "-o", target.to_str().unwrap(), "--resume", "--json"]).json();
+    let j = fetch(&[
+        "--ca",
+        server.ca(),
+        &url,
+        "-o",
+        target.to_str().unwrap(),
+        "--resume",
+        "--json",
+    ])
+    .json();
     assert_eq!(j["bytes_transferred"], 0);
     assert_eq!(j["resumed_from"], MB);
     assert_eq!(j["digest_verified"], true);
@@ -337,7 +380,14 @@ fn resume_of_a_complete_part_file_transfers_nothing() {
     bad[1000] ^= 1;
     fake_interrupted(&out, &url, &etag, &bad);
     std::fs::remove_file(&target).unwrap();
-    let r = fetch(&[&url, "-o", target.to_str().unwrap(), "--resume"]);
+    let r = fetch(&[
+        "--ca",
+        server.ca(),
+        &url,
+        "-o",
+        target.to_str().unwrap(),
+        "--resume",
+    ]);
     let line = r.error_line("h3-fetch");
     assert!(
         line.contains("does not match the server's SHA-256"),
@@ -356,7 +406,15 @@ fn without_resume_a_part_file_is_replaced() {
     let url = server.url("/f");
     fake_interrupted(&out, &url, "\"whatever\"", &content(2 * MB, 8));
     let target = out.join("f");
-    let j = fetch(&[&url, "-o", target.to_str().unwrap(), "--json"]).json();
+    let j = fetch(&[
+        "--ca",
+        server.ca(),
+        &url,
+        "-o",
+        target.to_str().unwrap(),
+        "--json",
+    ])
+    .json();
     assert_eq!(j["bytes_transferred"], MB);
     assert!(std::fs::read(&target).unwrap() == data);
 }
@@ -494,7 +552,7 @@ fn head_missing_files_and_methods() {
     let server = TestServer::start(&root, |_| {});
 
     let g = get(&server, "/f", &[]);
-    let h = request(server.addr, "HEAD", "/f", &[]).unwrap();
+    let h = request(server.addr, &server.trust, "HEAD", "/f", &[]).unwrap();
     assert_eq!((g.status, h.status), (200, 200));
     assert!(h.body.is_empty());
     for field in [
@@ -523,7 +581,14 @@ fn head_missing_files_and_methods() {
     let gap = actual.duration_since(modified).unwrap_or_default();
     assert!(gap < Duration::from_secs(1), "last-modified {gap:?} off");
 
-    let h = request(server.addr, "HEAD", "/f", &[("range", "bytes=0-9")]).unwrap();
+    let h = request(
+        server.addr,
+        &server.trust,
+        "HEAD",
+        "/f",
+        &[("range", "bytes=0-9")],
+    )
+    .unwrap();
     assert_eq!(h.status, 206);
     assert_eq!(h.field("content-length").unwrap(), "10");
     assert!(h.body.is_empty());
@@ -531,10 +596,10 @@ fn head_missing_files_and_methods() {
     let missing = get(&server, "/nope", &[]);
     assert_eq!(missing.status, 404);
     assert_eq!(missing.body, b"404 not found\n");
-    let missing = request(server.addr, "HEAD", "/nope", &[]).unwrap();
+    let missing = request(server.addr, &server.trust, "HEAD", "/nope", &[]).unwrap();
     assert_eq!((missing.status, missing.body.len()), (404, 0));
 
-    let post = request(server.addr, "POST", "/f", &[]).unwrap();
+    let post = request(server.addr, &server.trust, "POST", "/f", &[]).unwrap();
     assert_eq!(post.status, 405);
     assert_eq!(post.field("allow").unwrap(), "GET, HEAD");
 }
@@ -547,7 +612,15 @@ fn a_digest_that_is_not_ready_in_time_is_left_out() {
     std::fs::write(root.join("f"), &data).unwrap();
     let server = TestServer::start(&root, |a| a.digest_wait = Duration::ZERO);
     let target = out.join("f");
-    let j = fetch(&[&server.url("/f"), "-o", target.to_str().unwrap(), "--json"]).json();
+    let j = fetch(&[
+        "--ca",
+        server.ca(),
+        &server.url("/f"),
+        "-o",
+        target.to_str().unwrap(),
+        "--json",
+    ])
+    .json();
     // The first answer goes out without waiting: length checked only.
     assert_eq!(j["digest_verified"], false);
     assert!(std::fs::read(&target).unwrap() == data);
@@ -567,7 +640,7 @@ fn fetch_errors_are_one_line_and_leave_no_file() {
     };
 
     // 404.
-    let r = fetch(&[&server.url("/missing"), "-o", t]);
+    let r = fetch(&["--ca", server.ca(), &server.url("/missing"), "-o", t]);
     let line = r.error_line("h3-fetch");
     assert!(line.contains("404 Not Found"), "{line}");
     nothing_left();
@@ -579,6 +652,8 @@ fn fetch_errors_are_one_line_and_leave_no_file() {
         .unwrap()
         .port();
     let r = fetch(&[
+        "--ca",
+        server.ca(),
         &format!("https://127.0.0.1:{port}/f"),
         "-o",
         t,
@@ -589,15 +664,11 @@ fn fetch_errors_are_one_line_and_leave_no_file() {
     assert!(line.contains("no answer from 127.0.0.1"), "{line}");
     nothing_left();
 
-    // TLS: a self-signed certificate does not verify.
-    let r = fetch(&[&server.url("/f"), "-o", t, "--verify"]);
-    let line = r.error_line("h3-fetch");
-    assert!(line.contains("TLS"), "{line}");
-    nothing_left();
-
     // Unwritable path: found before connecting.
     std::fs::write(out.join("file"), b"x").unwrap();
     let r = fetch(&[
+        "--ca",
+        server.ca(),
         &server.url("/f"),
         "-o",
         out.join("file/f").to_str().unwrap(),
@@ -605,14 +676,20 @@ fn fetch_errors_are_one_line_and_leave_no_file() {
     let line = r.error_line("h3-fetch");
     assert!(line.contains("cannot write"), "{line}");
     std::fs::remove_file(out.join("file")).unwrap();
-    let r = fetch(&[&server.url("/f"), "-o", out.to_str().unwrap()]);
+    let r = fetch(&[
+        "--ca",
+        server.ca(),
+        &server.url("/f"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(r.error_line("h3-fetch").contains("is a directory"));
     nothing_left();
 
     // The disk fills up half way (a 1 MiB file size limit: writes past it
     // fail as they would on a full disk): the part file is kept, resumable.
     let r: Run = h3_fetch()
-        .args([&server.url("/f"), "-o", t])
+        .args(["--ca", server.ca(), &server.url("/f"), "-o", t])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .pre_exec_limits(1 << 20)
@@ -627,7 +704,16 @@ fn fetch_errors_are_one_line_and_leave_no_file() {
     assert!(!target.exists());
     let kept = std::fs::metadata(out.join("f.part")).unwrap().len();
     assert!(kept <= 1 << 20);
-    let j = fetch(&[&server.url("/f"), "-o", t, "--resume", "--json"]).json();
+    let j = fetch(&[
+        "--ca",
+        server.ca(),
+        &server.url("/f"),
+        "-o",
+        t,
+        "--resume",
+        "--json",
+    ])
+    .json();
     assert_eq!(j["resumed_from"], kept);
     assert_eq!(j["size"], 2 * MB);
 }
@@ -702,14 +788,21 @@ fn command_line_errors() {
     assert_eq!(r.code, Some(2));
 }
 
-#[test]
-fn h3_serve_runs_until_signalled() {
-    let s = Scratch::new("serve-cli");
-    let root = s.dir("root");
-    std::fs::write(root.join("f"), b"hello").unwrap();
+/// h3-serve started as a command, with `extra` arguments; the child, the
+/// address it announced ("serving ... on https://ADDR ...") and the rest
+/// of its stderr (kept open: h3-serve writes a line per request).
+fn spawn_h3_serve(
+    root: &std::path::Path,
+    extra: &[&str],
+) -> (
+    ChildGuard,
+    String,
+    std::io::BufReader<std::process::ChildStderr>,
+) {
     let mut child = ChildGuard(
         h3_serve()
             .args(["--listen", "127.0.0.1:0", "--root", root.to_str().unwrap()])
+            .args(extra)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap(),
@@ -721,12 +814,152 @@ fn h3_serve_runs_until_signalled() {
         .split("https://")
         .nth(1)
         .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {first:?}"));
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    (child, addr, stderr)
+}
+
+#[test]
+fn h3_fetch_verifies_the_server_certificate_by_default() {
+    let s = Scratch::new("verify");
+    let (root, out) = (s.dir("root"), s.dir("out"));
+    let data = content(MB, 31);
+    std::fs::write(root.join("f"), &data).unwrap();
+    let cert = s.join("cert.pem");
+    let ca = cert.to_str().unwrap();
+    let (_server, addr, _log) = spawn_h3_serve(&root, &["--write-cert", ca]);
+    let port = addr.rsplit(':').next().unwrap();
+    let target = out.join("f");
+    let t = target.to_str().unwrap();
+    let nothing_left = || {
+        let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    };
+    let refused = |host: &str| {
+        format!(
+            "h3-fetch: error: the server's certificate for {host} did not verify: self signed \
+             certificate (TLS alert 48, unknown_ca); use --ca PATH to trust that certificate or \
+             its CA, or -k/--insecure to skip verification"
+        )
+    };
+
+    // The written certificate is the one the server presents.
+    let pem = std::fs::read_to_string(&cert).unwrap();
+    assert!(pem.starts_with("-----BEGIN CERTIFICATE-----\n"), "{pem}");
+    assert_eq!(pem.matches("-----BEGIN").count(), 1, "no key in it");
+
+    // Self-signed, not trusted: refused with one line, nothing written,
+    // whether the URL names the address or localhost.
+    for host in ["127.0.0.1", "localhost"] {
+        let url = format!("https://{host}:{port}/f");
+        let r = fetch(&[&url, "-o", t]);
+        assert_eq!(r.error_line("h3-fetch"), refused(host));
+        assert_eq!(r.code, Some(1));
+        nothing_left();
+    }
+
+    // --ca with the written certificate: verified, byte-identical, with
+    // the address (an IP name of the certificate) and with localhost.
+    for host in ["127.0.0.1", "localhost"] {
+        let url = format!("https://{host}:{port}/f");
+        let r = fetch(&[&url, "-o", t, "--ca", ca, "--json"]);
+        assert_eq!(r.stderr, "", "no warning when verified");
+        let j = r.json();
+        assert_eq!(j["sha256"], sha256_hex(&data).as_str());
+        assert!(std::fs::read(&target).unwrap() == data);
+        std::fs::remove_file(&target).unwrap();
+    }
+
+    // Another certificate than the server's: refused as well.
+    let other = s.join("other.pem");
+    lbe_app_kit::tls::SelfSignedCert::generate()
+        .unwrap()
+        .write_pem(&other)
+        .unwrap();
+    let url = format!("https://127.0.0.1:{port}/f");
+    let r = fetch(&[&url, "-o", t, "--ca", other.to_str().unwrap()]);
+    assert_eq!(r.error_line("h3-fetch"), refused("127.0.0.1"));
+    nothing_left();
+
+    // -k/--insecure: downloads, and says once that it did not verify.
+    for k in ["-k", "--insecure"] {
+        let r = fetch(&[&url, "-o", t, k, "--json"]);
+        assert_eq!(
+            r.stderr,
+            "h3-fetch: warning: not verifying the server's certificate (--insecure): anyone on \
+             the path can impersonate the server\n"
+        );
+        assert_eq!(r.json()["sha256"], sha256_hex(&data).as_str());
+        std::fs::remove_file(&target).unwrap();
+    }
+
+    // --verify: a deprecation line, and verification as by default.
+    let r = fetch(&[&url, "-o", t, "--verify"]);
+    assert_eq!(r.code, Some(1));
+    assert_eq!(
+        r.stderr,
+        format!(
+            "h3-fetch: warning: --verify is deprecated and does nothing: the server's \
+             certificate is verified by default\n{}\n",
+            refused("127.0.0.1")
+        )
+    );
+    nothing_left();
+
+    // --ca naming a missing file, or one without a certificate: one line
+    // each, before anything is sent.
+    let missing = s.join("missing.pem");
+    let r = fetch(&[&url, "-o", t, "--ca", missing.to_str().unwrap()]);
+    assert_eq!(
+        r.error_line("h3-fetch"),
+        format!(
+            "h3-fetch: error: --ca: cannot read {}: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+    assert_eq!(r.code, Some(1));
+    let garbage = s.join("garbage.pem");
+    std::fs::write(&garbage, "not a certificate\n").unwrap();
+    let r = fetch(&[&url, "-o", t, "--ca", garbage.to_str().unwrap()]);
+    assert_eq!(
+        r.error_line("h3-fetch"),
+        format!(
+            "h3-fetch: error: --ca: {}: no certificate in it; expected one or more PEM \
+             certificates (-----BEGIN CERTIFICATE-----)",
+            garbage.display()
+        )
+    );
+    assert_eq!(r.code, Some(1));
+    nothing_left();
+
+    // --insecure and --ca contradict each other: a usage error.
+    let r = fetch(&[&url, "-o", t, "-k", "--ca", ca]);
+    assert_eq!(r.code, Some(2));
+    assert!(
+        r.error_line("h3-fetch")
+            .contains("'--insecure' cannot be used with '--ca <PATH>'")
+            || r.error_line("h3-fetch")
+                .contains("'--ca <PATH>' cannot be used with '--insecure'"),
+        "{}",
+        r.stderr
+    );
+    nothing_left();
+}
+
+#[test]
+fn h3_serve_runs_until_signalled() {
+    let s = Scratch::new("serve-cli");
+    let root = s.dir("root");
+    std::fs::write(root.join("f"), b"hello").unwrap();
+    let cert = s.join("cert.pem");
+    let (mut child, addr, _log) = spawn_h3_serve(&root, &["--write-cert", cert.to_str().unwrap()]);
     let out = s.join("f");
     let j = fetch(&[
         &format!("https://{addr}/f"),
         "-o",
         out.to_str().unwrap(),
+        "--ca",
+        cert.to_str().unwrap(),
         "--json",
     ])
     .json();

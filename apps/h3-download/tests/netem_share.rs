@@ -69,6 +69,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
     });
     let bulk = quic_bulk::server::bind(&ServerArgs::loopback(Some(qlogs.clone()))).unwrap();
     let bulk_addr = bulk.local_addr();
+    let bulk_trust = bulk.trust();
     let bulk_stop = Arc::new(AtomicBool::new(false));
     let bulk_thread = {
         let flag = bulk_stop.clone();
@@ -97,6 +98,8 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
         h3_fetch()
             .args([
                 &format!("https://{link}/big.bin"),
+                "--ca",
+                h3.ca(),
                 "-o",
                 target.to_str().unwrap(),
                 "--background",
@@ -124,6 +127,8 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
             progress: false,
             pacing: true,
             deadline: None,
+            trust: bulk_trust,
+            server_name: None,
         },
         &AtomicBool::new(false),
     )

@@ -53,6 +53,8 @@ fn a_receiver_limited_download_through_a_bottleneck_completes_verified() {
     let url = format!("https://{}/f", netem.listen_addr());
     let target = out.join("f");
     let j = fetch(&[
+        "--ca",
+        server.ca(),
         &url,
         "-o",
         target.to_str().unwrap(),
@@ -125,11 +127,17 @@ fn receiver_mode_resumes_a_part_file() {
     std::fs::write(root.join("f"), &data).unwrap();
     let server = stock_server(&root);
     let url = server.url("/f");
-    let etag = request(server.addr, "GET", "/f", &[("range", "bytes=0-0")])
-        .unwrap()
-        .field("etag")
-        .unwrap()
-        .to_string();
+    let etag = request(
+        server.addr,
+        &server.trust,
+        "GET",
+        "/f",
+        &[("range", "bytes=0-0")],
+    )
+    .unwrap()
+    .field("etag")
+    .unwrap()
+    .to_string();
     let kept = MB as usize / 2;
     std::fs::write(out.join("f.part"), &data[..kept]).unwrap();
     std::fs::write(
@@ -140,6 +148,8 @@ fn receiver_mode_resumes_a_part_file() {
     .unwrap();
     let target = out.join("f");
     let j = fetch(&[
+        "--ca",
+        server.ca(),
         &url,
         "-o",
         target.to_str().unwrap(),
@@ -168,7 +178,14 @@ fn lbe_modes_in_the_summary() {
     let url = server.url("/f");
     let target = out.join("f");
     let run = |extra: &[&str]| {
-        let mut args = vec![url.as_str(), "-o", target.to_str().unwrap(), "--json"];
+        let mut args = vec![
+            "--ca",
+            server.ca(),
+            url.as_str(),
+            "-o",
+            target.to_str().unwrap(),
+            "--json",
+        ];
         args.extend_from_slice(extra);
         let j = fetch(&args).json();
         assert!(std::fs::read(&target).unwrap() == data);

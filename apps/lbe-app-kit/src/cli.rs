@@ -119,6 +119,11 @@ pub struct ServerFlags {
     /// PEM private key for --cert.
     #[arg(long, requires = "cert")]
     pub key: Option<std::path::PathBuf>,
+    /// Write the self-signed certificate made at start to this file (PEM),
+    /// for clients to trust with --ca. Its names are localhost, 127.0.0.1
+    /// and ::1.
+    #[arg(long, value_name = "PATH", conflicts_with = "cert")]
+    pub write_cert: Option<std::path::PathBuf>,
     /// Skip address validation with Retry.
     #[arg(long)]
     pub no_retry: bool,
@@ -133,14 +138,57 @@ pub struct ServerFlags {
 }
 
 impl ServerFlags {
-    /// The certificate the flags name.
-    pub fn certificate(&self) -> crate::tls::Certificate {
-        match (&self.cert, &self.key) {
-            (Some(chain), Some(key)) => crate::tls::Certificate::Files {
+    /// The certificate the flags name; with `--write-cert`, a self-signed
+    /// one made now and written there.
+    pub fn certificate(&self) -> Result<crate::tls::Certificate, Error> {
+        Ok(match (&self.cert, &self.key, &self.write_cert) {
+            (Some(chain), Some(key), _) => crate::tls::Certificate::Files {
                 chain: chain.clone(),
                 key: key.clone(),
             },
+            (_, _, Some(path)) => {
+                let cert = crate::tls::SelfSignedCert::generate()?;
+                cert.write_pem(path)?;
+                crate::tls::Certificate::Generated(cert)
+            }
             _ => crate::tls::Certificate::SelfSigned,
+        })
+    }
+}
+
+/// Command-line options every client here takes (`#[command(flatten)]`):
+/// how the server's certificate is checked. The default is against the
+/// system's roots.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ClientTlsFlags {
+    /// Do not verify the server's certificate (prints a warning): for a
+    /// test server whose certificate you do not have.
+    #[arg(long, short = 'k', conflicts_with = "ca")]
+    pub insecure: bool,
+    /// Verify the server's certificate against the certificates in this
+    /// PEM file instead of the system's roots: a private CA, or a server's
+    /// own self-signed certificate (h3-serve/quic-bulk server --write-cert).
+    #[arg(long, value_name = "PATH")]
+    pub ca: Option<std::path::PathBuf>,
+}
+
+impl ClientTlsFlags {
+    /// Whom the flags trust. `--insecure` prints its one-line warning to
+    /// stderr here, as `TOOL: warning: ...`; a `--ca` file that cannot be
+    /// read or holds no certificate is an error.
+    pub fn trust(&self, tool: &str) -> Result<crate::tls::ServerTrust, Error> {
+        if self.insecure {
+            eprintln!(
+                "{tool}: warning: not verifying the server's certificate (--insecure): anyone on \
+                 the path can impersonate the server"
+            );
+            return Ok(crate::tls::ServerTrust::Insecure);
+        }
+        match &self.ca {
+            Some(path) => {
+                crate::tls::ServerTrust::ca_file(path).map_err(|e| Error::new(format!("--ca: {e}")))
+            }
+            None => Ok(crate::tls::ServerTrust::SystemRoots),
         }
     }
 }

@@ -15,7 +15,16 @@
 //! The same way, a client that turned pacing off (`--pacing off`) offers
 //! `lbe-pacing=off`, and the server turns pacing off for that connection
 //! (`set_pacing_in_handshake`), so a download is sent unpaced too.
+//!
+//! Clients verify their server's certificate unless told not to
+//! ([`ServerTrust`]): against the system's roots by default, or against a
+//! PEM file (`--ca`, e.g. the self-signed certificate a server wrote with
+//! `--write-cert`). [`verify_failure`] is the one-line account of a
+//! certificate that did not verify.
 
+use std::cell::RefCell;
+use std::net::IpAddr;
+use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -26,13 +35,16 @@ use boring::ec::EcKey;
 use boring::hash::MessageDigest;
 use boring::nid::Nid;
 use boring::pkey::PKey;
+use boring::pkey::Private;
 use boring::ssl::ExtensionType;
 use boring::ssl::SelectCertError;
 use boring::ssl::SslContextBuilder;
 use boring::ssl::SslMethod;
+use boring::ssl::SslVerifyMode;
 use boring::x509::extension::SubjectAlternativeName;
 use boring::x509::X509Builder;
 use boring::x509::X509NameBuilder;
+use boring::x509::X509;
 
 use crate::Error;
 use quiche_lbe::spec::CcSpec;
@@ -50,11 +62,116 @@ pub const MAX_DATAGRAM_SIZE: usize = 1350;
 /// Where a server's certificate comes from.
 #[derive(Clone, Debug, Default)]
 pub enum Certificate {
-    /// A fresh self-signed P-256 certificate for `localhost`, made at start.
+    /// A fresh self-signed certificate ([`SelfSignedCert`]), made when the
+    /// configuration is; no client can know it in advance.
     #[default]
     SelfSigned,
+    /// A self-signed certificate made beforehand, which clients can trust
+    /// ([`SelfSignedCert::pem`], `--write-cert`).
+    Generated(SelfSignedCert),
     /// PEM files.
     Files { chain: PathBuf, key: PathBuf },
+}
+
+impl Certificate {
+    /// What a client of a server with this certificate trusts: the
+    /// generated certificate itself, or the system's roots (a fresh
+    /// self-signed certificate cannot be known, and will not verify).
+    pub fn client_trust(&self) -> ServerTrust {
+        match self {
+            Certificate::Generated(cert) => ServerTrust::Pem(cert.pem()),
+            Certificate::SelfSigned | Certificate::Files { .. } => ServerTrust::SystemRoots,
+        }
+    }
+}
+
+/// A self-signed P-256 certificate, valid for 30 days, whose names are
+/// `localhost`, `127.0.0.1` and `::1` (subject alternative names of types
+/// DNS and IP), so a client that trusts it can reach the server as
+/// `https://localhost:PORT/`, `https://127.0.0.1:PORT/` or
+/// `https://[::1]:PORT/`.
+#[derive(Clone)]
+pub struct SelfSignedCert {
+    cert: X509,
+    key: PKey<Private>,
+}
+
+impl std::fmt::Debug for SelfSignedCert {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SelfSignedCert")
+    }
+}
+
+impl SelfSignedCert {
+    /// Makes a new key and certificate.
+    pub fn generate() -> Result<Self, Error> {
+        let (cert, key) = self_signed()?;
+        Ok(SelfSignedCert { cert, key })
+    }
+
+    /// The certificate, PEM-encoded (no key).
+    pub fn pem(&self) -> Vec<u8> {
+        self.cert
+            .to_pem()
+            .expect("a certificate we built encodes as PEM")
+    }
+
+    /// Writes [`Self::pem`] to `path`, whole or not at all (a temporary
+    /// file beside it, renamed), so a client never reads half of it.
+    pub fn write_pem(&self, path: &Path) -> Result<(), Error> {
+        let err = |e: std::io::Error| {
+            Error::new(format!(
+                "cannot write the certificate to {}: {e}",
+                path.display()
+            ))
+        };
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        std::fs::write(&tmp, self.pem()).map_err(err)?;
+        std::fs::rename(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            err(e)
+        })
+    }
+}
+
+/// Whom a client trusts to vouch for its server's certificate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ServerTrust {
+    /// The system's root certificates (BoringSSL's default verify paths,
+    /// which honour `SSL_CERT_FILE` and `SSL_CERT_DIR`).
+    #[default]
+    SystemRoots,
+    /// Only the certificates in this PEM text (a private CA, or the
+    /// server's own self-signed certificate), instead of the system's
+    /// roots. Made by [`ServerTrust::ca_file`] or from
+    /// [`SelfSignedCert::pem`].
+    Pem(Vec<u8>),
+    /// Nobody: the server's certificate is not checked (`-k/--insecure`).
+    Insecure,
+}
+
+impl ServerTrust {
+    /// Trust the certificates in the PEM file at `path` (`--ca`): read and
+    /// checked now, so a missing or malformed file is an error before
+    /// anything is sent.
+    pub fn ca_file(path: &Path) -> Result<Self, Error> {
+        let pem = std::fs::read(path)
+            .map_err(|e| Error::new(format!("cannot read {}: {e}", path.display())))?;
+        pem_certificates(&pem).map_err(|why| Error::new(format!("{}: {why}", path.display())))?;
+        Ok(ServerTrust::Pem(pem))
+    }
+}
+
+/// The certificates in `pem`: one or more, or why not.
+fn pem_certificates(pem: &[u8]) -> Result<Vec<X509>, String> {
+    const EXPECTED: &str = "expected one or more PEM certificates (-----BEGIN CERTIFICATE-----)";
+    match X509::stack_from_pem(pem) {
+        Ok(certs) if !certs.is_empty() => Ok(certs),
+        Ok(_) => Err(format!("no certificate in it; {EXPECTED}")),
+        Err(e) => Err(format!("not a PEM certificate file ({e}); {EXPECTED}")),
+    }
 }
 
 /// Flow-control and timeout settings shared by our endpoints.
@@ -108,7 +225,7 @@ fn tls_err(what: &str) -> impl Fn(boring::error::ErrorStack) -> Error + '_ {
     move |e| Error::new(format!("{what}: {e}"))
 }
 
-fn self_signed(builder: &mut SslContextBuilder) -> Result<(), Error> {
+fn self_signed() -> Result<(X509, PKey<Private>), Error> {
     let err = tls_err("cannot make a self-signed certificate");
     let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).map_err(&err)?;
     let key = PKey::from_ec_key(EcKey::generate(&group).map_err(&err)?).map_err(&err)?;
@@ -142,11 +259,14 @@ fn self_signed(builder: &mut SslContextBuilder) -> Result<(), Error> {
         .map_err(&err)?;
     cert.append_extension(&san).map_err(&err)?;
     cert.sign(&key, MessageDigest::sha256()).map_err(&err)?;
-    let cert = cert.build();
+    Ok((cert.build(), key))
+}
 
-    builder.set_certificate(&cert).map_err(&err)?;
-    builder.set_private_key(&key).map_err(&err)?;
-    Ok(())
+/// Installs a generated certificate and its key.
+fn use_generated(builder: &mut SslContextBuilder, cert: &SelfSignedCert) -> Result<(), Error> {
+    let err = tls_err("cannot use the self-signed certificate");
+    builder.set_certificate(&cert.cert).map_err(&err)?;
+    builder.set_private_key(&cert.key).map_err(&err)
 }
 
 /// The protocol names in a ClientHello's ALPN extension (RFC 7301 §3.1: a
@@ -205,7 +325,8 @@ pub fn server_config(
     let mut builder =
         SslContextBuilder::new(SslMethod::tls()).map_err(tls_err("cannot create a TLS context"))?;
     match certificate {
-        Certificate::SelfSigned => self_signed(&mut builder)?,
+        Certificate::SelfSigned => use_generated(&mut builder, &SelfSignedCert::generate()?)?,
+        Certificate::Generated(cert) => use_generated(&mut builder, cert)?,
         Certificate::Files { chain, key } => {
             builder.set_certificate_chain_file(chain).map_err(|e| {
                 Error::new(format!("cannot load certificate {}: {e}", chain.display()))
@@ -251,16 +372,22 @@ pub fn server_config(
 }
 
 /// A client configuration. With `server_cc`, the client asks the server to
-/// send with that controller. The client does not verify the server's
-/// certificate (our servers use self-signed ones) unless `verify_peer`.
+/// send with that controller. The server's certificate is checked as
+/// `trust` says, for `server_name`: a DNS name, or an IP address, which is
+/// then checked against the certificate's IP names (give
+/// [`crate::endpoint::client::ClientOptions`] the same name).
 pub fn client_config(
     alpn: &[&[u8]],
     own_cc: &CcSpec,
     server_cc: Option<&CcSpec>,
     transport: &Transport,
-    verify_peer: bool,
+    trust: &ServerTrust,
+    server_name: &str,
 ) -> Result<quiche::Config, Error> {
-    let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION)
+    let mut builder =
+        SslContextBuilder::new(SslMethod::tls()).map_err(tls_err("cannot create a TLS context"))?;
+    verify_server(&mut builder, trust, server_name)?;
+    let mut config = quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, builder)
         .map_err(|e| Error::new(format!("cannot create a QUIC configuration: {e}")))?;
     let request = server_cc.map(|s| format!("{CC_ALPN_PREFIX}{s}"));
     if request.as_ref().is_some_and(|r| r.len() > 255) {
@@ -276,10 +403,88 @@ pub fn client_config(
     config
         .set_application_protos(&protos)
         .map_err(|e| Error::new(format!("bad ALPN list: {e}")))?;
-    config.verify_peer(verify_peer);
     transport.apply(&mut config);
     own_cc.configure(&mut config);
     Ok(config)
+}
+
+/// Sets up the check of the server's certificate. quiche names the server
+/// to BoringSSL as a DNS name (`X509_VERIFY_PARAM_set1_host`, which never
+/// matches an IP address name), so an IP address is set here as one
+/// (`X509_VERIFY_PARAM_set1_ip`) and the connection is opened without a
+/// server name ([`sni`]). quiche's own `verify_peer` is not called: it
+/// would drop the callback that records why a certificate failed.
+fn verify_server(
+    builder: &mut SslContextBuilder,
+    trust: &ServerTrust,
+    server_name: &str,
+) -> Result<(), Error> {
+    let err = tls_err("cannot set up certificate verification");
+    match trust {
+        ServerTrust::Insecure => {
+            builder.set_verify(SslVerifyMode::NONE);
+            return Ok(());
+        }
+        ServerTrust::SystemRoots => builder.set_default_verify_paths().map_err(&err)?,
+        ServerTrust::Pem(pem) => {
+            for cert in pem_certificates(pem).map_err(Error::new)? {
+                builder.cert_store_mut().add_cert(cert).map_err(&err)?;
+            }
+        }
+    }
+    if let Ok(ip) = server_name.parse::<IpAddr>() {
+        builder
+            .cert_store_mut()
+            .verify_param_mut()
+            .set_ip(ip)
+            .map_err(&err)?;
+    }
+    builder.set_verify_callback(SslVerifyMode::PEER, |ok, ctx| {
+        if let Err(e) = ctx.verify_result() {
+            VERIFY_FAILURE.with(|f| {
+                f.borrow_mut()
+                    .get_or_insert_with(|| e.error_string().to_string());
+            });
+        }
+        ok
+    });
+    Ok(())
+}
+
+/// The server name a client sends (TLS SNI) for `host`: none for an IP
+/// address (RFC 6066 §3: "Literal IPv4 and IPv6 addresses are not
+/// permitted in \"HostName\"."; [`client_config`] checks the address).
+pub fn sni(host: &str) -> Option<&str> {
+    host.parse::<IpAddr>().is_err().then_some(host)
+}
+
+thread_local! {
+    /// Why the last certificate this thread checked failed, as BoringSSL
+    /// says (`X509_verify_cert_error_string`): a client's handshake runs
+    /// on the thread that drives its connection, which clears this before
+    /// it starts ([`take_verify_failure`]).
+    static VERIFY_FAILURE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Why the server's certificate last failed verification on this thread,
+/// if it did; clears it.
+pub fn take_verify_failure() -> Option<String> {
+    VERIFY_FAILURE.with(|f| f.borrow_mut().take())
+}
+
+/// The error for a handshake this client ended with TLS alert `alert`
+/// (`alert_name` its name) because `server_name`'s certificate did not
+/// verify (`why`: BoringSSL's reason), with the options that get past it.
+/// BoringSSL's client sends `unknown_ca` (48) for a self-signed
+/// certificate or one from a CA it does not trust, `bad_certificate` (42)
+/// for one that names other hosts, `certificate_expired` (45) for one out
+/// of its validity period (`SSL_alert_from_verify_result`).
+pub fn verify_failure(server_name: &str, why: &str, alert: u64, alert_name: &str) -> String {
+    format!(
+        "the server's certificate for {server_name} did not verify: {why} (TLS alert {alert}, \
+         {alert_name}); use --ca PATH to trust that certificate or its CA, or -k/--insecure \
+         to skip verification"
+    )
 }
 
 #[cfg(test)]
@@ -314,6 +519,62 @@ mod tests {
             b"lbe-cc=bbr2"
         ])));
         assert!(!requested_no_pacing(&alpn_ext(&[b"lbe-pacing=offx"])));
+    }
+
+    #[test]
+    fn an_ip_address_is_not_sent_as_a_server_name() {
+        assert_eq!(sni("localhost"), Some("localhost"));
+        assert_eq!(sni("cdn.example"), Some("cdn.example"));
+        assert_eq!(sni("127.0.0.1"), None);
+        assert_eq!(sni("::1"), None);
+    }
+
+    #[test]
+    fn a_generated_certificate_is_what_its_clients_trust() {
+        let cert = SelfSignedCert::generate().unwrap();
+        let pem = cert.pem();
+        assert!(pem.starts_with(b"-----BEGIN CERTIFICATE-----\n"));
+        assert_eq!(pem_certificates(&pem).unwrap().len(), 1);
+        assert_eq!(
+            Certificate::Generated(cert).client_trust(),
+            ServerTrust::Pem(pem)
+        );
+        assert_eq!(
+            Certificate::SelfSigned.client_trust(),
+            ServerTrust::SystemRoots
+        );
+    }
+
+    #[test]
+    fn a_ca_file_must_hold_a_certificate() {
+        let dir = std::env::temp_dir().join(format!("lbe-app-kit-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.pem");
+        let cert = SelfSignedCert::generate().unwrap();
+        cert.write_pem(&good).unwrap();
+        assert_eq!(
+            ServerTrust::ca_file(&good).unwrap(),
+            ServerTrust::Pem(cert.pem())
+        );
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        assert_eq!(
+            ServerTrust::ca_file(&empty).unwrap_err().to_string(),
+            format!(
+                "{}: no certificate in it; expected one or more PEM certificates \
+                 (-----BEGIN CERTIFICATE-----)",
+                empty.display()
+            )
+        );
+        let missing = dir.join("missing.pem");
+        assert_eq!(
+            ServerTrust::ca_file(&missing).unwrap_err().to_string(),
+            format!(
+                "cannot read {}: No such file or directory (os error 2)",
+                missing.display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

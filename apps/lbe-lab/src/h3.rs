@@ -34,6 +34,9 @@ use h3_download::aioquic::Aioquic;
 use h3_download::aioquic::AioquicServer;
 use h3_download::digest::hex;
 use h3_download::digest::Sha256;
+use lbe_app_kit::tls::Certificate;
+use lbe_app_kit::tls::SelfSignedCert;
+use lbe_app_kit::tls::ServerTrust;
 use serde::Serialize;
 
 use crate::scenario::Flow;
@@ -144,6 +147,9 @@ pub struct Served {
     pub sha256: [u8; 32],
     /// Where the server listens.
     pub addr: SocketAddr,
+    /// The server's certificate, for its client to verify: h3-serve's made
+    /// here, aioquic's written by its server (`--cert-out`).
+    pub trust: ServerTrust,
     running: Option<Running>,
 }
 
@@ -166,7 +172,7 @@ impl Served {
         let size = file_size(link, flow);
         let sha256 = write_content(&file, size, flow.id as u64)
             .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-        let (addr, running) = match h3.server {
+        let (addr, running, trust) = match h3.server {
             H3Server::H3Serve | H3Server::QuicheStock => {
                 let mut args = h3_download::server::ServeArgs::new(
                     SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -183,13 +189,17 @@ impl Served {
                 std::fs::create_dir_all(&server_qlog)
                     .map_err(|e| format!("cannot create {}: {e}", server_qlog.display()))?;
                 args.qlog_dir = Some(server_qlog);
+                let cert = SelfSignedCert::generate()
+                    .map_err(|e| format!("{} ({}): {e}", flow.name, h3.server.name()))?;
+                let trust = ServerTrust::Pem(cert.pem());
+                args.certificate = Certificate::Generated(cert);
                 let server = h3_download::server::bind(&args)
                     .map_err(|e| format!("{} ({}): {e}", flow.name, h3.server.name()))?;
                 let addr = server.local_addr();
                 let stop = Arc::new(AtomicBool::new(false));
                 let flag = stop.clone();
                 let thread = thread::spawn(move || server.run(&flag));
-                (addr, Running::H3Serve { stop, thread })
+                (addr, Running::H3Serve { stop, thread }, trust)
             }
             H3Server::Aioquic => {
                 if aioquic.is_none() {
@@ -203,14 +213,21 @@ impl Served {
                 let log = dir.join("aioquic.log");
                 let stderr = File::create(&log)
                     .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+                let cert = dir.join("aioquic-cert.pem");
+                let cert_arg = cert.to_str().ok_or_else(|| {
+                    format!("{}: {} is not a UTF-8 path", flow.name, cert.display())
+                })?;
                 let server = aioquic
                     .as_ref()
                     .expect("installed above")
-                    .server(&root, &[], Stdio::from(stderr))
+                    .server(&root, &["--cert-out", cert_arg], Stdio::from(stderr))
                     .map_err(|e| format!("{} ({e}; see {})", flow.name, log.display()))?;
+                let trust = ServerTrust::ca_file(&cert)
+                    .map_err(|e| format!("{} (server = \"aioquic\"): {e}", flow.name))?;
                 (
                     SocketAddr::from(([127, 0, 0, 1], server.port)),
                     Running::Aioquic(server),
+                    trust,
                 )
             }
         };
@@ -221,6 +238,7 @@ impl Served {
             size,
             sha256,
             addr,
+            trust,
             running: Some(running),
         })
     }
@@ -282,8 +300,7 @@ pub fn fetch(
         deadline: None,
         resume: false,
         qlog_dir: Some(qlog_dir.to_path_buf()),
-        verify: false,
-        ca: None,
+        trust: served.trust.clone(),
         timeout: Duration::from_secs(10),
         progress: false,
     };

@@ -20,6 +20,8 @@ use std::time::Instant;
 use std::time::SystemTime;
 
 use lbe_app_kit::tls::Certificate;
+use lbe_app_kit::tls::SelfSignedCert;
+use lbe_app_kit::tls::ServerTrust;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::client::Summary as ClientSummary;
 use quic_bulk::protocol::Amount;
@@ -172,11 +174,13 @@ pub fn run(
     std::fs::create_dir_all(&qlog_dir)
         .map_err(|e| format!("cannot create {}: {e}", qlog_dir.display()))?;
 
-    // The server, behind the bottleneck.
+    // The server, behind the bottleneck, with a certificate its clients
+    // trust (they verify it as any client would).
+    let certificate = SelfSignedCert::generate().map_err(|e| format!("quic-bulk server: {e}"))?;
     let server = quic_bulk::server::bind(&ServerArgs {
         listen: SocketAddr::from(([127, 0, 0, 1], scenario.ports.server)),
         qlog_dir: Some(qlog_dir.clone()),
-        certificate: Certificate::SelfSigned,
+        certificate: Certificate::Generated(certificate),
         retry: true,
         verbose: false,
         pacing: true,
@@ -184,6 +188,7 @@ pub fn run(
     .map_err(|e| format!("quic-bulk server: {e}"))?;
     let server = server.spawn();
     let server_addr = server.local_addr();
+    let bulk_trust = server.trust();
 
     // Each h3 flow's file and server.
     let mut aioquic = None;
@@ -268,8 +273,8 @@ pub fn run(
                     .iter()
                     .position(|p| *p == path)
                     .expect("every flow has a path")];
-                let (qlog_dir, served) = (&qlog_dir, served[i].as_ref());
-                scope.spawn(move || run_flow(flow, served, connect, qlog_dir, t0, stop))
+                let (qlog_dir, served, bulk_trust) = (&qlog_dir, served[i].as_ref(), &bulk_trust);
+                scope.spawn(move || run_flow(flow, served, bulk_trust, connect, qlog_dir, t0, stop))
             })
             .collect();
         scenario
@@ -333,6 +338,7 @@ pub fn run(
 fn run_flow(
     flow: &Flow,
     served: Option<&Served>,
+    bulk_trust: &ServerTrust,
     connect: SocketAddr,
     qlog_dir: &Path,
     t0: Instant,
@@ -372,7 +378,9 @@ fn run_flow(
                 .map(|(t, qlog)| (Transfer::H3(Box::new(t)), qlog))
             }
             (FlowKind::H3(_), None) => Err("the h3 flow has no server".to_string()),
-            (FlowKind::QuicBulk, _) => run_quic_bulk(flow, connect, qlog_dir, t0, &abort),
+            (FlowKind::QuicBulk, _) => {
+                run_quic_bulk(flow, bulk_trust, connect, qlog_dir, t0, &abort)
+            }
         };
         let timed_out = abort.swap(true, Ordering::Relaxed)
             && !stop.load(Ordering::Relaxed)
@@ -389,6 +397,7 @@ fn run_flow(
 
 fn run_quic_bulk(
     flow: &Flow,
+    trust: &ServerTrust,
     connect: SocketAddr,
     qlog_dir: &Path,
     t0: Instant,
@@ -413,6 +422,8 @@ fn run_quic_bulk(
             progress: false,
             pacing: flow.pacing,
             deadline: flow.deadline,
+            trust: trust.clone(),
+            server_name: None,
         },
         abort,
     )

@@ -51,6 +51,11 @@ pub struct ClientArgs {
     /// A download's deadline: the server's sender becomes deadline-aware
     /// (protocol docs).
     pub deadline: Option<Duration>,
+    /// How the server's certificate is checked (`--ca`, `--insecure`).
+    pub trust: tls::ServerTrust,
+    /// The name the server's certificate must carry; `None`: the IP
+    /// address of `connect`.
+    pub server_name: Option<String>,
 }
 
 /// The outcome of a transfer (the `--json` object).
@@ -240,22 +245,26 @@ pub fn run(args: ClientArgs, stop: &AtomicBool) -> Result<Summary, Error> {
         ..tls::Transport::default()
     };
     let receiver_cc: CcSpec = "cubic".parse().expect("cubic is a valid spec");
-    let mut config = match args.direction {
-        Direction::Download => tls::client_config(
-            &[protocol::ALPN],
-            &receiver_cc,
-            Some(&args.cc),
-            &transport,
-            false,
-        )?,
-        Direction::Upload => {
-            tls::client_config(&[protocol::ALPN], &args.cc, None, &transport, false)?
-        }
+    let server_name = args
+        .server_name
+        .clone()
+        .unwrap_or_else(|| args.connect.ip().to_string());
+    let (own_cc, server_cc) = match args.direction {
+        Direction::Download => (&receiver_cc, Some(&args.cc)),
+        Direction::Upload => (&args.cc, None),
     };
+    let mut config = tls::client_config(
+        &[protocol::ALPN],
+        own_cc,
+        server_cc,
+        &transport,
+        &args.trust,
+        &server_name,
+    )?;
     let options = ClientOptions {
         connect: args.connect,
         bind: args.bind,
-        server_name: "localhost".to_string(),
+        server_name,
         qlog_dir: args.qlog_dir.clone(),
         label: args.label.clone(),
         qlog_cc: args.cc.file_tag(),

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Args;
 use clap::Parser;
 use clap::Subcommand;
+use lbe_app_kit::cli::ClientTlsFlags;
 use lbe_app_kit::cli::OnOff;
 use lbe_app_kit::cli::ServerFlags;
 use quic_bulk::client::ClientArgs;
@@ -31,7 +32,10 @@ struct Cli {
 enum Command {
     /// Serve downloads and uploads until interrupted.
     Server(ServerCli),
-    /// Run one transfer and print a summary.
+    /// Run one transfer and print a summary. The server's certificate is
+    /// verified against the system's roots unless --ca or --insecure says
+    /// otherwise (quic-bulk server --write-cert writes its certificate for
+    /// --ca).
     Client(Box<ClientCli>),
 }
 
@@ -88,6 +92,12 @@ struct ClientCli {
     /// sender (--cc cdg or ledbatpp) becomes deadline-aware. Needs --bytes.
     #[arg(long, value_parser = lbe_units::parse_duration)]
     deadline: Option<Duration>,
+    /// The name the server's certificate must carry [default: the IP
+    /// address of --connect].
+    #[arg(long, value_name = "NAME")]
+    server_name: Option<String>,
+    #[command(flatten)]
+    tls: ClientTlsFlags,
 }
 
 fn main() -> ExitCode {
@@ -98,7 +108,7 @@ fn main() -> ExitCode {
             let server = quic_bulk::server::bind(&ServerArgs {
                 listen: s.listen,
                 qlog_dir: flags.qlog_dir.clone(),
-                certificate: flags.certificate(),
+                certificate: flags.certificate()?,
                 retry: !flags.no_retry,
                 verbose: !flags.quiet,
                 pacing: flags.pacing.is_on(),
@@ -127,6 +137,7 @@ fn main() -> ExitCode {
                     .map_err(|e| quiche_lbe::Error::new(format!("--deadline: {e}")))?;
             }
             let json = c.json;
+            let trust = c.tls.trust("quic-bulk")?;
             let summary = quic_bulk::client::run(
                 ClientArgs {
                     connect: c.connect,
@@ -144,6 +155,8 @@ fn main() -> ExitCode {
                     progress: !json,
                     pacing: c.pacing.is_on(),
                     deadline: c.deadline,
+                    trust,
+                    server_name: c.server_name,
                 },
                 &stop,
             )?;

@@ -43,13 +43,16 @@ pub struct ServerArgs {
 }
 
 impl ServerArgs {
-    /// A server on a free loopback port with a self-signed certificate,
-    /// Retry and pacing on, quiet: what the tests start.
+    /// A server on a free loopback port with a self-signed certificate
+    /// its clients can trust ([`RunningServer::trust`]), Retry and pacing
+    /// on, quiet: what the tests start.
     pub fn loopback(qlog_dir: Option<PathBuf>) -> Self {
+        let certificate = tls::SelfSignedCert::generate()
+            .expect("BoringSSL makes a P-256 key and a certificate for it");
         Self {
             listen: (std::net::Ipv4Addr::LOCALHOST, 0).into(),
             qlog_dir,
-            certificate: tls::Certificate::SelfSigned,
+            certificate: tls::Certificate::Generated(certificate),
             retry: true,
             verbose: false,
             pacing: true,
@@ -280,6 +283,7 @@ pub fn bind(args: &ServerArgs) -> Result<BoundServer, Error> {
         server,
         config,
         verbose: args.verbose,
+        trust: args.certificate.client_trust(),
     })
 }
 
@@ -288,12 +292,19 @@ pub struct BoundServer {
     server: Server,
     config: quiche::Config,
     verbose: bool,
+    trust: tls::ServerTrust,
 }
 
 impl BoundServer {
     /// Where it listens.
     pub fn local_addr(&self) -> std::net::SocketAddr {
         self.server.local_addr()
+    }
+
+    /// What its clients trust to verify its certificate
+    /// ([`tls::Certificate::client_trust`]).
+    pub fn trust(&self) -> tls::ServerTrust {
+        self.trust.clone()
     }
 
     /// Serves until `stop` is set, then closes open connections.
@@ -310,6 +321,7 @@ impl BoundServer {
 /// one beside other work. Dropping it stops it, like [`RunningServer::stop`].
 pub struct RunningServer {
     addr: std::net::SocketAddr,
+    trust: tls::ServerTrust,
     stop: Arc<AtomicBool>,
     thread: Option<thread::JoinHandle<Result<(), Error>>>,
 }
@@ -318,11 +330,13 @@ impl BoundServer {
     /// Starts serving on a new thread.
     pub fn spawn(self) -> RunningServer {
         let addr = self.local_addr();
+        let trust = self.trust();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = thread::spawn(move || self.run(&flag));
         RunningServer {
             addr,
+            trust,
             stop,
             thread: Some(thread),
         }
@@ -333,6 +347,11 @@ impl RunningServer {
     /// Where it listens.
     pub fn local_addr(&self) -> std::net::SocketAddr {
         self.addr
+    }
+
+    /// What its clients trust to verify its certificate.
+    pub fn trust(&self) -> tls::ServerTrust {
+        self.trust.clone()
     }
 
     /// Closes open connections, flushes their qlogs and waits for the

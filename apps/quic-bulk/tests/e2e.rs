@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::Duration;
 
+use lbe_app_kit::tls::ServerTrust;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::client::Summary;
 use quic_bulk::protocol::Amount;
@@ -31,6 +32,7 @@ fn tempdir(name: &str) -> PathBuf {
 
 fn transfer(
     addr: std::net::SocketAddr,
+    trust: &ServerTrust,
     cc: &str,
     direction: Direction,
     bytes: u64,
@@ -50,6 +52,8 @@ fn transfer(
             progress: false,
             pacing: true,
             deadline: None,
+            trust: trust.clone(),
+            server_name: None,
         },
         &AtomicBool::new(false),
     )
@@ -83,7 +87,15 @@ fn every_controller_both_directions() {
     for cc in quiche_lbe::spec::controller_names() {
         for direction in [Direction::Download, Direction::Upload] {
             let label = format!("{cc}_{}", direction.as_str());
-            let s = transfer(server.local_addr(), cc, direction, BYTES, &dir, &label);
+            let s = transfer(
+                server.local_addr(),
+                &server.trust(),
+                cc,
+                direction,
+                BYTES,
+                &dir,
+                &label,
+            );
             assert_eq!(s.bytes, BYTES);
             assert_eq!(s.cc, cc);
             assert_eq!(s.direction, direction.as_str());
@@ -139,6 +151,7 @@ fn every_controller_both_directions() {
     // during the handshake: its own state name reaches the server's qlog.
     let s = transfer(
         server.local_addr(),
+        &server.trust(),
         "fixed:packets=8",
         Direction::Download,
         BYTES,
@@ -175,6 +188,8 @@ fn unpaced_transfers_both_directions() {
                 progress: false,
                 pacing: false,
                 deadline: None,
+                trust: server.trust(),
+                server_name: None,
             },
             &AtomicBool::new(false),
         )
@@ -190,7 +205,7 @@ fn twenty_clients_at_once() {
     let addr = server.local_addr();
     let handles: Vec<_> = (0..20)
         .map(|i| {
-            let dir = dir.clone();
+            let (dir, trust) = (dir.clone(), server.trust());
             thread::spawn(move || {
                 let names = quiche_lbe::spec::controller_names();
                 let cc = names[i % names.len()];
@@ -199,7 +214,15 @@ fn twenty_clients_at_once() {
                 } else {
                     Direction::Upload
                 };
-                transfer(addr, cc, direction, 1_000_000, &dir, &format!("c{i}"))
+                transfer(
+                    addr,
+                    &trust,
+                    cc,
+                    direction,
+                    1_000_000,
+                    &dir,
+                    &format!("c{i}"),
+                )
             })
         })
         .collect();
@@ -229,6 +252,8 @@ fn duration_mode_sends_for_the_given_time() {
             progress: false,
             pacing: true,
             deadline: None,
+            trust: server.trust(),
+            server_name: None,
         },
         &AtomicBool::new(false),
     )
@@ -394,6 +419,7 @@ fn cli_json_and_clean_shutdown() {
         .unwrap()
         .port();
     let addr = format!("127.0.0.1:{port}");
+    let cert = dir.join("cert.pem");
     let mut server = quic_bulk()
         .args([
             "server",
@@ -401,6 +427,8 @@ fn cli_json_and_clean_shutdown() {
             &addr,
             "--qlog-dir",
             dir.to_str().unwrap(),
+            "--write-cert",
+            cert.to_str().unwrap(),
         ])
         .stderr(Stdio::piped())
         .spawn()
@@ -418,6 +446,8 @@ fn cli_json_and_clean_shutdown() {
             "--json",
             "--timeout",
             "1s",
+            "--ca",
+            cert.to_str().unwrap(),
         ]);
         if ok {
             out = Some(stdout);
@@ -464,6 +494,8 @@ fn a_download_with_a_deadline_reports_it_met_and_the_time_per_level() {
                 progress: false,
                 pacing: true,
                 deadline: Some(Duration::from_secs(600)),
+                trust: server.trust(),
+                server_name: None,
             },
             &AtomicBool::new(false),
         )
@@ -484,4 +516,106 @@ fn a_download_with_a_deadline_reports_it_met_and_the_time_per_level() {
         );
     }
     server.stop().unwrap();
+}
+
+#[test]
+fn cli_client_verifies_the_server_certificate_by_default() {
+    let dir = tempdir("verify");
+    let cert = dir.join("cert.pem");
+    let ca = cert.to_str().unwrap();
+    let mut server = KillOnDrop(
+        quic_bulk()
+            .args(["server", "--listen", "127.0.0.1:0", "--write-cert", ca])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut log = std::io::BufReader::new(server.0.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut log, &mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("quic-bulk server: listening on ")
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    let client = |extra: &[&str]| {
+        let mut args = vec![
+            "client",
+            "--connect",
+            &addr,
+            "--cc",
+            "cubic",
+            "--bytes",
+            "1MB",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        cli(&args)
+    };
+    let refused = "quic-bulk: error: the server's certificate for 127.0.0.1 did not verify: self \
+                   signed certificate (TLS alert 48, unknown_ca); use --ca PATH to trust that \
+                   certificate or its CA, or -k/--insecure to skip verification";
+
+    // Not trusted by default: one line.
+    let (ok, out, err) = client(&[]);
+    assert!(!ok);
+    assert_eq!((out.as_str(), err.trim_end()), ("", refused));
+
+    // Trusted with the written certificate; the payload is checked.
+    let (ok, out, err) = client(&["--ca", ca]);
+    assert!(ok, "{err}");
+    assert_eq!(err, "");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bytes"], 1_000_000);
+
+    // The certificate names 127.0.0.1, not another host.
+    let (ok, _, err) = client(&["--ca", ca, "--server-name", "example.com"]);
+    assert!(!ok);
+    assert_eq!(
+        err.trim_end(),
+        "quic-bulk: error: the server's certificate for example.com did not verify: Hostname \
+         mismatch (TLS alert 42, bad_certificate); use --ca PATH to trust that certificate or its \
+         CA, or -k/--insecure to skip verification"
+    );
+    let (ok, _, err) = client(&["--ca", ca, "--server-name", "localhost"]);
+    assert!(ok, "{err}");
+
+    // -k: not verified, and it says so.
+    let (ok, out, err) = client(&["-k"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        err,
+        "quic-bulk: warning: not verifying the server's certificate (--insecure): anyone on the \
+         path can impersonate the server\n"
+    );
+    assert_eq!(out.lines().count(), 1);
+
+    // A missing or malformed --ca file: one line.
+    let missing = dir.join("missing.pem");
+    let (ok, _, err) = client(&["--ca", missing.to_str().unwrap()]);
+    assert!(!ok);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "quic-bulk: error: --ca: cannot read {}: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+    let (ok, _, err) = client(&["--ca", dir.to_str().unwrap()]);
+    assert!(!ok);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("quic-bulk: error: --ca: cannot read "),
+        "{err}"
+    );
+}
+
+/// A child process killed and reaped when dropped, also when a test fails.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -7,9 +7,12 @@ use std::time::Duration;
 use clap::Parser;
 use h3_download::fetch::FetchArgs;
 use h3_download::fetch::LbeMode;
+use lbe_app_kit::cli::ClientTlsFlags;
 
 /// Downloads an https:// URL over HTTP/3 to FILE, through FILE.part, and
-/// renames it only once complete and verified.
+/// renames it only once complete and verified. The server's certificate is
+/// verified against the system's roots, unless --ca or --insecure says
+/// otherwise.
 #[derive(Parser)]
 #[command(name = "h3-fetch", version)]
 struct Cli {
@@ -45,14 +48,12 @@ struct Cli {
     /// Print one JSON object instead of a progress bar and a summary.
     #[arg(long)]
     json: bool,
-    /// Verify the server's certificate against the system's roots (off by
-    /// default: test servers use self-signed certificates).
-    #[arg(long)]
+    #[command(flatten)]
+    tls: ClientTlsFlags,
+    /// Does nothing (the certificate is verified by default now); kept so
+    /// that old command lines still run.
+    #[arg(long, hide = true, conflicts_with = "insecure")]
     verify: bool,
-    /// Trust the certificates in this PEM file (a private CA, or a server's
-    /// own self-signed certificate); implies --verify.
-    #[arg(long, value_name = "PEM")]
-    ca: Option<PathBuf>,
     /// Give up if the handshake does not complete in this time.
     #[arg(long, default_value = "5s", value_parser = lbe_units::parse_duration)]
     timeout: Duration,
@@ -93,6 +94,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if cli.verify {
+        eprintln!(
+            "h3-fetch: warning: --verify is deprecated and does nothing: the server's \
+             certificate is verified by default"
+        );
+    }
+    let trust = match cli.tls.trust("h3-fetch") {
+        Ok(trust) => trust,
+        Err(e) => {
+            eprintln!("h3-fetch: error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let args = FetchArgs {
         url: cli.url,
         output: cli.output,
@@ -101,8 +115,7 @@ fn main() -> ExitCode {
         deadline: cli.deadline,
         resume: cli.resume,
         qlog_dir: cli.qlog_dir,
-        verify: cli.verify,
-        ca: cli.ca,
+        trust,
         timeout: cli.timeout,
         progress: !cli.json,
     };

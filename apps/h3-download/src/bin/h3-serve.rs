@@ -53,7 +53,7 @@ fn main() -> ExitCode {
         args.background_cc = cli.background_cc;
         args.deadline_cc = cli.deadline_cc;
         args.qlog_dir = cli.server.qlog_dir.clone();
-        args.certificate = cli.server.certificate();
+        args.certificate = cli.server.certificate()?;
         args.retry = !cli.server.no_retry;
         args.verbose = !cli.server.quiet;
         args.pacing = cli.server.pacing.is_on();

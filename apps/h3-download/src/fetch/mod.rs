@@ -33,6 +33,7 @@ use lbe_app_kit::endpoint::client;
 use lbe_app_kit::endpoint::client::ClientApp;
 use lbe_app_kit::endpoint::client::ClientOptions;
 use lbe_app_kit::endpoint::Conn;
+use lbe_app_kit::tls::ServerTrust;
 use quiche_lbe::Error;
 use serde::Serialize;
 
@@ -71,10 +72,8 @@ pub struct FetchArgs {
     /// Continue `FILE.part` if it belongs to the same URL and version.
     pub resume: bool,
     pub qlog_dir: Option<PathBuf>,
-    /// Verify the server's certificate.
-    pub verify: bool,
-    /// Trust the certificates in this PEM file too (implies `verify`).
-    pub ca: Option<PathBuf>,
+    /// How the server's certificate is checked (`--ca`, `--insecure`).
+    pub trust: ServerTrust,
     /// Give up if the handshake has not completed by then.
     pub timeout: Duration,
     /// Show a progress bar on stderr.
@@ -192,23 +191,6 @@ fn client_options(args: &FetchArgs, target: &Target, addr: SocketAddr) -> Client
     }
 }
 
-/// The client's quiche configuration, with `--ca`'s certificates if given.
-fn tls_config(args: &FetchArgs) -> Result<quiche::Config, Error> {
-    let mut config = crate::client::config(args.verify || args.ca.is_some())?;
-    if let Some(ca) = &args.ca {
-        let path = ca
-            .to_str()
-            .ok_or_else(|| Error::new(format!("--ca {}: not a UTF-8 path", ca.display())))?;
-        config.load_verify_locations_from_file(path).map_err(|e| {
-            Error::new(format!(
-                "cannot load certificates from {}: {e}",
-                ca.display()
-            ))
-        })?;
-    }
-    Ok(config)
-}
-
 /// Downloads `args.url` to `args.output`.
 pub fn run(args: &FetchArgs, stop: &AtomicBool) -> Result<Summary, Error> {
     run_with_receiver_window(args, stop).0
@@ -261,7 +243,7 @@ fn download(
         receiver: Receiver::new(args.background, args.lbe),
     };
     let options = client_options(args, &target, addr);
-    let result = tls_config(args).and_then(|mut config| {
+    let result = crate::client::config(&args.trust, &options.server_name).and_then(|mut config| {
         app.receiver.configure(&mut config);
         client::run(&options, &mut config, &mut app, stop)
     });

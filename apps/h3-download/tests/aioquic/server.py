@@ -7,8 +7,8 @@ HEAD of the files directly under --root; content-length, a strong etag,
 repr-digest (sha-256), and single `bytes=N-` / `bytes=N-M` ranges honoured
 when if-range (if sent) matches. --bad-digest sends a wrong digest;
 --truncate N ends every body after N bytes although content-length
-promises more. A self-signed certificate for `localhost` is made at start
-(--cert-out writes a copy, for a client to trust).
+promises more. A self-signed certificate for localhost, 127.0.0.1 and ::1
+is made at start (--cert-out writes a copy, for a client to trust).
 """
 
 import argparse
@@ -16,6 +16,7 @@ import asyncio
 import base64
 import datetime
 import hashlib
+import ipaddress
 import os
 import sys
 import tempfile
@@ -44,7 +45,10 @@ def self_signed(directory):
             .not_valid_before(now - datetime.timedelta(days=1))
             .not_valid_after(now + datetime.timedelta(days=7))
             .add_extension(x509.SubjectAlternativeName(
-                [x509.DNSName("localhost")]), critical=False)
+                [x509.DNSName("localhost"),
+                 x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                 x509.IPAddress(ipaddress.ip_address("::1"))]),
+                critical=False)
             .sign(key, hashes.SHA256()))
     cert_path = os.path.join(directory, "cert.pem")
     key_path = os.path.join(directory, "key.pem")

@@ -21,6 +21,9 @@ use std::time::Duration;
 use std::time::Instant;
 
 use h3_download::server::ServeArgs;
+use lbe_app_kit::tls::Certificate;
+use lbe_app_kit::tls::SelfSignedCert;
+use lbe_app_kit::tls::ServerTrust;
 
 pub const MB: u64 = 1_000_000;
 
@@ -73,9 +76,14 @@ pub fn content(len: u64, seed: u64) -> Vec<u8> {
 }
 
 /// h3-serve on a thread, on a free port; stopped (and its qlogs flushed)
-/// on drop or [`TestServer::stop`].
+/// on drop or [`TestServer::stop`]. Its self-signed certificate is written
+/// beside `root` (`ca`), for h3-fetch's `--ca`.
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The server's certificate, PEM (for `h3-fetch --ca`).
+    pub ca_path: PathBuf,
+    /// The server's certificate, for an in-process client.
+    pub trust: ServerTrust,
     stop: Arc<AtomicBool>,
     thread: Option<thread::JoinHandle<()>>,
 }
@@ -83,14 +91,21 @@ pub struct TestServer {
 impl TestServer {
     pub fn start(root: &Path, configure: impl FnOnce(&mut ServeArgs)) -> Self {
         let mut args = ServeArgs::new("127.0.0.1:0".parse().unwrap(), root.to_path_buf());
+        let cert = SelfSignedCert::generate().unwrap();
+        let trust = ServerTrust::Pem(cert.pem());
+        args.certificate = Certificate::Generated(cert.clone());
         configure(&mut args);
         let server = h3_download::server::bind(&args).unwrap();
         let addr = server.local_addr();
+        let ca_path = root.with_file_name(format!("cert-{}.pem", addr.port()));
+        cert.write_pem(&ca_path).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = thread::spawn(move || server.run(&flag).unwrap());
         TestServer {
             addr,
+            ca_path,
+            trust,
             stop,
             thread: Some(thread),
         }
@@ -98,6 +113,11 @@ impl TestServer {
 
     pub fn url(&self, path: &str) -> String {
         format!("https://{}{path}", self.addr)
+    }
+
+    /// The server's certificate file, for `h3-fetch --ca`.
+    pub fn ca(&self) -> &str {
+        self.ca_path.to_str().unwrap()
     }
 
     pub fn stop(&mut self) {

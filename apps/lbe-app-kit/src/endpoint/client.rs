@@ -34,7 +34,8 @@ pub struct ClientOptions {
     pub connect: SocketAddr,
     /// Local address; port 0 picks one.
     pub bind: Option<SocketAddr>,
-    /// TLS server name.
+    /// The server's name, as its certificate must name it: a DNS name, or
+    /// an IP address (then not sent as TLS SNI: [`crate::tls::sni`]).
     pub server_name: String,
     /// Write the connection's qlog here.
     pub qlog_dir: Option<PathBuf>,
@@ -71,8 +72,9 @@ pub fn run(
 
     let rng = SystemRandom::new();
     let scid = new_conn_id(&rng)?;
+    crate::tls::take_verify_failure();
     let quic = quiche::connect(
-        Some(&options.server_name),
+        crate::tls::sni(&options.server_name),
         &quiche::ConnectionId::from_ref(&scid),
         local,
         options.connect,
@@ -143,9 +145,9 @@ pub fn run(
         return Err(e);
     }
     if let Some(e) = conn.quic.peer_error() {
-        if let Some(alert) = tls_alert(e) {
+        if let Some((alert, name)) = tls_alert(e) {
             return Err(Error::new(format!(
-                "the server refused the TLS handshake: {alert}"
+                "the server refused the TLS handshake: TLS alert {alert} ({name})"
             )));
         }
         if e.error_code != 0 {
@@ -157,14 +159,17 @@ pub fn run(
         }
     }
     if let Some(e) = conn.quic.local_error() {
-        if let Some(alert) = tls_alert(e) {
-            let hint = if (42..=48).contains(&(e.error_code - 0x100)) {
-                " (the server's certificate did not verify)"
-            } else {
-                ""
-            };
+        if let Some((alert, name)) = tls_alert(e) {
+            if let Some(why) = crate::tls::take_verify_failure() {
+                return Err(Error::new(crate::tls::verify_failure(
+                    &options.server_name,
+                    &why,
+                    alert,
+                    name,
+                )));
+            }
             return Err(Error::new(format!(
-                "the TLS handshake failed: {alert}{hint}"
+                "the TLS handshake failed: TLS alert {alert} ({name})"
             )));
         }
         if e.error_code != 0 && !e.is_app {
@@ -184,9 +189,9 @@ pub fn run(
     Ok(conn)
 }
 
-/// The TLS alert a transport close carries: QUIC's CRYPTO_ERROR codes
-/// 0x100-0x1ff are 0x100 plus the alert (RFC 9001 §4.8).
-fn tls_alert(e: &quiche::ConnectionError) -> Option<String> {
+/// The TLS alert a transport close carries, and its name: QUIC's
+/// CRYPTO_ERROR codes 0x100-0x1ff are 0x100 plus the alert (RFC 9001 §4.8).
+fn tls_alert(e: &quiche::ConnectionError) -> Option<(u64, &'static str)> {
     if e.is_app || !(0x100..0x200).contains(&e.error_code) {
         return None;
     }
@@ -215,5 +220,5 @@ fn tls_alert(e: &quiche::ConnectionError) -> Option<String> {
         120 => "no_application_protocol",
         _ => "alert",
     };
-    Some(format!("TLS alert {alert} ({name})"))
+    Some((alert, name))
 }
