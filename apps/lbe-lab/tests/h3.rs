@@ -96,8 +96,8 @@ fn h3_flows_through_routes_are_verified_byte_for_byte() {
 
     // Both came through the one bottleneck, each on its own route; the
     // figures come from the clients' qlogs.
-    assert_eq!(s.netem.flows, 2);
-    assert!(s.netem.down.delivered_payload_bytes > 2_000_000 + stock.received_bytes);
+    assert_eq!(s.tail.netem.flows, 2);
+    assert!(s.tail.netem.down.delivered_payload_bytes > 2_000_000 + stock.received_bytes);
     for f in &s.flows {
         assert!(
             f.qlog.starts_with(&format!("qlog/{}/h3_fetch", f.name)),
