@@ -160,8 +160,8 @@ name = "cubic"
     );
     // Cut off at its stop time, it still reports the receiver's window.
     let w = download.receiver_window.as_ref().expect("receiver_window");
-    assert!(w.rtt_samples > 0 && w.qlog_events > 0, "{w:?}");
-    assert!(w.min_bytes <= w.final_bytes && w.final_bytes <= w.max_bytes);
+    assert!(w.window.rtt_samples > 0 && w.qlog_events > 0, "{w:?}");
+    assert!(w.window.window_min <= w.window.window && w.window.window <= w.window.window_max);
     let (d, c) = (
         s.flows[0].figures.goodput_bps,
         s.flows[1].figures.goodput_bps,
