@@ -222,16 +222,27 @@ use crate::RttInfo;
 use crate::Snapshot;
 
 /// What the receiver-side window did over a download.
+///
+/// With the `serde` feature it serialises as the tools write it (h3-fetch's
+/// `receiver_window`, the simulator's): the window's figures as
+/// `final_bytes`, `min_bytes`, `max_bytes`, `mean_bytes`, then the counts;
+/// `bytes_received` is left out (each tool reports its download's bytes
+/// itself).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ReceiverStats {
     /// The window now, bytes.
+    #[cfg_attr(feature = "serde", serde(rename = "final_bytes"))]
     pub window: u64,
     /// Smallest window since the start, bytes.
+    #[cfg_attr(feature = "serde", serde(rename = "min_bytes"))]
     pub window_min: u64,
     /// Largest window since the start, bytes.
+    #[cfg_attr(feature = "serde", serde(rename = "max_bytes"))]
     pub window_max: u64,
     /// Time-weighted mean of the window from the start to the latest event,
     /// bytes (the window at the start if no time has passed).
+    #[cfg_attr(feature = "serde", serde(rename = "mean_bytes"))]
     pub window_mean: f64,
     /// RTT samples fed ([`ReceiverLedbat::on_rtt_sample`]).
     pub rtt_samples: u64,
@@ -243,6 +254,7 @@ pub struct ReceiverStats {
     /// Slowdowns started (the initial one and the periodic ones, §4.4).
     pub slowdowns: u64,
     /// Bytes received.
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub bytes_received: u64,
 }
 

@@ -180,7 +180,7 @@ pub struct SimOutput {
     pub analysis: Analysis,
     pub flows: Vec<FlowStats>,
     /// What the bottleneck counted.
-    pub link: lbe_netem::Totals,
+    pub link: lbe_link::Totals,
     /// Events the loop processed.
     pub events: u64,
     /// Virtual time the run covered.
@@ -195,7 +195,7 @@ struct Sim<'a> {
     queue: BinaryHeap<Queued>,
     seq: u64,
     /// Items: (flow, packet number), kept small: the delay line is a heap.
-    link: lbe_netem::Link<Datagram>,
+    link: lbe_link::Link<Datagram>,
     link_due: Option<Instant>,
     flows: Vec<FlowState>,
     events: u64,
@@ -232,13 +232,13 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         );
     }
     let epoch = Instant::now();
-    let link = lbe_netem::Link::new(&lbe_netem::LinkConfig {
+    let link = lbe_link::Link::new(&lbe_link::LinkConfig {
         rate_bps: Some(config.link.rate_bps),
         buffer: Some(config.link.buffer),
         loss: config.link.loss,
         seed: config.seed,
-        overhead: lbe_netem::IPV4_UDP_OVERHEAD,
-        ..lbe_netem::LinkConfig::default()
+        overhead: lbe_link::IPV4_UDP_OVERHEAD,
+        ..lbe_link::LinkConfig::default()
     });
     let (from, to) = match config.window {
         Some((f, t)) => (Some(f.as_secs_f64()), Some(t.as_secs_f64())),
@@ -771,7 +771,7 @@ impl Sim<'_> {
             from_s: config.window.map(|(f, _)| f.as_secs_f64()),
             to_s: config.window.map(|(_, t)| t.as_secs_f64()),
             link_rate_bps: Some(config.link.rate_bps as f64),
-            datagram_overhead_bytes: u64::from(lbe_netem::IPV4_UDP_OVERHEAD),
+            datagram_overhead_bytes: u64::from(lbe_link::IPV4_UDP_OVERHEAD),
             ..qlog_analysis::Options::default()
         };
         let analysis =

@@ -9,8 +9,9 @@
 //!   runs (`quiche_lbe::PluginFactory`), quiche's Reno and CUBIC through
 //!   patch 0003's `quiche::BuiltinCongestionControl`, which wraps quiche's
 //!   own code;
-//! - the bottleneck is `lbe-netem`'s model ([`lbe_netem::Link`]): the same
-//!   drop-tail FIFO, rate arithmetic, per-datagram overhead and seeded loss;
+//! - the bottleneck is `lbe-link`'s model ([`lbe_link::Link`]), the one
+//!   `lbe-netem` runs in real time: the same drop-tail FIFO, rate
+//!   arithmetic, per-datagram overhead and seeded loss;
 //! - the figures come from `qlog-analysis`: each flow's events (packet sent,
 //!   ACK received, metrics, losses, states) are fed in memory to the same
 //!   `FlowAnalyzer` that reads qlog files ([`record`]).
@@ -54,7 +55,7 @@ pub struct Link {
     pub rate_bps: u64,
     /// The base RTT of flows that do not set their own.
     pub rtt: Duration,
-    pub buffer: lbe_netem::Buffer,
+    pub buffer: lbe_link::Buffer,
     /// Random loss on the bottleneck direction, 0 to 1.
     pub loss: f64,
 }

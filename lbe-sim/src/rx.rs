@@ -52,15 +52,12 @@ pub const MAX_CONNECTION_WINDOW: u64 = 24 * 1024 * 1024;
 /// What the receiver's control did over a flow.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ReceiverWindowStats {
-    pub final_bytes: u64,
-    pub min_bytes: u64,
-    pub max_bytes: u64,
-    /// Time-weighted.
-    pub mean_bytes: f64,
-    pub rtt_samples: u64,
-    pub retransmissions: u64,
-    pub loss_reductions: u64,
-    pub slowdowns: u64,
+    /// The window's figures and counts (`final_bytes`, `min_bytes`,
+    /// `max_bytes`, `mean_bytes` time-weighted, `rtt_samples`,
+    /// `retransmissions`, `loss_reductions`, `slowdowns`): `lbe-cc`'s own
+    /// serialisation, shared with h3-fetch's view.
+    #[serde(flatten)]
+    pub window: rledbat::ReceiverStats,
     /// MAX_DATA updates sent.
     pub max_data_updates: u64,
     /// PINGs sent (ack-eliciting packets without an update).
@@ -235,16 +232,8 @@ impl ReceiverControl {
     }
 
     pub fn stats(&self) -> ReceiverWindowStats {
-        let s = self.window.stats();
         ReceiverWindowStats {
-            final_bytes: s.window,
-            min_bytes: s.window_min,
-            max_bytes: s.window_max,
-            mean_bytes: s.window_mean,
-            rtt_samples: s.rtt_samples,
-            retransmissions: s.retransmissions,
-            loss_reductions: s.loss_reductions,
-            slowdowns: s.slowdowns,
+            window: self.window.stats(),
             max_data_updates: self.max_data_updates,
             pings: self.pings,
         }
@@ -296,12 +285,12 @@ mod tests {
         let w = rx.window();
         // A gap at the start: nothing is consumed, no update is due.
         rx.on_data(chunk(1000, w), 1350, t0 + ms(1));
-        assert_eq!(rx.stats().retransmissions, 0);
+        assert_eq!(rx.stats().window.retransmissions, 0);
         assert_eq!(rx.on_send(0, t0 + ms(1)).max_data, None);
         // The gap filled by data below the highest offset: a retransmission,
         // and everything is consumed.
         rx.on_data(chunk(0, 1000), 1350, t0 + ms(2));
-        assert_eq!(rx.stats().retransmissions, 1);
+        assert_eq!(rx.stats().window.retransmissions, 1);
         let limit = rx.window();
         assert_eq!(
             rx.on_send(1, t0 + ms(2)).max_data,
@@ -310,9 +299,9 @@ mod tests {
         // A copy of data already read: a spurious retransmission, not a
         // loss (patch 0004); one that ends above it still is.
         rx.on_data(chunk(500, 500), 1350, t0 + ms(3));
-        assert_eq!(rx.stats().retransmissions, 1);
+        assert_eq!(rx.stats().window.retransmissions, 1);
         rx.on_data(chunk(1000 + w - 10, 20), 1350, t0 + ms(4));
-        assert_eq!(rx.stats().retransmissions, 2);
+        assert_eq!(rx.stats().window.retransmissions, 2);
     }
 
     #[test]
@@ -320,7 +309,7 @@ mod tests {
         let t0 = Instant::now();
         let mut rx = ReceiverControl::new(1350, ms(25), t0);
         rx.on_handshake_rtt(ms(50), t0);
-        assert_eq!(rx.stats().rtt_samples, 1);
+        assert_eq!(rx.stats().window.rtt_samples, 1);
         let ping = rx.on_send(0, t0);
         assert!(ping.ack_eliciting);
         let ack_only = rx.on_send(1, t0 + ms(1));
@@ -332,15 +321,15 @@ mod tests {
         only.last_ack_eliciting_sent = Some(t0);
         assert!(!only.on_send(0, t0 + ms(1)).ack_eliciting);
         only.on_ack(0, ms(0), t0 + ms(60));
-        assert_eq!(only.stats().rtt_samples, 1);
+        assert_eq!(only.stats().window.rtt_samples, 1);
         // Both at once: a sample of the largest (the ACK-only one, 80 ms,
         // 5 ms of it the sender's ACK delay).
         rx.on_ack(1, ms(5), t0 + ms(81));
-        assert_eq!(rx.stats().rtt_samples, 2);
+        assert_eq!(rx.stats().window.rtt_samples, 2);
         assert_eq!(rx.rtt.latest_rtt, ms(80));
         assert_eq!(rx.rtt.latest_ack_delay, ms(5));
         // Acknowledged once: the same ACK again is no sample.
         rx.on_ack(1, ms(5), t0 + ms(90));
-        assert_eq!(rx.stats().rtt_samples, 2);
+        assert_eq!(rx.stats().window.rtt_samples, 2);
     }
 }

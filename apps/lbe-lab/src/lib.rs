@@ -6,6 +6,7 @@ pub mod h3;
 pub mod run;
 pub mod scenario;
 pub mod sim;
+pub mod summary;
 pub mod sweep;
 
 use std::path::Path;
@@ -29,7 +30,7 @@ pub fn run_file(
         let options = qlog_analysis::Options {
             time_base: qlog_analysis::TimeBase::WallClock(
                 std::time::UNIX_EPOCH
-                    + std::time::Duration::from_millis(summary.started_at_unix_ms as u64),
+                    + std::time::Duration::from_millis(summary.tail.started_at_unix_ms as u64),
             ),
             ..qlog_analysis::Options::default()
         };

@@ -37,21 +37,16 @@ use crate::scenario::FlowEnd;
 use crate::scenario::FlowKind;
 use crate::scenario::Scenario;
 use crate::scenario::Upstream;
+use crate::summary::Mode;
+use crate::summary::RunSummary;
 
-/// `summary.json`.
+/// `summary.json` of a real run (`"mode": "real"`).
+pub type Summary = RunSummary<FlowSummary, RealTail>;
+
+/// What only a real run's `summary.json` has, after the figures across
+/// flows.
 #[derive(Debug, Serialize)]
-pub struct Summary {
-    pub link: LinkSummary,
-    pub window: WindowSummary,
-    pub flows: Vec<FlowSummary>,
-    /// Sum of the flows' goodputs over the link rate.
-    pub utilization: Option<f64>,
-    /// The largest application-layer goodput the link can carry (link rate
-    /// × stream bytes per wire byte of this run's data datagrams).
-    pub max_goodput_bps: Option<f64>,
-    /// Sum of the flows' goodputs over `max_goodput_bps`.
-    pub utilization_of_max: Option<f64>,
-    pub jain_index: Option<f64>,
+pub struct RealTail {
     /// The bottleneck's own queue over the window, from lbe-netem's stats
     /// lines (time-weighted; every flow's datagrams in it).
     pub link_queue_ms: Option<LinkQueue>,
@@ -460,46 +455,48 @@ fn summarize(
     });
     let parts = qlog_analysis::summary_parts(inputs, &options).map_err(|e| e.to_string())?;
 
-    let flows = scenario
-        .flows
-        .iter()
-        .zip(parts.flows)
-        .zip(transfers)
-        .zip(&qlogs)
-        .map(|(((flow, figures), transfer), qlog)| FlowSummary {
-            id: flow.id,
-            name: flow.name.clone(),
-            kind: match flow.kind {
-                FlowKind::QuicBulk => "quic-bulk",
-                FlowKind::H3(_) => "h3",
-            },
-            cc: flow.cc.to_string(),
-            start_s: flow.start.as_secs_f64(),
-            stop_s: flow.stop().map(|d| d.as_secs_f64()),
-            figures,
-            qlog: qlog.strip_prefix(out).unwrap_or(qlog).display().to_string(),
-            transfer,
-        })
-        .collect();
-
-    Ok(Summary {
-        link: LinkSummary::of(&scenario.link),
-        window: parts.window.into(),
-        flows,
-        utilization: parts.utilization,
-        max_goodput_bps: parts.max_goodput_bps,
-        utilization_of_max: parts.utilization_of_max,
-        jain_index: parts.jain_index,
+    let flows = |figures: Vec<qlog_analysis::FlowSummary>| {
+        scenario
+            .flows
+            .iter()
+            .zip(figures)
+            .zip(transfers)
+            .zip(&qlogs)
+            .map(|(((flow, figures), transfer), qlog)| FlowSummary {
+                id: flow.id,
+                name: flow.name.clone(),
+                kind: match flow.kind {
+                    FlowKind::QuicBulk => "quic-bulk",
+                    FlowKind::H3(_) => "h3",
+                },
+                cc: flow.cc.to_string(),
+                start_s: flow.start.as_secs_f64(),
+                stop_s: flow.stop().map(|d| d.as_secs_f64()),
+                figures,
+                qlog: qlog.strip_prefix(out).unwrap_or(qlog).display().to_string(),
+                transfer,
+            })
+            .collect()
+    };
+    let tail = |window: &qlog_analysis::Window| RealTail {
         link_queue_ms: link_queue(
             &out.join("netem-stats.jsonl"),
             started_at,
-            (parts.window.from_s, parts.window.to_s),
+            (window.from_s, window.to_s),
         ),
         started_at_unix_ms: started_at
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis()),
         netem,
-    })
+    };
+    Ok(RunSummary::new(
+        Mode::Real,
+        None,
+        &scenario.link,
+        parts,
+        flows,
+        tail,
+    ))
 }
 
 /// The bottleneck's queue over `window` (scenario seconds), from

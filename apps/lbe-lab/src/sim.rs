@@ -6,28 +6,24 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::run::LinkSummary;
-use crate::run::WindowSummary;
 use crate::scenario::FlowEnd;
 use crate::scenario::Scenario;
+use crate::summary::Mode;
+use crate::summary::RunSummary;
 
 /// The simulator's seed when the scenario sets none.
 pub const DEFAULT_SEED: u64 = 1;
 
-/// `summary.json` of a simulated run: the keys of a real run's, less what
-/// only a real run has (wall-clock start, the emulator's and quic-bulk's own
-/// counts), plus `mode`, `seed` and the simulated bottleneck's counts.
+/// `summary.json` of a simulated run (`"mode": "sim"`, with its `seed`):
+/// the keys of a real run's, less what only a real run has (wall-clock
+/// start, the emulator's and quic-bulk's own counts), plus the simulated
+/// bottleneck's counts.
+pub type SimSummary = RunSummary<SimFlowSummary, SimTail>;
+
+/// What only a simulated run's `summary.json` has, after the figures
+/// across flows.
 #[derive(Debug, Serialize)]
-pub struct SimSummary {
-    pub mode: &'static str,
-    pub seed: u64,
-    pub link: LinkSummary,
-    pub window: WindowSummary,
-    pub flows: Vec<SimFlowSummary>,
-    pub utilization: Option<f64>,
-    pub max_goodput_bps: Option<f64>,
-    pub utilization_of_max: Option<f64>,
-    pub jain_index: Option<f64>,
+pub struct SimTail {
     /// What the simulated bottleneck counted over the whole run.
     pub bottleneck: lbe_netem::Totals,
     /// Events the simulator processed (a measure of its work).
@@ -135,42 +131,43 @@ pub fn simulate_into(
         })
         .collect();
     let parts = out.analysis.summary_parts();
-    let flows = scenario
-        .flows
-        .iter()
-        .zip(parts.flows)
-        .zip(out.flows)
-        .zip(qlogs)
-        .map(|(((flow, figures), transfer), qlog)| SimFlowSummary {
-            id: flow.id,
-            name: flow.name.clone(),
-            cc: flow.cc.to_string(),
-            start_s: flow.start.as_secs_f64(),
-            stop_s: flow.stop().map(|d| d.as_secs_f64()),
-            figures,
-            qlog,
-            deadline_s: flow.deadline.map(|d| d.as_secs_f64()),
-            met: flow.deadline.map(|d| {
-                transfer
-                    .finished_s
-                    .is_some_and(|f| f - flow.start.as_secs_f64() <= d.as_secs_f64())
-            }),
-            transfer,
-        })
-        .collect();
-    let summary = SimSummary {
-        mode: "sim",
-        seed: config.seed,
-        link: LinkSummary::of(&scenario.link),
-        window: parts.window.into(),
-        flows,
-        utilization: parts.utilization,
-        max_goodput_bps: parts.max_goodput_bps,
-        utilization_of_max: parts.utilization_of_max,
-        jain_index: parts.jain_index,
+    let flows = |figures: Vec<qlog_analysis::FlowSummary>| {
+        scenario
+            .flows
+            .iter()
+            .zip(figures)
+            .zip(out.flows)
+            .zip(qlogs)
+            .map(|(((flow, figures), transfer), qlog)| SimFlowSummary {
+                id: flow.id,
+                name: flow.name.clone(),
+                cc: flow.cc.to_string(),
+                start_s: flow.start.as_secs_f64(),
+                stop_s: flow.stop().map(|d| d.as_secs_f64()),
+                figures,
+                qlog,
+                deadline_s: flow.deadline.map(|d| d.as_secs_f64()),
+                met: flow.deadline.map(|d| {
+                    transfer
+                        .finished_s
+                        .is_some_and(|f| f - flow.start.as_secs_f64() <= d.as_secs_f64())
+                }),
+                transfer,
+            })
+            .collect()
+    };
+    let tail = |_: &qlog_analysis::Window| SimTail {
         bottleneck: out.link,
         events: out.events,
     };
+    let summary = RunSummary::new(
+        Mode::Sim,
+        Some(config.seed),
+        &scenario.link,
+        parts,
+        flows,
+        tail,
+    );
     Ok((summary, out.analysis))
 }
 

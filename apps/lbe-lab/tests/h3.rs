@@ -96,8 +96,8 @@ fn h3_flows_through_routes_are_verified_byte_for_byte() {
 
     // Both came through the one bottleneck, each on its own route; the
     // figures come from the clients' qlogs.
-    assert_eq!(s.netem.flows, 2);
-    assert!(s.netem.down.delivered_payload_bytes > 2_000_000 + stock.received_bytes);
+    assert_eq!(s.tail.netem.flows, 2);
+    assert!(s.tail.netem.down.delivered_payload_bytes > 2_000_000 + stock.received_bytes);
     for f in &s.flows {
         assert!(
             f.qlog.starts_with(&format!("qlog/{}/h3_fetch", f.name)),
@@ -160,8 +160,8 @@ name = "cubic"
     );
     // Cut off at its stop time, it still reports the receiver's window.
     let w = download.receiver_window.as_ref().expect("receiver_window");
-    assert!(w.rtt_samples > 0 && w.qlog_events > 0, "{w:?}");
-    assert!(w.min_bytes <= w.final_bytes && w.final_bytes <= w.max_bytes);
+    assert!(w.window.rtt_samples > 0 && w.qlog_events > 0, "{w:?}");
+    assert!(w.window.window_min <= w.window.window && w.window.window <= w.window.window_max);
     let (d, c) = (
         s.flows[0].figures.goodput_bps,
         s.flows[1].figures.goodput_bps,

@@ -92,10 +92,10 @@ fn alone_with_a_500ms_buffer_the_receiver_keeps_the_goodput_and_empties_the_queu
         // ACK may cover two), about 2500 in 40 s, and no losses.
         let w = b.transfer.receiver_window.as_ref().expect("receiver_lbe");
         let eliciting = w.max_data_updates + w.pings + 1;
-        assert!(w.rtt_samples <= eliciting, "seed {seed}: {w:?}");
-        assert!(w.rtt_samples > 1000, "seed {seed}: {w:?}");
+        assert!(w.window.rtt_samples <= eliciting, "seed {seed}: {w:?}");
+        assert!(w.window.rtt_samples > 1000, "seed {seed}: {w:?}");
         assert!(w.max_data_updates > 1000, "seed {seed}: {w:?}");
-        assert_eq!(w.retransmissions, 0, "seed {seed}");
+        assert_eq!(w.window.retransmissions, 0, "seed {seed}");
         assert_eq!(b.transfer.lost_packets, 0, "seed {seed}");
     }
 }
@@ -123,7 +123,7 @@ fn against_cubic_with_a_30ms_buffer_the_receiver_yields_through_losses() {
         let share = cubic_share(&s);
         assert!(share >= 0.9, "seed {seed}: {share}");
         let w = s.flows[0].transfer.receiver_window.as_ref().unwrap();
-        assert!(w.loss_reductions > 0, "seed {seed}: {w:?}");
+        assert!(w.window.loss_reductions > 0, "seed {seed}: {w:?}");
     }
 }
 

@@ -8,12 +8,14 @@
 //! propagation delay of rtt/2; the server→client direction also goes
 //! through one drop-tail FIFO shared by every flow, served at a fixed rate.
 //!
-//! - [`model`]: the sans-IO model of one direction (loss, drop-tail FIFO at a
-//!   rate, delay line), deterministic, driven with explicit `now`.
+//! - the sans-IO model of one direction (loss, drop-tail FIFO at a rate,
+//!   delay line, cross traffic) is `lbe-link`'s ([`lbe_link::Link`]), the
+//!   one the simulator (`lbe-sim`) drives too; its types are re-exported
+//!   here because [`Config`] and [`Summary`] are made of them.
 //! - [`relay`]: sockets and the timing loop: [`Netem::spawn`] runs the
 //!   emulator on its own thread and returns a [`NetemHandle`].
-//! - [`units`]: parsers for rates (`20mbit`), durations (`50ms`) and buffers
-//!   (`500ms`, `375kB`).
+//! - [`units`]: parsers for the command line: rates (`20mbit`), durations
+//!   (`50ms`), buffers (`500ms`, `375kB`), paths and routes.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -33,13 +35,12 @@
 //! println!("{clients_connect_to}: {} drops", summary.down.drops_buffer);
 //! ```
 
-pub mod model;
 pub mod relay;
 pub mod rx;
 pub mod timer;
 pub mod units;
 
-pub use model::{
+pub use lbe_link::{
     CrossTraffic, Delivery, IntervalStats, Link, LinkConfig, Totals, Verdict,
     CROSS_TRAFFIC_PACKET_BYTES, IPV4_UDP_OVERHEAD,
 };

@@ -69,36 +69,23 @@ impl LbeMode {
 /// `receiver_window`). Bytes on the wire.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ReceiverWindowSummary {
-    /// The window at the end.
-    pub final_bytes: u64,
-    pub min_bytes: u64,
-    pub max_bytes: u64,
-    /// Time-weighted mean over the connection.
-    pub mean_bytes: f64,
-    /// RTT samples of the client's own ack-eliciting packets.
-    pub rtt_samples: u64,
-    /// Retransmitted stream frames seen.
-    pub retransmissions: u64,
-    /// Window halvings on them (at most one per smoothed RTT).
-    pub loss_reductions: u64,
-    /// LEDBAT++ slowdowns (the initial one and the periodic ones).
-    pub slowdowns: u64,
+    /// The window's figures and counts (`final_bytes`, `min_bytes`,
+    /// `max_bytes`, `mean_bytes` time-weighted over the connection,
+    /// `rtt_samples` of the client's own ack-eliciting packets,
+    /// `retransmissions` of stream frames seen, `loss_reductions` at most
+    /// one per smoothed RTT, `slowdowns` initial and periodic): `lbe-cc`'s
+    /// own serialisation, shared with the simulator's view.
+    #[serde(flatten)]
+    pub window: ReceiverStats,
     /// Receiver-window records written to the qlog
     /// ([`quiche_lbe::receiver::QLOG_WINDOW`]).
     pub qlog_events: u64,
 }
 
 impl ReceiverWindowSummary {
-    fn new(s: ReceiverStats, qlog_events: u64) -> Self {
+    fn new(window: ReceiverStats, qlog_events: u64) -> Self {
         Self {
-            final_bytes: s.window,
-            min_bytes: s.window_min,
-            max_bytes: s.window_max,
-            mean_bytes: s.window_mean,
-            rtt_samples: s.rtt_samples,
-            retransmissions: s.retransmissions,
-            loss_reductions: s.loss_reductions,
-            slowdowns: s.slowdowns,
+            window,
             qlog_events,
         }
     }

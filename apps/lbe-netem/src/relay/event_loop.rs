@@ -21,9 +21,9 @@ use super::report::{
     lateness_histogram, CrossTotals, FlowCounters, FlowLine, Lateness, StatsLine, Summary,
 };
 use super::Config;
-use crate::model::{CrossTraffic, Link, Verdict};
 use crate::rx;
 use crate::timer::{set_min_timer_slack, set_realtime, TimerFd};
+use lbe_link::{CrossTraffic, Link, Verdict};
 
 /// The waker's token ([`super::Stopper::stop`]).
 pub(super) const WAKER: Token = Token(0);

@@ -1,5 +1,5 @@
 //! The I/O layer: sockets, the flow table and the timing loop around the two
-//! [`Link`](crate::model::Link) models (server→client: the bottleneck; client→server: the
+//! [`Link`](lbe_link::Link) models (server→client: the bottleneck; client→server: the
 //! reverse path).
 //!
 //! One thread does everything, so nothing is shared or locked on the data
@@ -33,11 +33,12 @@ use mio::net::UdpSocket;
 use mio::unix::SourceFd;
 use mio::{Interest, Poll, Waker};
 
-use crate::model::LinkConfig;
 use crate::rx;
 use crate::timer::TimerFd;
-use crate::units::{Buffer, PathSpec, RouteSpec};
+use crate::units::{PathSpec, RouteSpec};
 use event_loop::{Listener, Relay, Source, TIMER, WAKER};
+use lbe_link::Buffer;
+use lbe_link::LinkConfig;
 use os::set_buffers;
 pub use report::{CrossTotals, Lateness, Summary};
 

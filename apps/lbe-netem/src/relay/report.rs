@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::model::{IntervalStats, Totals};
+use lbe_link::{IntervalStats, Totals};
 
 /// Cross-traffic datagrams offered to the bottleneck, and how many it dropped.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -34,7 +34,7 @@ pub struct Summary {
     pub send_errors: u64,
     /// Receive errors (e.g. ICMP port unreachable while no server runs).
     pub recv_errors: u64,
-    /// The cross traffic's datagrams (see [`crate::model::CrossTraffic`]);
+    /// The cross traffic's datagrams (see [`lbe_link::CrossTraffic`]);
     /// they are counted in `down` too.
     pub cross_traffic: CrossTotals,
     /// How late datagrams were sent on, against their due time, over the run.

@@ -4,8 +4,9 @@
 //! Nothing here reads a clock or touches a socket: every call takes `now`,
 //! and the same sequence of calls always gives the same result (the random
 //! loss is drawn from a generator seeded by [`LinkConfig::seed`]). The I/O
-//! layer ([`crate::relay`]) feeds it datagrams as they arrive and asks it what
-//! is due; unit tests drive it event by event.
+//! layer (`lbe-netem`'s relay in real time, `lbe-sim`'s event loop in
+//! virtual time) feeds it datagrams as they arrive and asks it what is due;
+//! unit tests drive it event by event.
 //!
 //! # Timing
 //!

@@ -1,0 +1,23 @@
+//! `lbe-link`: the sans-IO model of the emulated bottleneck, shared by the
+//! real-time emulator (`lbe-netem`, which adds the sockets, the timers and
+//! the command line) and the simulator (`lbe-sim`, which drives it in
+//! virtual time), so that both put datagrams through the same arithmetic.
+//!
+//! - [`model`]: one direction of the path: random loss, a drop-tail FIFO
+//!   served at a fixed rate, a propagation delay line, the unresponsive
+//!   cross traffic, and the counters ([`IntervalStats`], [`Totals`]).
+//!   Deterministic, driven with explicit `now`.
+//! - [`units`]: the link's quantities and their parsers: the buffer
+//!   (`500ms`, `375kB`) and the loss probability (`0.01`, `1%`).
+//!
+//! Nothing here reads a clock or touches a socket.
+#![forbid(unsafe_code)]
+
+pub mod model;
+pub mod units;
+
+pub use model::{
+    CrossTraffic, Delivery, IntervalStats, Link, LinkConfig, Totals, Verdict,
+    CROSS_TRAFFIC_PACKET_BYTES, IPV4_UDP_OVERHEAD,
+};
+pub use units::{parse_buffer, parse_loss, Buffer, MAX_BUFFER_BYTES};
