@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use lbe_app_kit::tls::Certificate;
 use quic_bulk::server::ServerArgs;
 
 /// The bytes the C program downloads.
@@ -99,9 +100,15 @@ fn qlog_events(path: &Path) -> Vec<(String, serde_json::Value)> {
 #[test]
 fn a_c_program_downloads_with_ledbatpp_chosen_by_name() {
     let dir = tempdir("download");
-    let server = quic_bulk::server::bind(&ServerArgs::loopback(None))
-        .unwrap()
-        .spawn();
+    let args = ServerArgs::loopback(None);
+    // The C client verifies the server's certificate against the one the
+    // server generated (what `quic-bulk server --write-cert` writes).
+    let ca = dir.join("server.pem");
+    match &args.certificate {
+        Certificate::Generated(cert) => cert.write_pem(&ca).unwrap(),
+        other => panic!("ServerArgs::loopback makes a certificate to trust, not {other:?}"),
+    }
+    let server = quic_bulk::server::bind(&args).unwrap().spawn();
     let addr = server.local_addr();
     let qlog = dir.join("client.sqlog");
 
@@ -109,6 +116,7 @@ fn a_c_program_downloads_with_ledbatpp_chosen_by_name() {
         .arg(addr.ip().to_string())
         .arg(addr.port().to_string())
         .arg(DOWNLOAD_BYTES.to_string())
+        .arg(&ca)
         .arg(&qlog)
         .output()
         .unwrap();
@@ -140,18 +148,18 @@ fn the_c_program_rejects_bad_arguments_with_one_line() {
     for (args, message) in [
         (
             &["127.0.0.1", "1"][..],
-            "download: error: usage: download ADDRESS PORT BYTES [QLOG_PATH]\n",
+            "download: error: usage: download ADDRESS PORT BYTES CA_PEM [QLOG_PATH]\n",
         ),
         (
-            &["localhost", "1", "5"][..],
+            &["localhost", "1", "5", "ca.pem"][..],
             "download: error: ADDRESS 'localhost' is not an IPv4 address\n",
         ),
         (
-            &["127.0.0.1", "70000", "5"][..],
+            &["127.0.0.1", "70000", "5", "ca.pem"][..],
             "download: error: PORT '70000' is not a port (1 to 65535)\n",
         ),
         (
-            &["127.0.0.1", "443", "5k"][..],
+            &["127.0.0.1", "443", "5k", "ca.pem"][..],
             "download: error: BYTES '5k' is not a whole number\n",
         ),
     ] {
@@ -159,4 +167,14 @@ fn the_c_program_rejects_bad_arguments_with_one_line() {
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert_eq!(String::from_utf8_lossy(&output.stderr), message);
     }
+    // A CA file that cannot be loaded stops it before it sends anything.
+    let output = Command::new(program())
+        .args(["127.0.0.1", "443", "5", "/nonexistent/ca.pem"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "download: error: cannot load the CA certificate /nonexistent/ca.pem\n"
+    );
 }

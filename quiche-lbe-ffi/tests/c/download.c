@@ -4,9 +4,11 @@
  * UDP, with LEDBAT++ as its own sender's controller, checks every byte
  * against quic-bulk's payload pattern, and exits 0.
  *
- *     download ADDRESS PORT BYTES [QLOG_PATH]
+ *     download ADDRESS PORT BYTES CA_PEM [QLOG_PATH]
  *
- * ADDRESS is an IPv4 address (127.0.0.1). With QLOG_PATH the client writes
+ * ADDRESS is an IPv4 address (127.0.0.1). The server's certificate is
+ * verified against CA_PEM (`quic-bulk server --write-cert CA_PEM`) for the
+ * name "localhost". With QLOG_PATH the client writes
  * its qlog there. On any failure it prints one line to stderr and exits 1
  * (2 for bad arguments). It gives up after 30 seconds.
  *
@@ -81,8 +83,8 @@ static int flush(quiche_conn *conn, int sock) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4 || argc > 5) {
-        fprintf(stderr, "download: error: usage: download ADDRESS PORT BYTES [QLOG_PATH]\n");
+    if (argc < 5 || argc > 6) {
+        fprintf(stderr, "download: error: usage: download ADDRESS PORT BYTES CA_PEM [QLOG_PATH]\n");
         return 2;
     }
     struct sockaddr_in peer = {.sin_family = AF_INET};
@@ -125,11 +127,14 @@ int main(int argc, char **argv) {
 
     quiche_config_set_application_protos(config, (const uint8_t *) BULK_ALPN,
                                          sizeof(BULK_ALPN) - 1);
-    /* quic-bulk's server presents a self-signed certificate made at start-up
-     * (apps/lbe-app-kit, Certificate::SelfSigned) and cannot write it out to
-     * be trusted as a CA, so the client cannot verify it: verification is
-     * turned off, on loopback only. */
-    quiche_config_verify_peer(config, false);
+    /* The server's certificate is verified (quiche's default for a client)
+     * against CA_PEM, the certificate `quic-bulk server --write-cert` wrote;
+     * the name checked is "localhost" (quiche_connect below), one of its
+     * names. */
+    if (quiche_config_load_verify_locations_from_file(config, argv[4]) != 0) {
+        fprintf(stderr, "download: error: cannot load the CA certificate %s\n", argv[4]);
+        return 1;
+    }
     quiche_config_set_max_idle_timeout(config, 10000);
     quiche_config_set_max_recv_udp_payload_size(config, MAX_DATAGRAM);
     quiche_config_set_max_send_udp_payload_size(config, MAX_DATAGRAM);
@@ -163,8 +168,8 @@ int main(int argc, char **argv) {
     if (conn == NULL) {
         return fail("quiche_connect failed");
     }
-    if (argc == 5 && !quiche_conn_set_qlog_path(conn, argv[4], "download.c", "C client")) {
-        fprintf(stderr, "download: error: cannot write the qlog to %s\n", argv[4]);
+    if (argc == 6 && !quiche_conn_set_qlog_path(conn, argv[5], "download.c", "C client")) {
+        fprintf(stderr, "download: error: cannot write the qlog to %s\n", argv[5]);
         return 1;
     }
 
