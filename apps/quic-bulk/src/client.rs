@@ -53,6 +53,34 @@ pub struct ClientArgs {
     pub deadline: Option<Duration>,
 }
 
+impl ClientArgs {
+    /// A paced transfer of `amount` with `cc` as the sender, to a server
+    /// on this machine: no local address chosen, no qlog, a 10 s handshake
+    /// timeout, no progress bar, no deadline: what the tests start (the
+    /// fields are public to change).
+    pub fn loopback(
+        connect: SocketAddr,
+        cc: CcSpec,
+        amount: Amount,
+        direction: Direction,
+        label: &str,
+    ) -> Self {
+        Self {
+            connect,
+            bind: None,
+            cc,
+            amount,
+            direction,
+            qlog_dir: None,
+            label: label.to_string(),
+            handshake_timeout: Duration::from_secs(10),
+            progress: false,
+            pacing: true,
+            deadline: None,
+        }
+    }
+}
+
 /// The outcome of a transfer (the `--json` object).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
