@@ -6,6 +6,8 @@
 //! - [`ChildGuard`], [`Run`]: child processes killed on drop, and what a
 //!   finished one printed; [`wait_for`]: polling with a hang guard.
 //! - [`qlog_events`], [`cc_states`], [`qlogs_named`]: reading JSON-SEQ qlogs.
+//! - [`scenario_text`]: the `[link]` and `[analysis]` tables of inline
+//!   scenario files.
 //! - [`figure`]: THE writer of the `flake-figure:` lines that
 //!   `scripts/flake-check.sh` collects over repeated runs.
 //!
@@ -19,6 +21,7 @@ mod figure;
 mod process;
 mod qlog;
 mod scratch;
+pub mod scenario_text;
 
 pub use figure::figure;
 pub use figure::figure_line;

@@ -1,7 +1,11 @@
 //! Child processes and waiting.
 
+use std::io::BufRead;
+use std::io::BufReader;
 use std::process::Child;
+use std::process::Command;
 use std::process::Output;
+use std::process::Stdio;
 use std::time::Duration;
 use std::time::Instant;
 
@@ -51,6 +55,21 @@ impl From<Output> for Run {
 pub struct ChildGuard(pub Child);
 
 impl ChildGuard {
+    /// Starts `command` with its stdout piped and waits for the first line
+    /// there: the JSON line a server (lbe-netem, quic-bulk) prints once it
+    /// listens, saying where. Returns the guarded child and that line
+    /// parsed; stdout is closed after it.
+    pub fn spawn_ready(command: &mut Command) -> (ChildGuard, serde_json::Value) {
+        let mut child = ChildGuard(command.stdout(Stdio::piped()).spawn().unwrap());
+        let mut line = String::new();
+        BufReader::new(child.0.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let ready = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not a JSON ready line ({e}): {line:?}"));
+        (child, ready)
+    }
+
     /// Waits for the child to exit on its own; what it printed (the piped
     /// streams; an inherited or null one reads as empty).
     pub fn finish(&mut self) -> Run {
@@ -92,8 +111,6 @@ pub fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
-    use std::process::Stdio;
 
     fn sh(script: &str) -> Command {
         let mut c = Command::new("sh");
@@ -137,6 +154,20 @@ mod tests {
             (r.ok, r.code, r.stdout.as_str(), r.stderr.as_str()),
             (false, Some(3), "out\n", "err\n")
         );
+    }
+
+    #[test]
+    fn spawn_ready_returns_the_ready_line_with_the_child_still_running() {
+        let (mut child, ready) =
+            ChildGuard::spawn_ready(&mut sh("echo '{\"listen\": [\"127.0.0.1:7\"]}'; sleep 60"));
+        assert_eq!(ready["listen"][0], "127.0.0.1:7");
+        assert!(child.0.try_wait().unwrap().is_none(), "still running");
+    }
+
+    #[test]
+    #[should_panic(expected = "not a JSON ready line")]
+    fn a_ready_line_that_is_not_json_is_refused() {
+        ChildGuard::spawn_ready(&mut sh("echo listening"));
     }
 
     #[test]
