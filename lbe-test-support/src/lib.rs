@@ -20,8 +20,8 @@
 mod figure;
 mod process;
 mod qlog;
-mod scratch;
 pub mod scenario_text;
+mod scratch;
 
 pub use figure::figure;
 pub use figure::figure_line;
