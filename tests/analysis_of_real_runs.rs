@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
+use lbe_test_support::fresh_dir;
 use qlog_analysis::FlowInput;
 use qlog_analysis::Options;
 use quic_bulk::client::ClientArgs;
@@ -14,9 +14,8 @@ use quic_bulk::server::ServerArgs;
 
 #[test]
 fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lbe-analysis-real");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir =
+        fresh_dir(&std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lbe-analysis-real"));
 
     let server = quic_bulk::server::bind(&ServerArgs::loopback(Some(dir.clone())))
         .unwrap()
@@ -29,19 +28,15 @@ fn sender_qlog_goodput_matches_what_quic_bulk_measured() {
     ] {
         let summary = quic_bulk::client::run(
             ClientArgs {
-                connect: addr,
-                bind: None,
-                cc: cc.parse().unwrap(),
-                amount: Amount::Bytes(100_000_000),
-                direction,
                 qlog_dir: Some(dir.clone()),
-                label: format!("real_{cc}"),
-                handshake_timeout: Duration::from_secs(10),
-                progress: false,
-                pacing: true,
-                deadline: None,
-                trust: server.trust(),
-                server_name: None,
+                ..ClientArgs::loopback(
+                    addr,
+                    server.trust(),
+                    cc.parse().unwrap(),
+                    Amount::Bytes(100_000_000),
+                    direction,
+                    &format!("real_{cc}"),
+                )
             },
             &AtomicBool::new(false),
         )

@@ -25,6 +25,8 @@ use lbe_app_kit::endpoint::server::ServerOptions;
 use lbe_app_kit::endpoint::Conn;
 use lbe_app_kit::endpoint::RELEASE_SLACK;
 use lbe_app_kit::tls;
+use lbe_test_support::figure;
+use lbe_test_support::fresh_dir;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 use quiche_lbe::PluginFactory;
@@ -123,9 +125,9 @@ fn download(
     client_transport: tls::Transport,
     server_cc: Option<&CcSpec>,
 ) -> Seen {
-    let dir = std::env::temp_dir().join(format!("quiche-lbe-pacing-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir(
+        &std::env::temp_dir().join(format!("quiche-lbe-pacing-{name}-{}", std::process::id())),
+    );
 
     let cubic: CcSpec = "cubic".parse().unwrap();
     let certificate = tls::Certificate::Generated(tls::SelfSignedCert::generate().unwrap());
@@ -250,10 +252,7 @@ fn plugin_pacing_rate_spaces_the_datagrams() {
         "paced: {} data packets over {span:.1} ms (schedule: {minimum:.1} ms)",
         packets.len()
     );
-    eprintln!(
-        "flake-figure: paced: span_over_schedule = {}",
-        span / minimum
-    );
+    figure("paced", "span_over_schedule", span / minimum);
     assert!(
         span >= minimum,
         "{} packets went out over {span:.1} ms; the schedule at {RATE} B/s needs {minimum:.1} ms",
@@ -286,7 +285,7 @@ fn pacing_off_sends_as_soon_as_quiche_builds() {
     let span = packets.last().unwrap().0 - packets[0].0;
     let paced = paced_minimum_ms(&packets);
     eprintln!("unpaced: {} data packets over {span:.1} ms", packets.len());
-    eprintln!("flake-figure: unpaced: span_over_paced = {}", span / paced);
+    figure("unpaced", "span_over_paced", span / paced);
     assert!(
         span < paced / 10.0,
         "unpaced, {} packets took {span:.1} ms (paced would need {paced:.1} ms)",

@@ -12,6 +12,8 @@ use std::time::Instant;
 
 use lbe_app_kit::tls;
 use lbe_cc::RttInfo;
+use lbe_test_support::figure;
+use lbe_test_support::fresh_dir;
 use quiche_lbe::qlog::Role;
 use quiche_lbe::CcSpec;
 
@@ -297,9 +299,10 @@ fn plugin_sees_the_ack_delay_the_peer_reports() {
         .iter()
         .filter(|r| r.ack_delay > Duration::ZERO)
         .count();
-    eprintln!(
-        "flake-figure: ack_delay: delayed_share = {}",
-        delayed as f64 / samples.len() as f64
+    figure(
+        "ack_delay",
+        "delayed_share",
+        delayed as f64 / samples.len() as f64,
     );
     assert!(
         delayed * 10 >= samples.len() * 9,
@@ -315,10 +318,7 @@ fn plugin_sees_the_ack_delay_the_peer_reports() {
         );
     }
     let longest = samples.iter().map(|r| r.ack_delay).max().unwrap();
-    eprintln!(
-        "flake-figure: ack_delay: longest_ms = {}",
-        longest.as_secs_f64() * 1e3
-    );
+    figure("ack_delay", "longest_ms", longest.as_secs_f64() * 1e3);
     assert!(
         longest >= Duration::from_millis(10),
         "longest ACK delay {longest:?} with a 20 ms hold"
@@ -429,7 +429,5 @@ fn a_plugin_chosen_by_its_name_in_quiche_is_the_one_that_runs() {
 }
 
 fn tempdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("quiche-lbe-hooks-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    fresh_dir(&std::env::temp_dir().join(format!("quiche-lbe-hooks-{name}-{}", std::process::id())))
 }

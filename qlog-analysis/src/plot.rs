@@ -429,15 +429,18 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
         title,
     });
 
-    // Congestion window, bytes in flight (kB) and RTT (ms): one line per
-    // flow, nothing else drawn.
-    for (name, title, caption, y_desc, divisor, pick) in [
+    // Congestion window, bytes in flight (kB), RTT (ms) and the receive
+    // window a receiver-side LEDBAT++ granted (kB): one line per flow,
+    // nothing else drawn. The receiver window only for the traces that
+    // have one (`h3-fetch --lbe receiver` or `both`), and only if any does.
+    for (name, title, caption, y_desc, divisor, only_flows_with_it, pick) in [
         (
             "cwnd",
             "Congestion window",
             "Congestion window reported in recovery_metrics_updated, per flow.",
             "kB",
             1e3,
+            false,
             (|f: &FlowAnalysis| &f.series.cwnd_bytes) as fn(&FlowAnalysis) -> &Points,
         ),
         (
@@ -446,6 +449,7 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
             "Bytes in flight reported in recovery_metrics_updated, per flow.",
             "kB",
             1e3,
+            false,
             |f: &FlowAnalysis| &f.series.bytes_in_flight,
         ),
         (
@@ -454,10 +458,27 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
             "latest_rtt of every RTT sample, per flow.",
             "RTT (ms)",
             1.0,
+            false,
             |f: &FlowAnalysis| &f.series.latest_rtt_ms,
         ),
+        (
+            "receiver_window",
+            "Receiver window",
+            "The receive window a receiver-side LEDBAT++ granted (lbe_receiver_window in recovery_metrics_updated), per flow.",
+            "kB",
+            1e3,
+            true,
+            |f: &FlowAnalysis| &f.series.receiver_window_bytes,
+        ),
     ] {
-        let lines = flows
+        let drawn: Vec<_> = flows
+            .iter()
+            .filter(|f| !only_flows_with_it || !pick(f).is_empty())
+            .collect();
+        if only_flows_with_it && drawn.is_empty() {
+            continue;
+        }
+        let lines = drawn
             .iter()
             .map(|f| Line {
                 label: &f.label,
@@ -479,46 +500,6 @@ pub fn figures(a: &Analysis, indices: Option<&[usize]>, opts: &PlotOptions) -> R
                     name,
                     title,
                     y_desc,
-                    x_range: (x0, x1),
-                    window,
-                    lines,
-                    hlines: Vec::new(),
-                },
-                opts,
-            )?,
-        });
-    }
-
-    // The receive window a receiver-side LEDBAT++ granted (kB), for the
-    // traces that have one (`h3-fetch --lbe receiver` or `both`).
-    let with_window: Vec<_> = flows
-        .iter()
-        .filter(|f| !f.series.receiver_window_bytes.is_empty())
-        .collect();
-    if !with_window.is_empty() {
-        let lines = with_window
-            .iter()
-            .map(|f| Line {
-                label: &f.label,
-                ..colored(
-                    f,
-                    thin(&f.series.receiver_window_bytes, span, buckets)
-                        .into_iter()
-                        .map(|(t, v)| (t, v / 1e3))
-                        .collect(),
-                )
-            })
-            .collect();
-        let (name, title) = ("receiver_window", "Receiver window");
-        out.push(Figure {
-            name: name.into(),
-            title: title.into(),
-            caption: "The receive window a receiver-side LEDBAT++ granted (lbe_receiver_window in recovery_metrics_updated), per flow.".into(),
-            svg: draw_lines(
-                &Chart {
-                    name,
-                    title,
-                    y_desc: "kB",
                     x_range: (x0, x1),
                     window,
                     lines,

@@ -315,19 +315,26 @@ pub fn write_sender(
             Ok(())
         };
 
+    // The one call of `process_acks_until`, on this trace's state.
+    macro_rules! acks_until {
+        ($until_us:expr) => {
+            process_acks_until(
+                &mut streamer,
+                $until_us,
+                &mut acks,
+                &mut sent_data,
+                &mut truth,
+                &mut srtt,
+                &mut lost,
+                &mut lost_total,
+            )?
+        };
+    }
+
     for pn in 0..n_packets {
         let t = pn as f64 * interval_ms;
         let t_us = (t * 1e3).round() as u64;
-        process_acks_until(
-            &mut streamer,
-            t_us,
-            &mut acks,
-            &mut sent_data,
-            &mut truth,
-            &mut srtt,
-            &mut lost,
-            &mut lost_total,
-        )?;
+        acks_until!(t_us);
         // States.
         if t >= 1000.0 && state == "slow_start" {
             set_state(
@@ -394,16 +401,7 @@ pub fn write_sender(
             acks.push(Reverse(((at * 1e3).round() as u64, pn)));
         }
     }
-    process_acks_until(
-        &mut streamer,
-        u64::MAX,
-        &mut acks,
-        &mut sent_data,
-        &mut truth,
-        &mut srtt,
-        &mut lost,
-        &mut lost_total,
-    )?;
+    acks_until!(u64::MAX);
     streamer.finish_log().map_err(std::io::Error::other)?;
     Ok(truth)
 }

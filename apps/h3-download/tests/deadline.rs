@@ -9,7 +9,7 @@ use h3_download::client::request;
 
 #[test]
 fn a_background_download_with_a_deadline_reports_it_met_and_the_time_per_level() {
-    let s = Scratch::new("deadline");
+    let s = Scratch::new("h3-download-deadline");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(4 * MB, 21);
     std::fs::write(root.join("f.bin"), &data).unwrap();
@@ -64,7 +64,7 @@ fn a_background_download_with_a_deadline_reports_it_met_and_the_time_per_level()
 
 #[test]
 fn the_server_answers_a_deadline_with_a_trailer_and_ignores_a_malformed_one() {
-    let s = Scratch::new("deadline-field");
+    let s = Scratch::new("h3-download-deadline-field");
     let root = s.dir("root");
     let data = content(MB, 22);
     std::fs::write(root.join("f"), &data).unwrap();
@@ -95,7 +95,7 @@ fn the_server_answers_a_deadline_with_a_trailer_and_ignores_a_malformed_one() {
 
 #[test]
 fn deadline_command_line_errors() {
-    let r = fetch(&["https://127.0.0.1:1/f", "-o", "/tmp/x", "--deadline", "10m"]);
+    let r = fetch_nowhere(&["--deadline", "10m"]);
     let line = r.error_line("h3-fetch");
     assert!(line.contains("--background"), "{line}");
     assert_eq!(r.code, Some(2));
@@ -107,14 +107,7 @@ fn deadline_command_line_errors() {
         ),
         ("soon", "bad duration 'soon'"),
     ] {
-        let r = fetch(&[
-            "https://127.0.0.1:1/f",
-            "-o",
-            "/tmp/x",
-            "--background",
-            "--deadline",
-            value,
-        ]);
+        let r = fetch_nowhere(&["--background", "--deadline", value]);
         let line = r.error_line("h3-fetch");
         assert!(line.contains(expected), "{line}");
         assert_eq!(r.code, Some(2));
@@ -122,16 +115,7 @@ fn deadline_command_line_errors() {
     // The receiver's cap would hold a deadline transfer to LEDBAT++'s
     // window: --deadline takes --lbe sender only.
     for mode in ["receiver", "both"] {
-        let r = fetch(&[
-            "https://127.0.0.1:1/f",
-            "-o",
-            "/tmp/x",
-            "--background",
-            "--deadline",
-            "10m",
-            "--lbe",
-            mode,
-        ]);
+        let r = fetch_nowhere(&["--background", "--deadline", "10m", "--lbe", mode]);
         assert_eq!(
             r.error_line("h3-fetch"),
             format!(

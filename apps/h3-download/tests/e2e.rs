@@ -20,7 +20,7 @@ fn get(server: &TestServer, target: &str, fields: &[(&str, &str)]) -> Response {
 
 #[test]
 fn downloads_20mb_normally_and_in_the_background() {
-    let s = Scratch::new("20mb");
+    let s = Scratch::new("h3-download-20mb");
     let (root, qlogs, out) = (s.dir("root"), s.dir("qlog"), s.dir("out"));
     let data = content(20 * MB, 1);
     std::fs::write(root.join("big.bin"), &data).unwrap();
@@ -126,7 +126,7 @@ fn downloads_20mb_normally_and_in_the_background() {
 /// send its 10-packet initial window at once).
 #[test]
 fn the_switch_comes_before_the_response() {
-    let s = Scratch::new("switch");
+    let s = Scratch::new("h3-download-switch");
     let (root, qlogs, out) = (s.dir("root"), s.dir("qlog"), s.dir("out"));
     let data = content(2 * MB, 2);
     std::fs::write(root.join("f"), &data).unwrap();
@@ -176,7 +176,7 @@ fn the_switch_comes_before_the_response() {
 
 #[test]
 fn resumes_after_a_kill_and_transfers_only_the_rest() {
-    let s = Scratch::new("resume");
+    let s = Scratch::new("h3-download-resume");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(20 * MB, 3);
     std::fs::write(root.join("big.bin"), &data).unwrap();
@@ -247,7 +247,7 @@ fn resumes_after_a_kill_and_transfers_only_the_rest() {
 
 #[test]
 fn an_interrupted_fetch_keeps_a_resumable_part_file() {
-    let s = Scratch::new("interrupt");
+    let s = Scratch::new("h3-download-interrupt");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(5 * MB, 13);
     std::fs::write(root.join("f"), &data).unwrap();
@@ -305,7 +305,7 @@ fn fake_interrupted(out: &std::path::Path, url: &str, etag: &str, prefix: &[u8])
 
 #[test]
 fn resume_never_splices_a_changed_file() {
-    let s = Scratch::new("changed");
+    let s = Scratch::new("h3-download-changed");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let old = content(3 * MB, 4);
     std::fs::write(root.join("f"), &old).unwrap();
@@ -348,7 +348,7 @@ fn resume_never_splices_a_changed_file() {
 
 #[test]
 fn resume_of_a_complete_part_file_transfers_nothing() {
-    let s = Scratch::new("complete");
+    let s = Scratch::new("h3-download-complete");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(MB, 6);
     std::fs::write(root.join("f"), &data).unwrap();
@@ -398,7 +398,7 @@ fn resume_of_a_complete_part_file_transfers_nothing() {
 
 #[test]
 fn without_resume_a_part_file_is_replaced() {
-    let s = Scratch::new("noresume");
+    let s = Scratch::new("h3-download-noresume");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(MB, 7);
     std::fs::write(root.join("f"), &data).unwrap();
@@ -421,7 +421,7 @@ fn without_resume_a_part_file_is_replaced() {
 
 #[test]
 fn paths_never_leave_the_root() {
-    let s = Scratch::new("traversal");
+    let s = Scratch::new("h3-download-traversal");
     let root = s.dir("root");
     let outside = s.dir("outside");
     std::fs::write(outside.join("secret"), b"secret").unwrap();
@@ -471,7 +471,7 @@ fn paths_never_leave_the_root() {
 
 #[test]
 fn byte_ranges() {
-    let s = Scratch::new("ranges");
+    let s = Scratch::new("h3-download-ranges");
     let root = s.dir("root");
     let data = content(1000, 9);
     std::fs::write(root.join("f"), &data).unwrap();
@@ -545,7 +545,7 @@ fn byte_ranges() {
 
 #[test]
 fn head_missing_files_and_methods() {
-    let s = Scratch::new("head");
+    let s = Scratch::new("h3-download-head");
     let root = s.dir("root");
     let data = content(5000, 10);
     std::fs::write(root.join("f"), &data).unwrap();
@@ -606,7 +606,7 @@ fn head_missing_files_and_methods() {
 
 #[test]
 fn a_digest_that_is_not_ready_in_time_is_left_out() {
-    let s = Scratch::new("nodigest");
+    let s = Scratch::new("h3-download-nodigest");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(MB, 11);
     std::fs::write(root.join("f"), &data).unwrap();
@@ -628,7 +628,7 @@ fn a_digest_that_is_not_ready_in_time_is_left_out() {
 
 #[test]
 fn fetch_errors_are_one_line_and_leave_no_file() {
-    let s = Scratch::new("errors");
+    let s = Scratch::new("h3-download-errors");
     let (root, out) = (s.dir("root"), s.dir("out"));
     std::fs::write(root.join("f"), content(2 * MB, 12)).unwrap();
     let server = TestServer::start(&root, |_| {});
@@ -752,7 +752,7 @@ fn command_line_errors() {
     let r = fetch(&["http://127.0.0.1:1/f", "-o", "/tmp/x"]);
     assert!(r.error_line("h3-fetch").contains("only https"));
 
-    let s = Scratch::new("cli");
+    let s = Scratch::new("h3-download-cli");
     let r: Run = h3_serve()
         .args(["--root", s.join("missing").to_str().unwrap()])
         .output()

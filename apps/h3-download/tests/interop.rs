@@ -75,7 +75,7 @@ fn aioquic_server(root: &Path, extra: &[&str]) -> (AioquicServer, String) {
 #[test]
 fn aioquic_client_downloads_from_h3_serve() {
     let Some(python) = python() else { return };
-    let s = Scratch::new("interop-client");
+    let s = Scratch::new("h3-download-interop-client");
     let (root, qlogs, out) = (s.dir("root"), s.dir("qlog"), s.dir("out"));
     let data = content(8 * MB, 21);
     std::fs::write(root.join("f.bin"), &data).unwrap();
@@ -126,7 +126,7 @@ fn h3_fetch_downloads_and_resumes_from_aioquic() {
     if aioquic().is_none() {
         return;
     }
-    let s = Scratch::new("interop-server");
+    let s = Scratch::new("h3-download-interop-server");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(8 * MB, 22);
     std::fs::write(root.join("f.bin"), &data).unwrap();
@@ -178,7 +178,7 @@ fn h3_fetch_verifies_a_certificate_from_aioquic() {
     if aioquic().is_none() {
         return;
     }
-    let s = Scratch::new("interop-verify");
+    let s = Scratch::new("h3-download-interop-verify");
     let (root, out) = (s.dir("root"), s.dir("out"));
     std::fs::write(root.join("f"), b"trusted").unwrap();
     let (server, ca) = aioquic_server(&root, &[]);
@@ -219,7 +219,7 @@ fn h3_fetch_refuses_bad_data_from_aioquic() {
     if aioquic().is_none() {
         return;
     }
-    let s = Scratch::new("interop-bad");
+    let s = Scratch::new("h3-download-interop-bad");
     let (root, out) = (s.dir("root"), s.dir("out"));
     std::fs::write(root.join("f.bin"), content(2 * MB, 23)).unwrap();
     let target = out.join("f.bin");

@@ -26,8 +26,6 @@ mod common;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 use std::time::Instant;
@@ -51,7 +49,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
     let buffer = std::env::var("H3_SHARE_BUFFER")
         .map(|b| lbe_units::parse_duration(&b).expect("H3_SHARE_BUFFER: a duration"))
         .unwrap_or(Duration::from_millis(500));
-    let s = Scratch::new("netem-share");
+    let s = Scratch::new("h3-download-netem-share");
     let (root, qlogs, out) = (s.dir("root"), s.dir("qlog"), s.dir("out"));
     // More than the background flow can fetch in the run.
     std::fs::File::create(root.join("big.bin"))
@@ -67,14 +65,11 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
             a.background_cc = cc.parse().expect("H3_SHARE_SERVER_CC: a --background-cc");
         }
     });
-    let bulk = quic_bulk::server::bind(&ServerArgs::loopback(Some(qlogs.clone()))).unwrap();
+    let bulk = quic_bulk::server::bind(&ServerArgs::loopback(Some(qlogs.clone())))
+        .unwrap()
+        .spawn();
     let bulk_addr = bulk.local_addr();
     let bulk_trust = bulk.trust();
-    let bulk_stop = Arc::new(AtomicBool::new(false));
-    let bulk_thread = {
-        let flag = bulk_stop.clone();
-        thread::spawn(move || bulk.run(&flag).unwrap())
-    };
 
     let mut config = lbe_netem::Config::new(
         "127.0.0.1:0".parse().unwrap(),
@@ -115,21 +110,14 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
     thread::sleep(SOLO.saturating_sub(t0.elapsed()));
 
     let cubic = quic_bulk::client::run(
-        ClientArgs {
-            connect: bulk_link,
-            bind: None,
-            cc: "cubic".parse().unwrap(),
-            amount: Amount::DurationMs(CUBIC_FOR.as_millis() as u64),
-            direction: Direction::Download,
-            qlog_dir: None,
-            label: "normal".into(),
-            handshake_timeout: Duration::from_secs(10),
-            progress: false,
-            pacing: true,
-            deadline: None,
-            trust: bulk_trust,
-            server_name: None,
-        },
+        ClientArgs::loopback(
+            bulk_link,
+            bulk_trust,
+            "cubic".parse().unwrap(),
+            Amount::DurationMs(CUBIC_FOR.as_millis() as u64),
+            Direction::Download,
+            "normal",
+        ),
         &AtomicBool::new(false),
     )
     .unwrap();
@@ -141,8 +129,7 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
     fetch.0.wait().unwrap();
     let netem_summary = netem.stop().unwrap();
     h3.stop();
-    bulk_stop.store(true, Ordering::Relaxed);
-    bulk_thread.join().unwrap();
+    bulk.stop().unwrap();
 
     let background_qlog = qlogs_named(&qlogs, "h3-server-");
     assert_eq!(background_qlog.len(), 1, "{background_qlog:?}");

@@ -34,9 +34,32 @@ fn max_data_sent(qlog: &std::path::Path) -> Vec<u64> {
         .collect()
 }
 
+/// `h3-fetch --ca CA URL -o TARGET --background --lbe receiver --json EXTRA...`:
+/// its JSON report.
+fn fetch_with_receiver_lbe(
+    ca: &str,
+    url: &str,
+    target: &std::path::Path,
+    extra: &[&str],
+) -> serde_json::Value {
+    let mut args = vec![
+        "--ca",
+        ca,
+        url,
+        "-o",
+        target.to_str().unwrap(),
+        "--background",
+        "--lbe",
+        "receiver",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    fetch(&args).json()
+}
+
 #[test]
 fn a_receiver_limited_download_through_a_bottleneck_completes_verified() {
-    let s = Scratch::new("rx-lbe");
+    let s = Scratch::new("h3-download-rx-lbe");
     let (root, out, qlogs) = (s.dir("root"), s.dir("out"), s.dir("qlog"));
     let size = 3 * MB;
     let data = content(size, 21);
@@ -52,20 +75,12 @@ fn a_receiver_limited_download_through_a_bottleneck_completes_verified() {
     .unwrap();
     let url = format!("https://{}/f", netem.listen_addr());
     let target = out.join("f");
-    let j = fetch(&[
-        "--ca",
+    let j = fetch_with_receiver_lbe(
         server.ca(),
         &url,
-        "-o",
-        target.to_str().unwrap(),
-        "--background",
-        "--lbe",
-        "receiver",
-        "--json",
-        "--qlog-dir",
-        qlogs.to_str().unwrap(),
-    ])
-    .json();
+        &target,
+        &["--qlog-dir", qlogs.to_str().unwrap()],
+    );
     netem.stop().unwrap();
     assert_eq!(j["status"], 200);
     assert_eq!(j["digest_verified"], true);
@@ -121,7 +136,7 @@ fn a_receiver_limited_download_through_a_bottleneck_completes_verified() {
 
 #[test]
 fn receiver_mode_resumes_a_part_file() {
-    let s = Scratch::new("rx-resume");
+    let s = Scratch::new("h3-download-rx-resume");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(2 * MB, 22);
     std::fs::write(root.join("f"), &data).unwrap();
@@ -147,19 +162,7 @@ fn receiver_mode_resumes_a_part_file() {
     )
     .unwrap();
     let target = out.join("f");
-    let j = fetch(&[
-        "--ca",
-        server.ca(),
-        &url,
-        "-o",
-        target.to_str().unwrap(),
-        "--background",
-        "--lbe",
-        "receiver",
-        "--resume",
-        "--json",
-    ])
-    .json();
+    let j = fetch_with_receiver_lbe(server.ca(), &url, &target, &["--resume"]);
     assert_eq!(j["status"], 206);
     assert_eq!(j["resumed_from"], kept);
     assert_eq!(j["bytes_transferred"], 2 * MB - kept as u64);
@@ -170,7 +173,7 @@ fn receiver_mode_resumes_a_part_file() {
 
 #[test]
 fn lbe_modes_in_the_summary() {
-    let s = Scratch::new("rx-modes");
+    let s = Scratch::new("h3-download-rx-modes");
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(MB / 4, 23);
     std::fs::write(root.join("f"), &data).unwrap();
@@ -207,14 +210,7 @@ fn lbe_modes_in_the_summary() {
 
 #[test]
 fn lbe_command_line_errors() {
-    let r = fetch(&[
-        "https://127.0.0.1:1/f",
-        "-o",
-        "/tmp/x",
-        "--background",
-        "--lbe",
-        "fast",
-    ]);
+    let r = fetch_nowhere(&["--background", "--lbe", "fast"]);
     let line = r.error_line("h3-fetch");
     assert!(
         line.contains("invalid value 'fast' for '--lbe <MODE>'")
@@ -222,7 +218,7 @@ fn lbe_command_line_errors() {
         "{line}"
     );
     assert_eq!(r.code, Some(2));
-    let r = fetch(&["https://127.0.0.1:1/f", "-o", "/tmp/x", "--lbe", "receiver"]);
+    let r = fetch_nowhere(&["--lbe", "receiver"]);
     let line = r.error_line("h3-fetch");
     assert!(line.contains("--background"), "{line}");
     assert_eq!(r.code, Some(2));

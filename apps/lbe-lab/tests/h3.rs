@@ -10,19 +10,14 @@
 //!   receiver-driven background download from a stock quiche server yields
 //!   to a CUBIC download (30 s).
 
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+mod common;
 
+use common::*;
 use h3_download::aioquic::Aioquic;
 use h3_download::aioquic::InstallError;
 
-const SCENARIO: &str = r#"
-[link]
-rate = "20mbit"
-rtt = "20ms"
-buffer = "100ms"
-[[flow]]
+/// After the `[link]` table: 20 Mbit/s, 20 ms, 100 ms.
+const FLOWS: &str = r#"[[flow]]
 kind = "h3"
 server = "aioquic"
 background = true
@@ -47,16 +42,8 @@ fn h3_flows_through_routes_are_verified_byte_for_byte() {
         }
         Err(InstallError::Failed(e)) => panic!("{e}"),
     }
-    let scenario = lbe_lab::scenario::parse(Path::new("h3.toml"), SCENARIO).unwrap();
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("lbe-lab-test-h3");
-    let _ = std::fs::remove_dir_all(&out);
-    let s = lbe_lab::run::run(
-        &scenario,
-        &out,
-        &Arc::new(AtomicBool::new(false)),
-        &|line| eprintln!("[h3] {line}"),
-    )
-    .unwrap();
+    let scenario = parse("h3.toml", &(link("20mbit", "20ms", "100ms") + FLOWS));
+    let (s, out) = run_real("h3", &scenario);
 
     // The files are gone after the run; their content is seeded by the
     // flow's id, so make them again for their SHA-256.
@@ -119,17 +106,11 @@ fn h3_flows_through_routes_are_verified_byte_for_byte() {
 /// 0.9: a download that took a tenth of the link would fail it.
 #[test]
 fn a_receiver_driven_download_from_a_stock_server_yields_to_cubic() {
-    let scenario = lbe_lab::scenario::parse(
-        Path::new("yield.toml"),
-        r#"
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "500ms"
-[analysis]
-from = "12s"
-to = "30s"
-[[flow]]
+    let scenario = parse(
+        "yield.toml",
+        &(link("20mbit", "50ms", "500ms")
+            + &window("12s", "30s")
+            + r#"[[flow]]
 kind = "h3"
 server = "quiche-stock"
 background = true
@@ -141,18 +122,9 @@ cc = "cubic"
 start = "5s"
 stop = "30s"
 name = "cubic"
-"#,
-    )
-    .unwrap();
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("lbe-lab-test-yield");
-    let _ = std::fs::remove_dir_all(&out);
-    let s = lbe_lab::run::run(
-        &scenario,
-        &out,
-        &Arc::new(AtomicBool::new(false)),
-        &|line| eprintln!("[yield] {line}"),
-    )
-    .unwrap();
+"#),
+    );
+    let (s, out) = run_real("yield", &scenario);
     let download = s.flows[0].transfer.h3().unwrap();
     assert_eq!(
         (download.server, download.lbe, download.complete),
@@ -166,8 +138,7 @@ name = "cubic"
         s.flows[0].figures.goodput_bps,
         s.flows[1].figures.goodput_bps,
     );
-    let share = c / (c + d);
-    eprintln!("flake-figure: yields_to_cubic: cubic_share = {share}");
+    let share = figure("yields_to_cubic", "cubic_share", c / (c + d));
     assert!(
         share >= 0.9,
         "CUBIC's share {share:.3}: download {:.2} Mbit/s, CUBIC {:.2} Mbit/s",

@@ -3,8 +3,11 @@
 //! The sweeps in sweeps/ledbatpp-profiles-*.toml measure the same for all three
 //! profiles side by side (docs/ledbatpp-profiles.md).
 
+mod common;
+
 use std::path::Path;
 
+use common::*;
 use lbe_lab::sim::SimSummary;
 
 const SEEDS: [u64; 3] = [1, 2, 3];
@@ -17,40 +20,28 @@ fn simulate(text: &str, seed: u64) -> (SimSummary, qlog_analysis::Analysis) {
 
 fn alone(cc: &str, rtt: &str, buffer: &str, loss: f64) -> String {
     format!(
-        r#"
-[link]
-rate = "20mbit"
-rtt = "{rtt}"
-buffer = "{buffer}"
-loss = {loss}
-[analysis]
-from = "10s"
-to = "120s"
-[[flow]]
+        r#"{}loss = {loss}
+{}[[flow]]
 cc = "{cc}"
 stop = "120s"
-"#
+"#,
+        link("20mbit", rtt, buffer),
+        window("10s", "120s"),
     )
 }
 
 fn vs_cubic(cc: &str, buffer: &str, cubic_stop: &str) -> String {
     format!(
-        r#"
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "{buffer}"
-[analysis]
-from = "20s"
-to = "40s"
-[[flow]]
+        r#"{}{}[[flow]]
 cc = "{cc}"
 stop = "60s"
 [[flow]]
 cc = "cubic"
 start = "10s"
 stop = "{cubic_stop}"
-"#
+"#,
+        link("20mbit", "50ms", buffer),
+        window("20s", "40s"),
     )
 }
 
@@ -135,22 +126,16 @@ fn two_full_flows_10s_apart_share_fairly() {
     for rtt in ["20ms", "50ms", "100ms"] {
         for seed in SEEDS {
             let text = format!(
-                r#"
-[link]
-rate = "20mbit"
-rtt = "{rtt}"
-buffer = "500ms"
-[analysis]
-from = "40s"
-to = "100s"
-[[flow]]
+                r#"{}{}[[flow]]
 cc = "ledbatpp:profile=full"
 stop = "100s"
 [[flow]]
 cc = "ledbatpp:profile=full"
 start = "10s"
 stop = "100s"
-"#
+"#,
+                link("20mbit", rtt, "500ms"),
+                window("40s", "100s"),
             );
             let (s, _) = simulate(&text, seed);
             let jain = s.jain_index.unwrap();
@@ -161,17 +146,7 @@ stop = "100s"
 
 #[test]
 fn four_full_flows_10s_apart_share_fairly() {
-    let mut text = String::from(
-        r#"
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "500ms"
-[analysis]
-from = "90s"
-to = "150s"
-"#,
-    );
+    let mut text = link("20mbit", "50ms", "500ms") + &window("90s", "150s");
     for start in [0, 10, 20, 30] {
         text += &format!(
             "[[flow]]\ncc = \"ledbatpp:profile=full\"\nstart = \"{start}s\"\nstop = \"150s\"\n"

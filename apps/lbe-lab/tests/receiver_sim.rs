@@ -3,8 +3,11 @@
 //! LBE itself). Each over seeds 1-3; the margins are what was measured
 //! (docs/h3-download.md, "In the simulator").
 
+mod common;
+
 use std::path::Path;
 
+use common::*;
 use lbe_lab::scenario::Scenario;
 use lbe_lab::sim::SimSummary;
 
@@ -20,20 +23,13 @@ fn simulate(text: &str) -> SimSummary {
 /// running `cc`, the receiver capping it or not.
 fn alone(seed: u64, buffer: &str, cc: &str, receiver_lbe: bool) -> SimSummary {
     simulate(&format!(
-        r#"
-seed = {seed}
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "{buffer}"
-[analysis]
-from = "3s"
-to = "40s"
-[[flow]]
+        r#"seed = {seed}{}{}[[flow]]
 cc = "{cc}"
 receiver_lbe = {receiver_lbe}
 stop = "40s"
-"#
+"#,
+        link("20mbit", "50ms", buffer),
+        window("3s", "40s"),
     ))
 }
 
@@ -41,16 +37,7 @@ stop = "40s"
 /// `netem_share` measurement); figures over 20-60 s.
 fn shared(seed: u64, buffer: &str, cc: &str, receiver_lbe: bool) -> SimSummary {
     simulate(&format!(
-        r#"
-seed = {seed}
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "{buffer}"
-[analysis]
-from = "20s"
-to = "60s"
-[[flow]]
+        r#"seed = {seed}{}{}[[flow]]
 name = "background"
 cc = "{cc}"
 receiver_lbe = {receiver_lbe}
@@ -60,7 +47,9 @@ name = "cubic"
 cc = "cubic"
 start = "15s"
 stop = "60s"
-"#
+"#,
+        link("20mbit", "50ms", buffer),
+        window("20s", "60s"),
     ))
 }
 
@@ -129,17 +118,13 @@ fn against_cubic_with_a_30ms_buffer_the_receiver_yields_through_losses() {
 
 #[test]
 fn receiver_lbe_is_simulated_only_and_a_bool() {
-    let text = r#"
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "500ms"
-[[flow]]
+    let text = &(link("20mbit", "50ms", "500ms")
+        + r#"[[flow]]
 name = "dl"
 cc = "cubic"
 receiver_lbe = true
 stop = "5s"
-"#;
+"#);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let out = std::env::temp_dir().join(format!("lbe-rx-real-{}", std::process::id()));
     let err = lbe_lab::run::run(&scenario(text), &out, &stop, &|_| {}).unwrap_err();

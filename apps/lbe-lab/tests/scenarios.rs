@@ -7,11 +7,11 @@
 //! The runs share two cores with everything else, so they run one at a
 //! time, and nothing is asserted about timings.
 
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+mod common;
+
 use std::sync::Mutex;
 
+use common::*;
 use lbe_lab::run::Summary;
 
 /// One scenario at a time: they measure a shared link and need the CPU.
@@ -19,17 +19,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn run(name: &str, toml: &str) -> Summary {
     let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let scenario = lbe_lab::scenario::parse(Path::new(name), toml).unwrap();
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("lbe-lab-test-{name}"));
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out).unwrap();
-    let summary = lbe_lab::run::run(
-        &scenario,
-        &out,
-        &Arc::new(AtomicBool::new(false)),
-        &|line| eprintln!("[{name}] {line}"),
-    )
-    .unwrap();
+    let (summary, _) = run_real(name, &parse(name, toml));
     for f in &summary.flows {
         eprintln!(
             "[{name}] {} {}: {:.2} Mbit/s, RTT min {:?} ms, queue mean {:?} ms",
@@ -45,13 +35,6 @@ fn run(name: &str, toml: &str) -> Summary {
         summary.utilization, summary.jain_index
     );
     summary
-}
-
-/// Prints the figure an assertion checks, in the form
-/// `scripts/flake-check.sh` collects over repeated runs.
-fn figure(test: &str, key: &str, value: f64) -> f64 {
-    eprintln!("flake-figure: {test}: {key} = {value}");
-    value
 }
 
 fn goodput(s: &Summary, name: &str) -> f64 {
@@ -71,19 +54,13 @@ fn goodput(s: &Summary, name: &str) -> f64 {
 fn cubic_through_the_emulator_fills_the_link_at_its_base_rtt() {
     let s = run(
         "cubic",
-        r#"
-[link]
-rate = "20mbit"
-rtt = "40ms"
-buffer = "100ms"
-[analysis]
-from = "5s"
-to = "20s"
-[[flow]]
+        &(link("20mbit", "40ms", "100ms")
+            + &window("5s", "20s")
+            + r#"[[flow]]
 cc = "cubic"
 stop = "20s"
 name = "cubic"
-"#,
+"#),
     );
     let test = "cubic_through_the_emulator_fills_the_link_at_its_base_rtt";
     let utilization = figure(test, "utilization", s.utilization.unwrap());
@@ -111,19 +88,13 @@ name = "cubic"
 fn ledbatpp_alone_uses_most_of_the_link_and_keeps_the_queue_near_target() {
     let s = run(
         "solo",
-        r#"
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "500ms"
-[analysis]
-from = "10s"
-to = "35s"
-[[flow]]
+        &(link("20mbit", "50ms", "500ms")
+            + &window("10s", "35s")
+            + r#"[[flow]]
 cc = "ledbatpp"
 stop = "35s"
 name = "lbe"
-"#,
+"#),
     );
     let test = "ledbatpp_alone_uses_most_of_the_link_and_keeps_the_queue_near_target";
     // Seed: ~0.9 of capacity (the periodic slowdowns cost ~10 %).
@@ -153,15 +124,9 @@ name = "lbe"
 fn two_flows_share_the_emulated_link_and_are_analysed() {
     let s = run(
         "two-flows",
-        r#"
-[link]
-rate = "10mbit"
-rtt = "50ms"
-buffer = "200ms"
-[analysis]
-from = "10s"
-to = "20s"
-[[flow]]
+        &(link("10mbit", "50ms", "200ms")
+            + &window("10s", "20s")
+            + r#"[[flow]]
 cc = "ledbatpp"
 stop = "20s"
 name = "lbe"
@@ -170,7 +135,7 @@ cc = "cubic"
 start = "5s"
 stop = "20s"
 name = "cubic"
-"#,
+"#),
     );
     let test = "two_flows_share_the_emulated_link_and_are_analysed";
     assert_eq!(s.flows.len(), 2);

@@ -2,10 +2,13 @@
 //! deterministic, sweeps that shard and merge; and the dynamics claims
 //! (fairness, yield, late-comer) asserted where they are deterministic.
 
+mod common;
+
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use common::*;
 use lbe_lab::scenario::Scenario;
 use lbe_lab::sim::SimSummary;
 
@@ -26,13 +29,11 @@ fn share(s: &SimSummary, flow: usize) -> f64 {
     g[flow] / g.iter().sum::<f64>()
 }
 
-/// A fresh directory under the system's temp dir holding `name` with `text`;
-/// returns (directory, file).
-fn temp_file(dir: &str, name: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("{dir}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(name);
-    std::fs::write(&file, text).unwrap();
+/// A scratch directory `dir` holding `name` with `text`; returns (the
+/// directory, removed when dropped, and the file).
+fn temp_file(dir: &str, name: &str, text: &str) -> (Scratch, std::path::PathBuf) {
+    let dir = Scratch::new(dir);
+    let file = dir.file(name, text);
     (dir, file)
 }
 
@@ -40,25 +41,23 @@ fn with_seed(text: &str, seed: u64) -> String {
     format!("seed = {seed}\n{text}")
 }
 
-const PAIR: &str = r#"
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "500ms"
-[analysis]
-from = "20s"
-to = "60s"
-[[flow]]
+/// Two LEDBAT++ flows for 60 s on 20 Mbit/s, 50 ms, 500 ms; figures over
+/// 20-60 s.
+fn pair() -> String {
+    link("20mbit", "50ms", "500ms")
+        + &window("20s", "60s")
+        + r#"[[flow]]
 cc = "ledbatpp"
 stop = "60s"
 [[flow]]
 cc = "ledbatpp"
 stop = "60s"
-"#;
+"#
+}
 
 #[test]
 fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
-    let (dir, file) = temp_file("lbe-sim-det", "pair.toml", &with_seed(PAIR, 7));
+    let (dir, file) = temp_file("lbe-sim-det", "pair.toml", &with_seed(&pair(), 7));
     let read = |out: &str| {
         lbe_lab::sim::run_file(&file, &dir.join(out), true, false, &|_| {}).unwrap();
         std::fs::read(dir.join(out).join("summary.json")).unwrap()
@@ -72,11 +71,11 @@ fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
     assert!(json["utilization"].as_f64().unwrap() > 0.8);
     let report = std::fs::read_to_string(dir.join("a/report.html")).unwrap();
     assert!(report.contains("the simulator (lbe-lab run --sim)"));
-    std::fs::write(&file, with_seed(PAIR, 8)).unwrap();
+    std::fs::write(&file, with_seed(&pair(), 8)).unwrap();
     assert_ne!(read("c"), a, "another seed, another run");
     // With qlog files, the same figures; and qlog-analysis reads the files
     // back to the same summary (one source of truth for every metric).
-    std::fs::write(&file, with_seed(PAIR, 7)).unwrap();
+    std::fs::write(&file, with_seed(&pair(), 7)).unwrap();
     let s = lbe_lab::sim::run_file(&file, &dir.join("q"), false, true, &|_| {}).unwrap();
     let with_qlog: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("q/summary.json")).unwrap()).unwrap();
@@ -108,12 +107,12 @@ fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
         let rtt_diff = (f.rtt_ms.mean.unwrap() - sim.rtt_ms.mean.unwrap()).abs();
         assert!(rtt_diff < 0.01, "flow {i}: mean RTT {rtt_diff} ms apart");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(dir.path()).unwrap();
 }
 
 #[test]
 fn a_summary_has_the_keys_of_a_real_run() {
-    let s = simulate(PAIR);
+    let s = simulate(&pair());
     let json = serde_json::to_value(&s).unwrap();
     for key in [
         "link",
@@ -148,10 +147,10 @@ fn a_summary_has_the_keys_of_a_real_run() {
 
 #[test]
 fn what_the_simulator_cannot_run_is_refused_with_the_reason() {
-    let bbr = PAIR.replace("cc = \"ledbatpp\"\nstop", "cc = \"bbr2\"\nstop");
+    let bbr = pair().replace("cc = \"ledbatpp\"\nstop", "cc = \"bbr2\"\nstop");
     let e = lbe_lab::sim::simulate(&scenario(&bbr)).err().unwrap();
     assert!(e.contains("bbr2 runs on quiche's gcongestion"), "{e}");
-    let cross = PAIR.replace(
+    let cross = pair().replace(
         "buffer = \"500ms\"",
         "buffer = \"500ms\"\ncross_traffic = \"1mbit\"",
     );
@@ -164,7 +163,7 @@ fn what_the_simulator_cannot_run_is_refused_with_the_reason() {
 #[test]
 fn two_ledbatpp_flows_starting_together_split_the_link() {
     for seed in 1..=3 {
-        let s = simulate(&with_seed(PAIR, seed));
+        let s = simulate(&with_seed(&pair(), seed));
         let jain = s.jain_index.unwrap();
         assert!(jain > 0.96, "seed {seed}: Jain {jain}, {:?}", goodputs(&s));
     }
@@ -174,7 +173,7 @@ fn two_ledbatpp_flows_starting_together_split_the_link() {
 /// well over a third of the link (plain LEDBAT's keeps about 1 %, below).
 #[test]
 fn a_late_ledbatpp_flow_does_not_take_the_link() {
-    let text = PAIR
+    let text = pair()
         .replace(
             "[[flow]]\ncc = \"ledbatpp\"\nstop = \"60s\"\n[[flow]]",
             "[[flow]]\ncc = \"ledbatpp\"\nstop = \"90s\"\n[[flow]]",
@@ -211,22 +210,20 @@ fn plain_ledbat_shows_the_late_comer_advantage() {
     assert!(g[1] > 20.0 * g[0], "second / first = {:?}", g);
 }
 
-const VS_CUBIC: &str = r#"
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "BUFFER"
-[analysis]
-from = "20s"
-to = "50s"
-[[flow]]
+/// LEDBAT++ for 50 s, and CUBIC from 10 s, on 20 Mbit/s, 50 ms and
+/// `buffer`; figures over 20-50 s.
+fn vs_cubic(buffer: &str) -> String {
+    link("20mbit", "50ms", buffer)
+        + &window("20s", "50s")
+        + r#"[[flow]]
 cc = "ledbatpp"
 stop = "50s"
 [[flow]]
 cc = "cubic"
 start = "10s"
 stop = "50s"
-"#;
+"#
+}
 
 /// Seed 000 §6: with a 500 ms buffer CUBIC takes most of the link; with a
 /// 30 ms buffer (LEDBAT++ on losses alone) CUBIC still gets at least 2.5
@@ -234,13 +231,13 @@ stop = "50s"
 #[test]
 fn ledbatpp_yields_to_cubic() {
     for seed in 1..=3 {
-        let big = simulate(&with_seed(&VS_CUBIC.replace("BUFFER", "500ms"), seed));
+        let big = simulate(&with_seed(&vs_cubic("500ms"), seed));
         assert!(
             share(&big, 0) < 0.05,
             "seed {seed}: 500 ms: {:?}",
             goodputs(&big)
         );
-        let small = simulate(&with_seed(&VS_CUBIC.replace("BUFFER", "30ms"), seed));
+        let small = simulate(&with_seed(&vs_cubic("30ms"), seed));
         let g = goodputs(&small);
         assert!(g[1] > 2.5 * g[0], "seed {seed}: 30 ms: {g:?}");
     }
@@ -250,15 +247,9 @@ fn ledbatpp_yields_to_cubic() {
 /// seeds; quiche's CUBIC with its rollback off, as Linux's).
 #[test]
 fn cdg_share_against_cubic_rises_with_g() {
-    let text = r#"
-[link]
-rate = "10mbit"
-rtt = "50ms"
-buffer = "50ms"
-[analysis]
-from = "45s"
-to = "100s"
-[[flow]]
+    let text = link("10mbit", "50ms", "50ms")
+        + &window("45s", "100s")
+        + r#"[[flow]]
 cc = "cdg:g=G"
 stop = "100s"
 [[flow]]
@@ -344,7 +335,7 @@ fn a_sharded_sweep_merges_into_the_unsharded_results() {
     assert!(e.starts_with("3 of 8 runs missing (first: 1, 4, 7)"), "{e}");
     let e = lbe_lab::sweep::merge(&[dir.join("s0"), dir.join("s0")], &dir.join("m3")).unwrap_err();
     assert_eq!(e, "run 0 appears in more than one shard");
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(dir.path()).unwrap();
 }
 
 #[test]

@@ -12,7 +12,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use lbe_netem::{Buffer, Config, Netem, PathSpec, Route};
+use lbe_netem::{Buffer, Config, Netem, NetemHandle, PathSpec, Route};
+use lbe_test_support::figure;
+use lbe_test_support::wait_for;
+use lbe_test_support::ChildGuard;
 
 fn localhost() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()
@@ -76,6 +79,21 @@ fn client() -> UdpSocket {
     c
 }
 
+/// The emulator on a free loopback port in front of `upstream`, at
+/// `rate_bps` with `rtt` and `buffer`, and whatever `configure` sets
+/// before it starts.
+fn emulator(
+    upstream: SocketAddr,
+    rate_bps: u64,
+    rtt: Duration,
+    buffer: Buffer,
+    configure: impl FnOnce(&mut Config),
+) -> NetemHandle {
+    let mut config = Config::new(localhost(), upstream, rate_bps, rtt, buffer);
+    configure(&mut config);
+    Netem::spawn(config).unwrap()
+}
+
 /// Sends `msg` to `to` and waits for the echo; the round-trip time.
 fn round_trip(c: &UdpSocket, to: SocketAddr, msg: &[u8]) -> (Duration, Vec<u8>) {
     let t = Instant::now();
@@ -88,14 +106,13 @@ fn round_trip(c: &UdpSocket, to: SocketAddr, msg: &[u8]) -> (Duration, Vec<u8>) 
 #[test]
 fn several_clients_each_get_their_own_replies() {
     let server = EchoServer::start();
-    let netem = Netem::spawn(Config::new(
-        localhost(),
+    let netem = emulator(
         server.addr,
         10_000_000,
         ms(10),
         Buffer::Time(ms(200)),
-    ))
-    .unwrap();
+        |_| {},
+    );
     let to = netem.listen_addr();
     let clients: Vec<UdpSocket> = (0..4).map(|_| client()).collect();
     // Interleave the clients' requests; each must see only its own replies,
@@ -142,18 +159,18 @@ fn added_delay_on_an_empty_queue_is_at_least_the_rtt() {
     let server = EchoServer::start();
     let rtt = ms(20);
     let path_rtt = ms(60);
-    let mut config = Config::new(
-        localhost(),
+    let netem = emulator(
         server.addr,
         20_000_000,
         rtt,
         Buffer::Time(ms(500)),
+        |config| {
+            config.paths.push(PathSpec {
+                listen: localhost(),
+                rtt: path_rtt,
+            });
+        },
     );
-    config.paths.push(PathSpec {
-        listen: localhost(),
-        rtt: path_rtt,
-    });
-    let netem = Netem::spawn(config).unwrap();
     let main = netem.listen_addrs()[0];
     let extra = netem.listen_addrs()[1];
     let c = client();
@@ -186,10 +203,7 @@ fn added_delay_on_an_empty_queue_is_at_least_the_rtt() {
     // Loose sanity only: even a loaded machine should not add 100 ms to
     // the median.
     let median_us = excess_us[excess_us.len() / 2];
-    eprintln!(
-        "flake-figure: added_delay: median_excess_ms = {}",
-        median_us as f64 / 1e3
-    );
+    figure("added_delay", "median_excess_ms", median_us as f64 / 1e3);
     assert!(median_us < 100_000);
     let summary = netem.stop().unwrap();
     assert_eq!(summary.flows, 2);
@@ -205,24 +219,24 @@ fn routes_relay_to_their_own_servers() {
     let main_server = EchoServer::start();
     let routed_server = EchoServer::start();
     let route_rtt = ms(40);
-    let mut config = Config::new(
-        localhost(),
-        main_server.addr,
-        20_000_000,
-        ms(10),
-        Buffer::Time(ms(500)),
-    );
-    config.routes.push(Route {
-        listen: localhost(),
-        upstream: routed_server.addr,
-        rtt: route_rtt,
-    });
     let stats_path = std::env::temp_dir().join(format!(
         "lbe-netem-test-{}-routes.jsonl",
         std::process::id()
     ));
-    config.stats = Some(stats_path.clone());
-    let netem = Netem::spawn(config).unwrap();
+    let netem = emulator(
+        main_server.addr,
+        20_000_000,
+        ms(10),
+        Buffer::Time(ms(500)),
+        |config| {
+            config.routes.push(Route {
+                listen: localhost(),
+                upstream: routed_server.addr,
+                rtt: route_rtt,
+            });
+            config.stats = Some(stats_path.clone());
+        },
+    );
     let (main, routed) = (netem.listen_addrs()[0], netem.listen_addrs()[1]);
     let (c, d) = (client(), client());
     for i in 0..3 {
@@ -272,13 +286,13 @@ fn routes_relay_to_their_own_servers() {
 fn routed_flows_share_the_bottleneck_queue() {
     let (a, server_a) = burst_server(30, 972);
     let (b, server_b) = burst_server(30, 972);
-    let mut config = Config::new(localhost(), a, 8_000_000, ms(10), Buffer::Bytes(1_000_000));
-    config.routes.push(Route {
-        listen: localhost(),
-        upstream: b,
-        rtt: ms(10),
+    let netem = emulator(a, 8_000_000, ms(10), Buffer::Bytes(1_000_000), |config| {
+        config.routes.push(Route {
+            listen: localhost(),
+            upstream: b,
+            rtt: ms(10),
+        });
     });
-    let netem = Netem::spawn(config).unwrap();
     let c = client();
     c.set_read_timeout(Some(ms(500))).unwrap();
     let sent = Instant::now();
@@ -335,17 +349,17 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
     // 972-byte payloads are 1000 wire bytes: 1 ms each at 8 Mbit/s. A
     // 20 kB buffer holds 20 of them; the server bursts 200.
     let (upstream, server) = burst_server(200, 972);
-    let mut config = Config::new(
-        localhost(),
+    let stats_path =
+        std::env::temp_dir().join(format!("lbe-netem-test-{}-stats.jsonl", std::process::id()));
+    let netem = emulator(
         upstream,
         8_000_000,
         ms(10),
         Buffer::Bytes(20_000),
+        |config| {
+            config.stats = Some(stats_path.clone());
+        },
     );
-    let stats_path =
-        std::env::temp_dir().join(format!("lbe-netem-test-{}-stats.jsonl", std::process::id()));
-    config.stats = Some(stats_path.clone());
-    let netem = Netem::spawn(config).unwrap();
     let c = client();
     c.set_read_timeout(Some(ms(500))).unwrap();
     c.send_to(b"go", netem.listen_addr()).unwrap();
@@ -374,10 +388,11 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
     // only shorten the span).
     let span = arrivals.last().unwrap().0 - arrivals[0].0;
     let ideal = ms(received - 1);
-    eprintln!("flake-figure: bottleneck: received = {received}");
-    eprintln!(
-        "flake-figure: bottleneck: span_over_ideal = {}",
-        span.as_secs_f64() / ideal.as_secs_f64()
+    figure("bottleneck", "received", received);
+    figure(
+        "bottleneck",
+        "span_over_ideal",
+        span.as_secs_f64() / ideal.as_secs_f64(),
     );
     assert!(
         span >= ideal.mul_f64(0.5),
@@ -419,16 +434,16 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
 #[test]
 fn random_loss_is_counted_separately() {
     let (upstream, server) = burst_server(100, 100);
-    let mut config = Config::new(
-        localhost(),
+    let netem = emulator(
         upstream,
         100_000_000,
         ms(2),
         Buffer::Time(ms(100)),
+        |config| {
+            config.down.loss = 0.5;
+            config.down.seed = 42;
+        },
     );
-    config.down.loss = 0.5;
-    config.down.seed = 42;
-    let netem = Netem::spawn(config).unwrap();
     let c = client();
     c.set_read_timeout(Some(ms(300))).unwrap();
     c.send_to(b"go", netem.listen_addr()).unwrap();
@@ -454,15 +469,15 @@ fn random_loss_is_counted_separately() {
 #[test]
 fn cross_traffic_passes_the_bottleneck_and_reaches_no_client() {
     let server = EchoServer::start();
-    let mut config = Config::new(
-        localhost(),
+    let netem = emulator(
         server.addr,
         2_000_000,
         ms(10),
         Buffer::Time(ms(100)),
+        |config| {
+            config.down.cross_traffic_bps = Some(1_000_000);
+        },
     );
-    config.down.cross_traffic_bps = Some(1_000_000);
-    let netem = Netem::spawn(config).unwrap();
     let c = client();
     c.set_read_timeout(Some(ms(200))).unwrap();
     let started = Instant::now();
@@ -490,9 +505,10 @@ fn cross_traffic_passes_the_bottleneck_and_reaches_no_client() {
         "cross traffic: {} datagrams in {:.2} s (expected {expected:.0}), {} dropped; {echoes} echoes",
         cross.packets, summary.duration_s, cross.drops
     );
-    eprintln!(
-        "flake-figure: cross_traffic: packets_over_expected = {}",
-        cross.packets as f64 / expected
+    figure(
+        "cross_traffic",
+        "packets_over_expected",
+        cross.packets as f64 / expected,
     );
     assert!(
         (expected * 0.5..expected * 1.5).contains(&(cross.packets as f64)),
@@ -505,9 +521,10 @@ fn cross_traffic_passes_the_bottleneck_and_reaches_no_client() {
     // queued when the emulator stopped: at half the line rate the queue
     // rarely holds more than a couple).
     let down = &summary.down;
-    eprintln!(
-        "flake-figure: cross_traffic: still_queued = {}",
-        down.arrived_packets.saturating_sub(down.delivered_packets)
+    figure(
+        "cross_traffic",
+        "still_queued",
+        down.arrived_packets.saturating_sub(down.delivered_packets),
     );
     assert_eq!(down.arrived_packets, cross.packets + echoes);
     assert!(down.delivered_packets <= down.arrived_packets);
@@ -524,17 +541,17 @@ fn cross_traffic_passes_the_bottleneck_and_reaches_no_client() {
 #[test]
 fn reverse_rate_limits_the_client_to_server_direction() {
     let server = EchoServer::start();
-    let mut config = Config::new(
-        localhost(),
+    let netem = emulator(
         server.addr,
         100_000_000,
         ms(0),
         Buffer::Time(ms(100)),
+        |config| {
+            // 1 Mbit/s upstream: a 1222-byte datagram (+28) takes 10 ms.
+            config.up.rate_bps = Some(1_000_000);
+            config.up.buffer = Some(Buffer::Time(ms(100)));
+        },
     );
-    // 1 Mbit/s upstream: a 1222-byte datagram (+28) takes 10 ms.
-    config.up.rate_bps = Some(1_000_000);
-    config.up.buffer = Some(Buffer::Time(ms(100)));
-    let netem = Netem::spawn(config).unwrap();
     let c = client();
     let t = Instant::now();
     for _ in 0..5 {
@@ -545,10 +562,7 @@ fn reverse_rate_limits_the_client_to_server_direction() {
         c.recv(&mut buf).expect("echo");
     }
     let elapsed = t.elapsed();
-    eprintln!(
-        "flake-figure: reverse_rate: elapsed_ms = {}",
-        elapsed.as_secs_f64() * 1e3
-    );
+    figure("reverse_rate", "elapsed_ms", elapsed.as_secs_f64() * 1e3);
     assert!(elapsed >= ms(50), "{elapsed:?}");
     let summary = netem.stop().unwrap();
     assert_eq!(summary.up.delivered_packets, 5);
@@ -558,14 +572,13 @@ fn reverse_rate_limits_the_client_to_server_direction() {
 #[test]
 fn stop_is_prompt_and_dropping_the_handle_stops_too() {
     let server = EchoServer::start();
-    let netem = Netem::spawn(Config::new(
-        localhost(),
+    let netem = emulator(
         server.addr,
         1_000_000,
         Duration::from_secs(10),
         Buffer::Time(ms(100)),
-    ))
-    .unwrap();
+        |_| {},
+    );
     let c = client();
     // A datagram still in the 5 s one-way delay must not hold up the stop.
     c.send_to(b"slow", netem.listen_addr()).unwrap();
@@ -576,14 +589,13 @@ fn stop_is_prompt_and_dropping_the_handle_stops_too() {
     assert_eq!(summary.up.arrived_packets, 1);
     assert_eq!(summary.up.delivered_packets, 0);
 
-    let netem = Netem::spawn(Config::new(
-        localhost(),
+    let netem = emulator(
         server.addr,
         1_000_000,
         ms(10),
         Buffer::Time(ms(100)),
-    ))
-    .unwrap();
+        |_| {},
+    );
     let addr = netem.listen_addr();
     drop(netem);
     // The port is free again.
@@ -667,23 +679,15 @@ fn cli_rejects_bad_values_on_one_line() {
 fn cli_routes_to_a_second_server() {
     let main_server = EchoServer::start();
     let routed_server = EchoServer::start();
-    let mut child = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--upstream"])
-        .arg(main_server.addr.to_string())
-        .args(["--rate", "20mbit", "--rtt", "10ms", "--buffer", "100ms"])
-        .arg("--route")
-        .arg(format!("127.0.0.1:0={}", routed_server.addr))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let ready: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let (child, ready) = ChildGuard::spawn_ready(
+        Command::new(BIN)
+            .args(["--listen", "127.0.0.1:0", "--upstream"])
+            .arg(main_server.addr.to_string())
+            .args(["--rate", "20mbit", "--rtt", "10ms", "--buffer", "100ms"])
+            .arg("--route")
+            .arg(format!("127.0.0.1:0={}", routed_server.addr))
+            .stderr(Stdio::null()),
+    );
     assert_eq!(
         ready["upstreams"],
         serde_json::json!([main_server.addr.to_string(), routed_server.addr.to_string()])
@@ -693,8 +697,7 @@ fn cli_routes_to_a_second_server() {
     let (t, reply) = round_trip(&c, routed, b"via route");
     assert!(t >= ms(10));
     assert!(reply.ends_with(b"|via route"));
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     assert_eq!(main_server.finish().len(), 0);
     assert_eq!(routed_server.finish().len(), 1);
 }
@@ -703,24 +706,16 @@ fn cli_routes_to_a_second_server() {
 fn cli_runs_until_sigterm_and_flushes_stats() {
     let server = EchoServer::start();
     let stats = std::env::temp_dir().join(format!("lbe-netem-cli-{}.jsonl", std::process::id()));
-    let mut child = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--upstream"])
-        .arg(server.addr.to_string())
-        .args(["--rate", "20mbit", "--rtt", "10ms", "--buffer", "375kB"])
-        .arg("--stats")
-        .arg(&stats)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     // The first stdout line says where it listens.
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let ready: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let (mut child, ready) = ChildGuard::spawn_ready(
+        Command::new(BIN)
+            .args(["--listen", "127.0.0.1:0", "--upstream"])
+            .arg(server.addr.to_string())
+            .args(["--rate", "20mbit", "--rtt", "10ms", "--buffer", "375kB"])
+            .arg("--stats")
+            .arg(&stats)
+            .stderr(Stdio::null()),
+    );
     let addr: SocketAddr = ready["listen"][0].as_str().unwrap().parse().unwrap();
     let c = client();
     for i in 0..5 {
@@ -730,19 +725,15 @@ fn cli_runs_until_sigterm_and_flushes_stats() {
     }
     // SAFETY: signalling our own child by its pid.
     unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        libc::kill(child.0.id() as libc::pid_t, libc::SIGTERM);
     }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("lbe-netem did not stop on SIGTERM");
-        }
-        std::thread::sleep(ms(20));
-    };
+    // Killed by the guard if it does not stop.
+    wait_for(
+        "lbe-netem to stop on SIGTERM",
+        Duration::from_secs(5),
+        || child.0.try_wait().unwrap().is_some(),
+    );
+    let status = child.0.wait().unwrap();
     assert!(status.success(), "{status:?}");
     let text = std::fs::read_to_string(&stats).unwrap();
     let _ = std::fs::remove_file(&stats);
@@ -760,16 +751,16 @@ fn cli_runs_until_sigterm_and_flushes_stats() {
 #[test]
 fn idle_flows_are_forgotten_after_the_timeout() {
     let server = EchoServer::start();
-    let mut config = Config::new(
-        localhost(),
+    let netem = emulator(
         server.addr,
         10_000_000,
         ms(2),
         Buffer::Time(ms(100)),
+        |config| {
+            config.idle_timeout = Some(ms(200));
+            config.stats_interval = ms(100);
+        },
     );
-    config.idle_timeout = Some(ms(200));
-    config.stats_interval = ms(100);
-    let netem = Netem::spawn(config).unwrap();
     let c = client();
     let peer = |reply: Vec<u8>| -> String {
         let text = String::from_utf8(reply).unwrap();

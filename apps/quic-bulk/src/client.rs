@@ -58,6 +58,38 @@ pub struct ClientArgs {
     pub server_name: Option<String>,
 }
 
+impl ClientArgs {
+    /// A paced transfer of `amount` with `cc` as the sender, to a server
+    /// on this machine whose certificate `trust` verifies (the server's
+    /// `trust()`), checked for the `connect` address: no local address
+    /// chosen, no qlog, a 10 s handshake timeout, no progress bar, no
+    /// deadline: what the tests start (the fields are public to change).
+    pub fn loopback(
+        connect: SocketAddr,
+        trust: tls::ServerTrust,
+        cc: CcSpec,
+        amount: Amount,
+        direction: Direction,
+        label: &str,
+    ) -> Self {
+        Self {
+            connect,
+            bind: None,
+            cc,
+            amount,
+            direction,
+            qlog_dir: None,
+            label: label.to_string(),
+            handshake_timeout: Duration::from_secs(10),
+            progress: false,
+            pacing: true,
+            deadline: None,
+            trust,
+            server_name: None,
+        }
+    }
+}
+
 /// The outcome of a transfer (the `--json` object).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {

@@ -10,6 +10,8 @@ use std::thread;
 use std::time::Duration;
 
 use lbe_app_kit::tls::ServerTrust;
+use lbe_test_support::figure;
+use lbe_test_support::Scratch;
 use quic_bulk::client::ClientArgs;
 use quic_bulk::client::Summary;
 use quic_bulk::protocol::Amount;
@@ -23,11 +25,11 @@ fn start_server(qlog_dir: &Path) -> RunningServer {
         .spawn()
 }
 
-fn tempdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("quic-bulk-e2e-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch directory (removed when the test ends) and its path.
+fn tempdir(name: &str) -> (Scratch, PathBuf) {
+    let s = Scratch::new(&format!("quic-bulk-e2e-{name}"));
+    let dir = s.path().to_path_buf();
+    (s, dir)
 }
 
 fn transfer(
@@ -41,19 +43,15 @@ fn transfer(
 ) -> Summary {
     quic_bulk::client::run(
         ClientArgs {
-            connect: addr,
-            bind: None,
-            cc: cc.parse().unwrap(),
-            amount: Amount::Bytes(bytes),
-            direction,
             qlog_dir: Some(qlog_dir.to_path_buf()),
-            label: label.to_string(),
-            handshake_timeout: Duration::from_secs(10),
-            progress: false,
-            pacing: true,
-            deadline: None,
-            trust: trust.clone(),
-            server_name: None,
+            ..ClientArgs::loopback(
+                addr,
+                trust.clone(),
+                cc.parse().unwrap(),
+                Amount::Bytes(bytes),
+                direction,
+                label,
+            )
         },
         &AtomicBool::new(false),
     )
@@ -81,7 +79,7 @@ fn read_qlog(path: &Path) -> (usize, Vec<String>) {
 
 #[test]
 fn every_controller_both_directions() {
-    let dir = tempdir("all");
+    let (_scratch, dir) = tempdir("all");
     let server = start_server(&dir);
     const BYTES: u64 = 4_000_000;
     for cc in quiche_lbe::spec::controller_names() {
@@ -171,25 +169,22 @@ fn unpaced_transfers_both_directions() {
     // `--pacing off`: the client's own loop for an upload, and (asked
     // through ALPN) the server's for a download; bbr2 is the controller
     // whose every packet quiche schedules.
-    let dir = tempdir("unpaced");
+    let (_scratch, dir) = tempdir("unpaced");
     let server = start_server(&dir);
     const BYTES: u64 = 2_000_000;
     for direction in [Direction::Download, Direction::Upload] {
         let s = quic_bulk::client::run(
             ClientArgs {
-                connect: server.local_addr(),
-                bind: None,
-                cc: "bbr2".parse().unwrap(),
-                amount: Amount::Bytes(BYTES),
-                direction,
                 qlog_dir: Some(dir.clone()),
-                label: format!("unpaced_{}", direction.as_str()),
-                handshake_timeout: Duration::from_secs(10),
-                progress: false,
                 pacing: false,
-                deadline: None,
-                trust: server.trust(),
-                server_name: None,
+                ..ClientArgs::loopback(
+                    server.local_addr(),
+                    server.trust(),
+                    "bbr2".parse().unwrap(),
+                    Amount::Bytes(BYTES),
+                    direction,
+                    &format!("unpaced_{}", direction.as_str()),
+                )
             },
             &AtomicBool::new(false),
         )
@@ -200,7 +195,7 @@ fn unpaced_transfers_both_directions() {
 
 #[test]
 fn twenty_clients_at_once() {
-    let dir = tempdir("many");
+    let (_scratch, dir) = tempdir("many");
     let server = start_server(&dir);
     let addr = server.local_addr();
     let handles: Vec<_> = (0..20)
@@ -237,28 +232,21 @@ fn twenty_clients_at_once() {
 /// min 0.519 / median 0.533 / max 0.546 s.
 #[test]
 fn duration_mode_sends_for_the_given_time() {
-    let dir = tempdir("duration");
+    let (_scratch, dir) = tempdir("duration");
     let server = start_server(&dir);
     let s = quic_bulk::client::run(
-        ClientArgs {
-            connect: server.local_addr(),
-            bind: None,
-            cc: "ledbatpp".parse().unwrap(),
-            amount: Amount::DurationMs(500),
-            direction: Direction::Download,
-            qlog_dir: None,
-            label: "dur".into(),
-            handshake_timeout: Duration::from_secs(10),
-            progress: false,
-            pacing: true,
-            deadline: None,
-            trust: server.trust(),
-            server_name: None,
-        },
+        ClientArgs::loopback(
+            server.local_addr(),
+            server.trust(),
+            "ledbatpp".parse().unwrap(),
+            Amount::DurationMs(500),
+            Direction::Download,
+            "dur",
+        ),
         &AtomicBool::new(false),
     )
     .unwrap();
-    eprintln!("flake-figure: duration: duration_s = {}", s.duration_s);
+    figure("duration", "duration_s", s.duration_s);
     assert!(s.bytes > 0);
     // The sender stopped after 500 ms; the client saw it all.
     assert!(s.duration_s >= 0.5, "{}", s.duration_s);
@@ -391,7 +379,8 @@ fn cli_reports_an_unreachable_server() {
 
 #[test]
 fn cli_rejects_an_unwritable_qlog_dir() {
-    let file = tempdir("notadir").join("plain-file");
+    let (_scratch, dir) = tempdir("notadir");
+    let file = dir.join("plain-file");
     std::fs::write(&file, b"x").unwrap();
     let dir = file.join("qlogs");
     let (ok, _, err) = cli(&[
@@ -411,7 +400,7 @@ fn cli_rejects_an_unwritable_qlog_dir() {
 
 #[test]
 fn cli_json_and_clean_shutdown() {
-    let dir = tempdir("cli");
+    let (_scratch, dir) = tempdir("cli");
     // Find a free port, then let the server take it.
     let port = std::net::UdpSocket::bind("127.0.0.1:0")
         .unwrap()
@@ -478,24 +467,21 @@ fn cli_json_and_clean_shutdown() {
 
 #[test]
 fn a_download_with_a_deadline_reports_it_met_and_the_time_per_level() {
-    let dir = tempdir("deadline");
+    let (_scratch, dir) = tempdir("deadline");
     let server = start_server(&dir);
     for cc in ["cdg", "ledbatpp"] {
         let summary = quic_bulk::client::run(
             ClientArgs {
-                connect: server.local_addr(),
-                bind: None,
-                cc: cc.parse().unwrap(),
-                amount: Amount::Bytes(2_000_000),
-                direction: Direction::Download,
                 qlog_dir: Some(dir.clone()),
-                label: format!("deadline_{cc}"),
-                handshake_timeout: Duration::from_secs(10),
-                progress: false,
-                pacing: true,
                 deadline: Some(Duration::from_secs(600)),
-                trust: server.trust(),
-                server_name: None,
+                ..ClientArgs::loopback(
+                    server.local_addr(),
+                    server.trust(),
+                    cc.parse().unwrap(),
+                    Amount::Bytes(2_000_000),
+                    Direction::Download,
+                    &format!("deadline_{cc}"),
+                )
             },
             &AtomicBool::new(false),
         )
@@ -520,7 +506,7 @@ fn a_download_with_a_deadline_reports_it_met_and_the_time_per_level() {
 
 #[test]
 fn cli_client_verifies_the_server_certificate_by_default() {
-    let dir = tempdir("verify");
+    let (_scratch, dir) = tempdir("verify");
     let cert = dir.join("cert.pem");
     let ca = cert.to_str().unwrap();
     let mut server = KillOnDrop(

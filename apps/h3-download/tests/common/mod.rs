@@ -1,6 +1,7 @@
-//! Helpers shared by the integration tests: an in-process h3-serve, the
-//! h3-fetch binary as a child process, scratch directories, qlog reading,
-//! and a UDP relay that can stop delivering.
+//! Helpers shared by h3-download's integration tests: an in-process
+//! h3-serve, the h3-fetch binary as a child process, and a UDP relay that
+//! can stop delivering; the workspace's shared set-ups (scratch
+//! directories, content, child guards, qlog reading) from lbe-test-support.
 
 #![allow(dead_code)]
 
@@ -8,9 +9,7 @@ use std::net::SocketAddr;
 use std::net::UdpSocket;
 use std::path::Path;
 use std::path::PathBuf;
-use std::process::Child;
 use std::process::Command;
-use std::process::Output;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
@@ -18,62 +17,13 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
-use std::time::Instant;
 
 use h3_download::server::ServeArgs;
 use lbe_app_kit::tls::Certificate;
 use lbe_app_kit::tls::SelfSignedCert;
 use lbe_app_kit::tls::ServerTrust;
 
-pub const MB: u64 = 1_000_000;
-
-/// A scratch directory under the system temp dir, removed on drop.
-pub struct Scratch(PathBuf);
-
-impl Scratch {
-    pub fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("h3-download-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-
-    pub fn join(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-
-    /// A subdirectory, created.
-    pub fn dir(&self, p: &str) -> PathBuf {
-        let d = self.0.join(p);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-/// Deterministic, incompressible-looking content.
-pub fn content(len: u64, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
+pub use lbe_test_support::*;
 
 /// h3-serve on a thread, on a free port; stopped (and its qlogs flushed)
 /// on drop or [`TestServer::stop`]. Its self-signed certificate is written
@@ -144,128 +94,17 @@ pub fn h3_serve() -> Command {
     Command::new(env!("CARGO_BIN_EXE_h3-serve"))
 }
 
-/// A finished command: exit status, stdout, stderr.
-pub struct Run {
-    pub ok: bool,
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Run {
-    pub fn json(&self) -> serde_json::Value {
-        assert!(self.ok, "failed: {}", self.stderr);
-        serde_json::from_str(self.stdout.trim())
-            .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", self.stdout))
-    }
-
-    /// The error line, checked to be one `PROGRAM: error: ...` line.
-    pub fn error_line(&self, program: &str) -> &str {
-        assert!(!self.ok, "expected a failure; stdout: {}", self.stdout);
-        let line = self.stderr.trim_end();
-        assert_eq!(line.lines().count(), 1, "not one line: {line:?}");
-        assert!(
-            line.starts_with(&format!("{program}: error: ")),
-            "unexpected: {line}"
-        );
-        line
-    }
-}
-
-impl From<Output> for Run {
-    fn from(o: Output) -> Self {
-        Run {
-            ok: o.status.success(),
-            code: o.status.code(),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        }
-    }
-}
-
 /// Runs h3-fetch with these arguments.
 pub fn fetch(args: &[&str]) -> Run {
     h3_fetch().args(args).output().unwrap().into()
 }
 
-/// A child process killed (SIGKILL) and reaped on drop.
-pub struct ChildGuard(pub Child);
-
-impl ChildGuard {
-    /// Waits for the child to exit on its own; what it printed.
-    pub fn finish(&mut self) -> Run {
-        use std::io::Read;
-        let (mut stdout, mut stderr) = (String::new(), String::new());
-        if let Some(mut o) = self.0.stdout.take() {
-            o.read_to_string(&mut stdout).unwrap();
-        }
-        if let Some(mut e) = self.0.stderr.take() {
-            e.read_to_string(&mut stderr).unwrap();
-        }
-        let status = self.0.wait().unwrap();
-        Run {
-            ok: status.success(),
-            code: status.code(),
-            stdout,
-            stderr,
-        }
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Waits for `cond`, polling; panics after `limit` (a hang guard, not a
-/// measurement).
-pub fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// `(name, data)` of every event in a JSON-SEQ qlog, in order.
-pub fn qlog_events(path: &Path) -> Vec<(String, serde_json::Value)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.split('\u{1e}')
-        .filter(|r| !r.trim().is_empty())
-        .skip(1)
-        .filter_map(|r| serde_json::from_str::<serde_json::Value>(r).ok())
-        .map(|v| {
-            (
-                v["name"].as_str().unwrap_or("").to_string(),
-                v["data"].clone(),
-            )
-        })
-        .collect()
-}
-
-/// The `new` states of every `congestion_state_updated` event.
-pub fn cc_states(path: &Path) -> Vec<String> {
-    qlog_events(path)
-        .into_iter()
-        .filter(|(n, _)| n == "quic:congestion_state_updated")
-        .map(|(_, d)| d["new"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
-/// The `.sqlog` files in `dir` whose names contain `part`.
-pub fn qlogs_named(dir: &Path, part: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.ends_with(".sqlog") && name.contains(part)
-        })
-        .collect();
-    v.sort();
-    v
+/// h3-fetch of a URL nothing answers (`https://127.0.0.1:1/f -o /tmp/x`)
+/// with these options: for command lines refused before any connection.
+pub fn fetch_nowhere(options: &[&str]) -> Run {
+    let mut args = vec!["https://127.0.0.1:1/f", "-o", "/tmp/x"];
+    args.extend_from_slice(options);
+    fetch(&args)
 }
 
 /// A UDP relay between one client and a server that stops delivering the
