@@ -162,6 +162,21 @@ impl CcSpec {
         }
     }
 
+    /// Refuses a controller a live connection cannot be switched to (a
+    /// background connection's, `h3-serve --background-cc`). `cubic` with
+    /// quiche's defaults is accepted: it is what connections already run
+    /// (so not `cubic:rollback=off`).
+    pub fn check_background(&self) -> Result<(), String> {
+        if self.plugin().is_some() || (self.name() == "cubic" && self.cubic_rollback()) {
+            return Ok(());
+        }
+        Err(format!(
+            "--background-cc '{self}': quiche cannot switch a live connection to its own '{}'; use one of the plug-ins ({}) or plain cubic",
+            self.as_str(),
+            plugin_names().join(", ")
+        ))
+    }
+
     /// This spec with `deadline=` added ([`lbe_cc::deadline`]): the text
     /// gains the key, so file names and reports show it. Only `cdg` and
     /// `ledbatpp` take a deadline; a spec that has one already is refused.
@@ -287,6 +302,28 @@ mod tests {
         assert_eq!(stream_delivered(collected, 10_000), 10_000);
         let never_opened = Err(quiche::Error::InvalidStreamState(4));
         assert_eq!(stream_delivered(never_opened, 0), 0);
+    }
+
+    #[test]
+    fn background_controllers() {
+        for ok in [
+            "ledbatpp",
+            "ledbat:target=25ms",
+            "cdg",
+            "fixed:packets=4",
+            "cubic",
+            "cubic:rollback=on",
+        ] {
+            ok.parse::<CcSpec>().unwrap().check_background().unwrap();
+        }
+        for bad in ["reno", "bbr2", "cubic:rollback=off"] {
+            let e = bad
+                .parse::<CcSpec>()
+                .unwrap()
+                .check_background()
+                .unwrap_err();
+            assert!(e.contains("cannot switch"), "{e}");
+        }
     }
 
     #[test]

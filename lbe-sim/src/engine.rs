@@ -24,8 +24,8 @@ use crate::sender::Built;
 use crate::sender::DataLimit;
 use crate::sender::Sender;
 use crate::Config;
-use crate::FlowEnd;
-use crate::GRACE;
+use lbe_scenario::FlowEnd;
+use lbe_scenario::GRACE;
 
 /// quiche's initial RTT before any sample (RFC 9002 §6.2.2: 333 ms).
 const INITIAL_RTT: Duration = Duration::from_millis(333);
@@ -219,7 +219,7 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
     let mut controllers = Vec::new();
     let mut progress = Vec::new();
     for f in &config.flows {
-        let mut spec = f.cc.clone();
+        let mut spec = f.sender_cc();
         let total = match f.end {
             FlowEnd::Bytes(b) => b,
             FlowEnd::Stop(_) => 0,
@@ -228,7 +228,7 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         progress.push(spec.set_progress(handle.clone()).then_some(handle));
         controllers.push(
             crate::controller(&spec, &config.framing)
-                .map_err(|e| format!("flow {} ({}): {e}", f.name, f.cc))?,
+                .map_err(|e| format!("flow {} ({}): {e}", f.name, f.sender_cc()))?,
         );
     }
     let epoch = Instant::now();
@@ -344,14 +344,14 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
 fn with_qlog(
     recorder: Recorder,
     dir: &std::path::Path,
-    flow: &crate::Flow,
+    flow: &lbe_scenario::Flow,
     index: usize,
 ) -> Result<(std::path::PathBuf, Recorder), String> {
     use quiche_lbe::lbe_cc::qlog_name;
     let name = qlog_name::file_name(
         &flow.name,
         qlog_name::Role::Server,
-        &qlog_name::cc_tag(flow.cc.as_str()),
+        &qlog_name::cc_tag(flow.sender_cc().as_str()),
         &(index as u64).to_be_bytes(),
     );
     let path = dir.join(name);
@@ -360,7 +360,7 @@ fn with_qlog(
     let recorder = recorder
         .with_qlog(
             Box::new(std::io::BufWriter::new(file)),
-            &format!("lbe-sim {} {}", flow.name, flow.cc),
+            &format!("lbe-sim {} {}", flow.name, flow.sender_cc()),
         )
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok((path, recorder))
@@ -756,8 +756,8 @@ impl Sim<'_> {
             });
             flows.push(MemoryFlow {
                 analyzer: state.recorder.finish()?,
-                label: flow.cc.to_string(),
-                cc: Some(flow.cc.to_string()),
+                label: flow.sender_cc().to_string(),
+                cc: Some(flow.sender_cc().to_string()),
                 flow: Some(if flow.name.is_empty() {
                     format!("flow{i}")
                 } else {

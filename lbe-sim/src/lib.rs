@@ -49,49 +49,17 @@ pub use engine::SimOutput;
 pub use rx::ReceiverWindowStats;
 pub use sender::Framing;
 
-/// The bottleneck.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Link {
-    pub rate_bps: u64,
-    /// The base RTT of flows that do not set their own.
-    pub rtt: Duration,
-    pub buffer: lbe_link::Buffer,
-    /// Random loss on the bottleneck direction, 0 to 1.
-    pub loss: f64,
-}
-
-/// How much a flow sends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlowEnd {
-    /// New data until this time since the start of the run.
-    Stop(Duration),
-    /// This many stream bytes.
-    Bytes(u64),
-}
-
-/// One download through the bottleneck.
-#[derive(Clone, Debug)]
-pub struct Flow {
-    pub name: String,
-    pub cc: quiche_lbe::CcSpec,
-    pub start: Duration,
-    pub end: FlowEnd,
-    /// Base RTT of this flow's path.
-    pub rtt: Duration,
-    /// Whether the sender paces (quiche's `enable_pacing`).
-    pub pacing: bool,
-    /// Receiver-driven LBE: the receiver runs LEDBAT++ on what it observes
-    /// and caps the sender's flow-control credit at its window, as
-    /// `h3-fetch --lbe receiver` does ([`rx`]); `cc` is still what the
-    /// sender runs.
-    pub receiver_lbe: bool,
-}
-
-/// A run.
+/// A run: a scenario's bottleneck and flows (`lbe-scenario`'s model, as
+/// `lbe-lab` checked them) with the simulator's own settings.
 #[derive(Clone, Debug)]
 pub struct Config {
-    pub link: Link,
-    pub flows: Vec<Flow>,
+    /// The bottleneck: its rate, buffer and random loss (and the base RTT
+    /// of flows that do not set their own). Cross traffic is not simulated.
+    pub link: lbe_scenario::Link,
+    /// The downloads through it, each with its sender's controller
+    /// ([`lbe_scenario::Flow::sender_cc`]); every flow runs as a quic-bulk
+    /// transfer.
+    pub flows: Vec<lbe_scenario::Flow>,
     /// The analysis window; the whole run when `None`.
     pub window: Option<(Duration, Duration)>,
     /// Seeds the bottleneck's random loss and the endpoints' wake-up
@@ -133,10 +101,6 @@ pub struct Config {
 /// the full queue (two Reno flows on 10 Mbit/s with a 50 ms buffer: first
 /// flow's share 0.535 / 0.491 / 0.499 over seeds 1-3; lab 0.499 and 0.487).
 pub const HOST_LATENCY: Duration = Duration::from_micros(300);
-
-/// How long a flow may run past its stop time (or, counting bytes, past its
-/// start) before the run gives up on it: `lbe-lab`'s grace.
-pub const GRACE: Duration = Duration::from_secs(120);
 
 /// Builds the controller a spec names, as quiche would install it: a
 /// plug-in through its factory (the adapter quiche runs), quiche's Reno or

@@ -296,7 +296,7 @@ pub fn fetch(
         url: url.clone(),
         output: output.clone(),
         background: h3.background,
-        lbe: h3.lbe.unwrap_or_default(),
+        lbe: fetch_lbe_mode(h3.lbe.unwrap_or_default()),
         deadline: None,
         resume: false,
         qlog_dir: Some(qlog_dir.to_path_buf()),
@@ -353,6 +353,17 @@ pub fn fetch(
         },
         qlog,
     ))
+}
+
+/// A scenario's `lbe` as h3-fetch's `--lbe`.
+fn fetch_lbe_mode(lbe: crate::scenario::Lbe) -> h3_download::fetch::LbeMode {
+    use crate::scenario::Lbe;
+    use h3_download::fetch::LbeMode;
+    match lbe {
+        Lbe::Receiver => LbeMode::Receiver,
+        Lbe::Sender => LbeMode::Sender,
+        Lbe::Both => LbeMode::Both,
+    }
 }
 
 /// The one qlog h3-fetch wrote into `dir`.

@@ -6,7 +6,6 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::scenario::FlowEnd;
 use crate::scenario::Scenario;
 use crate::summary::Mode;
 use crate::summary::RunSummary;
@@ -72,28 +71,8 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
         ));
     }
     Ok(lbe_sim::Config {
-        link: lbe_sim::Link {
-            rate_bps: scenario.link.rate_bps,
-            rtt: scenario.link.rtt,
-            buffer: scenario.link.buffer,
-            loss: scenario.link.loss,
-        },
-        flows: scenario
-            .flows
-            .iter()
-            .map(|f| lbe_sim::Flow {
-                name: f.name.clone(),
-                cc: f.sender_cc(),
-                start: f.start,
-                end: match f.end {
-                    FlowEnd::Stop(t) => lbe_sim::FlowEnd::Stop(t),
-                    FlowEnd::Bytes(b) => lbe_sim::FlowEnd::Bytes(b),
-                },
-                rtt: f.rtt,
-                pacing: f.pacing,
-                receiver_lbe: f.receiver_lbe,
-            })
-            .collect(),
+        link: scenario.link.clone(),
+        flows: scenario.flows.clone(),
         window: scenario.window,
         seed: scenario.seed.unwrap_or(DEFAULT_SEED),
         ack_policy: lbe_sim::AckPolicy::default(),

@@ -1,0 +1,1136 @@
+//! `lbe-scenario`: the scenario model of `lbe-lab` and `lbe-sim`, one
+//! emulated bottleneck, several flows: the file's types, its parsing and
+//! its checks.
+//!
+//! ```toml
+//! seed = 1              # optional, top level: seeds the random loss; the
+//!                       # same scenario and seed give the same simulated
+//!                       # run (lbe-lab run --sim), byte for byte
+//! [link]
+//! rate = "20mbit"
+//! rtt = "50ms"
+//! buffer = "500ms"      # time at line rate, or bytes like "375kB"
+//! loss = 0.0            # optional random loss, 0 to 1
+//! cross_traffic = "1mbit"  # optional unresponsive Poisson traffic through
+//!                          # the bottleneck (lbe-netem --cross-traffic)
+//! pacing = false        # optional: every flow's default (true: paced)
+//! [analysis]            # the window the figures are computed over (optional)
+//! from = "10s"
+//! to = "40s"
+//! [ports]               # optional fixed ports (default: any free ones)
+//! server = 4433
+//! netem = 5000          # and netem+1, netem+2... for extra base RTTs
+//! [[flow]]
+//! cc = "ledbatpp"
+//! start = "0s"
+//! stop = "40s"          # or bytes = "100MB"
+//! deadline = "120s"     # optional, with bytes, cdg or ledbatpp only: the
+//!                       # flow is deadline-aware (lbe_cc::deadline), the
+//!                       # deadline counted from its start
+//! rtt = "100ms"         # optional per-flow base RTT
+//! name = "background"   # optional label (default flowN)
+//! pacing = false        # optional: send unpaced (default: the link's)
+//! receiver_lbe = true   # optional, simulator only (lbe-lab run --sim):
+//!                       # receiver-driven LBE, the receiver runs LEDBAT++
+//!                       # and caps the sender's flow-control credit at its
+//!                       # window (h3-fetch --lbe receiver); `cc` stays the
+//!                       # sender's controller (default false)
+//!
+//! [[flow]]              # an HTTP/3 download: h3-fetch against a server
+//! kind = "h3"           # "quic-bulk" (the default) or "h3"
+//! server = "aioquic"    # h3-serve (default) | quiche-stock | aioquic
+//! background = true     # h3-fetch --background (default false)
+//! lbe = "receiver"      # h3-fetch --lbe: receiver | sender | both (needs
+//!                       # background; receiver needs a server that does no
+//!                       # LBE, sender and both need h3-serve)
+//! bytes = "50MB"        # or stop = "40s" (the download is cut off then)
+//! ```
+//!
+//! An h3 flow's sender is its server: `h3-serve` switches a background
+//! connection (`priority: u=7`) to `cc` (its `--background-cc`, default
+//! ledbatpp), `quiche-stock` is h3-serve that never switches (quiche's
+//! CUBIC, a stock quiche server), `aioquic` is aioquic's HTTP/3 server
+//! (its default, Reno). h3-fetch's `--background` always sends
+//! `priority: u=7`, so h3-serve always yields too: against it `lbe` is
+//! `sender` or `both`, and receiver-only is measured against quiche-stock
+//! (the same server, switching off). `cc` is taken only where the server
+//! runs it (h3-serve, background); `deadline` and `pacing` are quic-bulk's
+//! only.
+//!
+//! `receiver_lbe` with `cc` spans h3-fetch's `--lbe` modes against a
+//! server that runs `cc` for the download: `cc = "cubic"` alone is a normal
+//! download (none), with `receiver_lbe` it is `--lbe receiver`;
+//! `cc = "ledbatpp"` alone is `--lbe sender` (h3-serve yielding on
+//! `u=7`), with `receiver_lbe` it is `--lbe both`.
+//!
+//! Everything is checked before anything starts; an error names the file
+//! and the line.
+#![forbid(unsafe_code)]
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+use std::path::Path;
+use std::time::Duration;
+
+use quiche_lbe::CcSpec;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A checked scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub link: Link,
+    /// The analysis window, scenario time.
+    pub window: Option<(Duration, Duration)>,
+    pub ports: Ports,
+    pub flows: Vec<Flow>,
+    /// Seeds the bottleneck's random loss (`lbe-netem`'s own seed when
+    /// unset; 1 in the simulator). Controllers seed themselves from their
+    /// spec (CDG's `seed`).
+    pub seed: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub rate_bps: u64,
+    pub rtt: Duration,
+    pub buffer: lbe_link::Buffer,
+    pub loss: f64,
+    /// Mean rate of the bottleneck's cross traffic
+    /// (`lbe_link::CrossTraffic`, which `lbe-netem` runs), bits per
+    /// second.
+    pub cross_traffic_bps: Option<u64>,
+}
+
+impl Link {
+    /// The buffer as time at line rate.
+    pub fn buffer_ms(&self) -> f64 {
+        self.buffer.bytes_at(self.rate_bps) as f64 * 8.0 / self.rate_bps as f64 * 1e3
+    }
+}
+
+/// Fixed ports; 0 picks a free one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ports {
+    pub server: u16,
+    pub netem: u16,
+}
+
+/// How much a flow sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowEnd {
+    /// Until this scenario time.
+    Stop(Duration),
+    /// This many bytes.
+    Bytes(u64),
+}
+
+/// What runs a flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowKind {
+    /// A quic-bulk download; `cc` is the sender's controller.
+    QuicBulk,
+    /// An HTTP/3 download by h3-fetch.
+    H3(H3Flow),
+}
+
+/// An h3 flow: which server, and how the client asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct H3Flow {
+    pub server: H3Server,
+    /// `h3-fetch --background`.
+    pub background: bool,
+    /// `h3-fetch --lbe` (with `background`); `None` leaves h3-fetch's
+    /// default.
+    pub lbe: Option<Lbe>,
+}
+
+impl H3Flow {
+    /// Whether the server sends with a less-than-best-effort controller:
+    /// h3-serve asked for background delivery (`priority: u=7`, which
+    /// `h3-fetch --background` always sends).
+    pub fn server_lbe(&self) -> bool {
+        self.server == H3Server::H3Serve && self.background
+    }
+}
+
+/// The HTTP/3 server of an h3 flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum H3Server {
+    /// Our h3-serve: a background request switches its connection to
+    /// `cc`.
+    H3Serve,
+    /// h3-serve with background switching off (`--background-cc cubic`):
+    /// quiche as it ships, CUBIC for every connection.
+    QuicheStock,
+    /// aioquic's HTTP/3 server (`h3_download::aioquic`), Reno.
+    Aioquic,
+}
+
+impl H3Server {
+    pub const NAMES: [&'static str; 3] = ["h3-serve", "quiche-stock", "aioquic"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            H3Server::H3Serve => "h3-serve",
+            H3Server::QuicheStock => "quiche-stock",
+            H3Server::Aioquic => "aioquic",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        [H3Server::H3Serve, H3Server::QuicheStock, H3Server::Aioquic]
+            .into_iter()
+            .find(|v| v.name() == s)
+    }
+
+    /// The controller the server sends a normal connection with.
+    pub fn default_cc(self) -> &'static str {
+        match self {
+            H3Server::H3Serve | H3Server::QuicheStock => "cubic",
+            H3Server::Aioquic => "reno",
+        }
+    }
+}
+
+/// Which end of an h3 background download runs LEDBAT++: h3-fetch's
+/// `--lbe` (`h3_download::fetch::LbeMode`, which `lbe-lab` converts it
+/// to), with its default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lbe {
+    /// The client (receiver-side LEDBAT++ through flow control).
+    Receiver,
+    /// The server (asked with `priority: u=7`).
+    Sender,
+    /// Both.
+    #[default]
+    Both,
+}
+
+/// The `lbe` values, as h3-fetch's `--lbe` spells them.
+pub const LBE_NAMES: [&str; 3] = ["receiver", "sender", "both"];
+
+/// An `lbe` value's name.
+pub fn lbe_name(lbe: Lbe) -> &'static str {
+    match lbe {
+        Lbe::Receiver => LBE_NAMES[0],
+        Lbe::Sender => LBE_NAMES[1],
+        Lbe::Both => LBE_NAMES[2],
+    }
+}
+
+fn parse_lbe(s: &str) -> Option<Lbe> {
+    [Lbe::Receiver, Lbe::Sender, Lbe::Both]
+        .into_iter()
+        .find(|v| lbe_name(*v) == s)
+}
+
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// 1-based position in the file.
+    pub id: usize,
+    pub name: String,
+    pub kind: FlowKind,
+    /// The sender's controller: quic-bulk's `--cc`; for an h3 flow what its
+    /// server sends with (h3-serve's background `cc`, else the server's
+    /// default, [`H3Server::default_cc`]).
+    pub cc: CcSpec,
+    pub start: Duration,
+    pub end: FlowEnd,
+    /// Base RTT; the link's unless given.
+    pub rtt: Duration,
+    /// Whether the sender paces (quic-bulk `--pacing`).
+    pub pacing: bool,
+    /// A deadline-aware flow's deadline (quic-bulk `--deadline`); `cc` is
+    /// the controller it steers.
+    pub deadline: Option<Duration>,
+    /// Receiver-driven LBE (simulator only): the receiver runs LEDBAT++ on
+    /// what it observes and caps the sender's flow-control credit at its
+    /// window, as `h3-fetch --lbe receiver` does (`lbe_sim::rx`); `cc` is
+    /// still what the sender runs.
+    pub receiver_lbe: bool,
+}
+
+impl Flow {
+    /// The spec the sender runs: `cc`, with `deadline=` when it has one.
+    pub fn sender_cc(&self) -> CcSpec {
+        match self.deadline {
+            Some(d) => self
+                .cc
+                .with_deadline(d)
+                .expect("the scenario checked that the deadline applies"),
+            None => self.cc.clone(),
+        }
+    }
+
+    /// Scenario time at which the flow is due to stop, if it has one.
+    pub fn stop(&self) -> Option<Duration> {
+        match self.end {
+            FlowEnd::Stop(t) => Some(t),
+            FlowEnd::Bytes(_) => None,
+        }
+    }
+
+    /// Scenario time at which a real run gives up on the flow: [`GRACE`]
+    /// past its stop time; counting bytes, `GRACE` past its start, or,
+    /// with a deadline, `GRACE` past the later of its deadline and `GRACE`
+    /// (a loose 400 s deadline must be allowed to take 400 s, and an
+    /// impossible 20 s one to run on at a fair share and report the miss).
+    /// The simulator, where time costs little, allows an hour
+    /// (`lbe_sim::engine`).
+    pub fn give_up_at(&self) -> Duration {
+        match (self.end, self.deadline) {
+            (FlowEnd::Stop(t), _) => t + GRACE,
+            (FlowEnd::Bytes(_), None) => self.start + GRACE,
+            (FlowEnd::Bytes(_), Some(d)) => self.start + d.max(GRACE) + GRACE,
+        }
+    }
+}
+
+/// How long a flow may run past its stop time (or, counting bytes, past its
+/// start) before a run gives up on it ([`Flow::give_up_at`]).
+pub const GRACE: Duration = Duration::from_secs(120);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    seed: Option<u64>,
+    link: Spanned<RawLink>,
+    analysis: Option<RawAnalysis>,
+    ports: Option<RawPorts>,
+    #[serde(default)]
+    flow: Vec<Spanned<RawFlow>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    rate: Spanned<String>,
+    rtt: Spanned<String>,
+    buffer: Spanned<String>,
+    loss: Option<Spanned<f64>>,
+    cross_traffic: Option<Spanned<String>>,
+    pacing: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAnalysis {
+    from: Spanned<String>,
+    to: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPorts {
+    server: Option<Spanned<u16>>,
+    netem: Option<Spanned<u16>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlow {
+    kind: Option<Spanned<String>>,
+    server: Option<Spanned<String>>,
+    background: Option<Spanned<bool>>,
+    lbe: Option<Spanned<String>>,
+    cc: Option<Spanned<String>>,
+    start: Option<Spanned<String>>,
+    stop: Option<Spanned<String>>,
+    bytes: Option<Spanned<String>>,
+    deadline: Option<Spanned<String>>,
+    rtt: Option<Spanned<String>>,
+    name: Option<Spanned<String>>,
+    pacing: Option<Spanned<bool>>,
+    receiver_lbe: Option<Spanned<bool>>,
+}
+
+/// Where in the file a problem is.
+struct Source<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    fn error(&self, span: Range<usize>, message: impl std::fmt::Display) -> String {
+        format!(
+            "{}:{}: {message}",
+            self.path.display(),
+            self.line_of(span.start)
+        )
+    }
+
+    fn value<T>(
+        &self,
+        field: &Spanned<String>,
+        what: &str,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<T, String> {
+        parse(field.get_ref()).map_err(|e| self.error(field.span(), format!("{what}: {e}")))
+    }
+}
+
+fn parse_buffer(text: &str) -> Result<lbe_link::Buffer, String> {
+    lbe_link::parse_buffer(text)
+}
+
+/// Reads and checks a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    parse(path, &text)
+}
+
+/// A toml error's message on one line, as every error of ours (toml's can
+/// span lines: "invalid string\nexpected ...").
+pub fn toml_message(e: &toml::de::Error) -> String {
+    let lines: Vec<&str> = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.join("; ")
+}
+
+/// Checks a scenario's text; `path` only names it in errors.
+pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
+    let src = Source { path, text };
+    let raw: RawScenario = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(1, |s| src.line_of(s.start));
+        format!("{}:{line}: {}", path.display(), toml_message(&e))
+    })?;
+
+    let link_span = raw.link.span();
+    let raw_link = raw.link.into_inner();
+    let link = Link {
+        rate_bps: src.value(&raw_link.rate, "link rate", lbe_units::parse_rate)?,
+        rtt: src.value(&raw_link.rtt, "link rtt", lbe_units::parse_duration)?,
+        buffer: src.value(&raw_link.buffer, "link buffer", parse_buffer)?,
+        loss: match &raw_link.loss {
+            Some(l) if !(0.0..1.0).contains(l.get_ref()) => {
+                return Err(src.error(l.span(), "link loss must be from 0 to below 1"))
+            }
+            Some(l) => *l.get_ref(),
+            None => 0.0,
+        },
+        cross_traffic_bps: match &raw_link.cross_traffic {
+            Some(c) => Some(src.value(c, "link cross_traffic", lbe_units::parse_rate)?),
+            None => None,
+        },
+    };
+    if let (Some(c), Some(cross)) = (&raw_link.cross_traffic, link.cross_traffic_bps) {
+        if cross == 0 || cross >= link.rate_bps {
+            return Err(src.error(
+                c.span(),
+                "link cross_traffic must be above zero and below the link rate",
+            ));
+        }
+    }
+    if link.rtt.is_zero() {
+        return Err(src.error(raw_link.rtt.span(), "link rtt must be above zero"));
+    }
+    if link.buffer.bytes_at(link.rate_bps) < 1500 {
+        return Err(src.error(
+            raw_link.buffer.span(),
+            "link buffer must hold at least one packet (1500 bytes)",
+        ));
+    }
+
+    let window = match &raw.analysis {
+        Some(a) => {
+            let from = src.value(&a.from, "analysis from", lbe_units::parse_duration)?;
+            let to = src.value(&a.to, "analysis to", lbe_units::parse_duration)?;
+            if to <= from {
+                return Err(src.error(a.to.span(), "analysis 'to' must be after 'from'"));
+            }
+            Some((from, to))
+        }
+        None => None,
+    };
+
+    if raw.flow.is_empty() {
+        return Err(src.error(link_span, "the scenario has no [[flow]]"));
+    }
+    let mut flows = Vec::new();
+    let mut names = BTreeSet::new();
+    for (i, spanned) in raw.flow.iter().enumerate() {
+        let f = spanned.get_ref();
+        let id = i + 1;
+        let kind = flow_kind(&src, f)?;
+        let cc = flow_cc(&src, spanned.span(), f, kind)?;
+        let start = match &f.start {
+            Some(s) => src.value(s, "flow start", lbe_units::parse_duration)?,
+            None => Duration::ZERO,
+        };
+        let end = match (&f.stop, &f.bytes) {
+            (Some(stop), None) => {
+                let t = src.value(stop, "flow stop", lbe_units::parse_duration)?;
+                if t <= start {
+                    return Err(src.error(stop.span(), "flow stop must be after its start"));
+                }
+                FlowEnd::Stop(t)
+            }
+            (None, Some(bytes)) => {
+                let b = src.value(bytes, "flow bytes", lbe_units::parse_size)?;
+                if b == 0 {
+                    return Err(src.error(bytes.span(), "flow bytes must be above zero"));
+                }
+                FlowEnd::Bytes(b)
+            }
+            (Some(_), Some(bytes)) => {
+                return Err(src.error(
+                    bytes.span(),
+                    "a flow has either 'stop' or 'bytes', not both",
+                ))
+            }
+            (None, None) => return Err(src.error(spanned.span(), "a flow needs 'stop' or 'bytes'")),
+        };
+        let deadline = match &f.deadline {
+            Some(d) => {
+                let deadline = src.value(d, "flow deadline", lbe_units::parse_duration)?;
+                if !matches!(end, FlowEnd::Bytes(_)) {
+                    return Err(src.error(d.span(), "a flow's deadline needs 'bytes' (not 'stop')"));
+                }
+                cc.with_deadline(deadline)
+                    .map_err(|e| src.error(d.span(), format!("flow deadline: {e}")))?;
+                Some(deadline)
+            }
+            None => None,
+        };
+        let rtt = match &f.rtt {
+            Some(r) => {
+                let rtt = src.value(r, "flow rtt", lbe_units::parse_duration)?;
+                if rtt.is_zero() {
+                    return Err(src.error(r.span(), "flow rtt must be above zero"));
+                }
+                rtt
+            }
+            None => link.rtt,
+        };
+        let name = match &f.name {
+            Some(n) => {
+                let ok = !n.get_ref().is_empty()
+                    && n.get_ref()
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !ok {
+                    return Err(src.error(n.span(), "flow name: letters, digits and '_' only"));
+                }
+                n.get_ref().clone()
+            }
+            None => format!("flow{id}"),
+        };
+        if !names.insert(name.clone()) {
+            let span = f.name.as_ref().map_or(spanned.span(), |n| n.span());
+            return Err(src.error(span, format!("flow name '{name}' is used twice")));
+        }
+        flows.push(Flow {
+            id,
+            name,
+            kind,
+            cc,
+            start,
+            end,
+            rtt,
+            pacing: f
+                .pacing
+                .as_ref()
+                .map(|p| *p.get_ref())
+                .or(raw_link.pacing)
+                .unwrap_or(true),
+            deadline,
+            receiver_lbe: f.receiver_lbe.as_ref().is_some_and(|v| *v.get_ref()),
+        });
+    }
+
+    let ports = Ports {
+        server: raw
+            .ports
+            .as_ref()
+            .and_then(|p| p.server.as_ref())
+            .map_or(0, |p| *p.get_ref()),
+        netem: raw
+            .ports
+            .as_ref()
+            .and_then(|p| p.netem.as_ref())
+            .map_or(0, |p| *p.get_ref()),
+    };
+    if ports.server != 0 && ports.netem != 0 {
+        let paths = netem_paths(&link, &flows).len() as u32;
+        let netem_ports = u32::from(ports.netem)..u32::from(ports.netem) + paths;
+        if netem_ports.contains(&u32::from(ports.server)) || netem_ports.end > 65536 {
+            let span = raw
+                .ports
+                .as_ref()
+                .and_then(|p| p.server.as_ref())
+                .map_or(link_span, |p| p.span());
+            return Err(src.error(
+                span,
+                format!(
+                    "ports overlap: the server's {} is among lbe-netem's {}..{} (one per base RTT of quic-bulk flows, one per h3 flow)",
+                    ports.server,
+                    netem_ports.start,
+                    netem_ports.end - 1
+                ),
+            ));
+        }
+    }
+
+    Ok(Scenario {
+        link,
+        window,
+        ports,
+        flows,
+        seed: raw.seed,
+    })
+}
+
+/// Where an lbe-netem listening address relays to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upstream {
+    /// The quic-bulk server (every quic-bulk flow).
+    QuicBulk,
+    /// The server of the h3 flow with this index in `flows`.
+    H3(usize),
+}
+
+/// lbe-netem's listening addresses for a scenario, in order: the link's
+/// RTT to the quic-bulk server first (`--listen`), one per other base RTT
+/// of quic-bulk flows (`--path`), then one per h3 flow to its own server
+/// with its RTT (`--route`).
+pub fn netem_paths(link: &Link, flows: &[Flow]) -> Vec<(Upstream, Duration)> {
+    let mut paths = vec![(Upstream::QuicBulk, link.rtt)];
+    for f in flows {
+        if f.kind == FlowKind::QuicBulk && !paths.contains(&(Upstream::QuicBulk, f.rtt)) {
+            paths.push((Upstream::QuicBulk, f.rtt));
+        }
+    }
+    for (i, f) in flows.iter().enumerate() {
+        if let FlowKind::H3(_) = f.kind {
+            paths.push((Upstream::H3(i), f.rtt));
+        }
+    }
+    paths
+}
+
+/// A flow's `kind`, with its h3 keys; the keys of the other kind are
+/// errors.
+fn flow_kind(src: &Source, f: &RawFlow) -> Result<FlowKind, String> {
+    let h3 = match &f.kind {
+        None => false,
+        Some(k) => match k.get_ref().as_str() {
+            "quic-bulk" => false,
+            "h3" => true,
+            other => {
+                return Err(src.error(
+                    k.span(),
+                    format!("flow kind: '{other}' is not a flow kind (allowed: quic-bulk, h3)"),
+                ))
+            }
+        },
+    };
+    if !h3 {
+        let h3_only = [
+            ("server", f.server.as_ref().map(|v| v.span())),
+            ("background", f.background.as_ref().map(|v| v.span())),
+            ("lbe", f.lbe.as_ref().map(|v| v.span())),
+        ];
+        if let Some((key, Some(span))) = h3_only.into_iter().find(|(_, s)| s.is_some()) {
+            return Err(src.error(
+                span,
+                format!("flow {key}: only h3 flows (kind = \"h3\") take '{key}'"),
+            ));
+        }
+        return Ok(FlowKind::QuicBulk);
+    }
+    for (key, span) in [
+        ("deadline", f.deadline.as_ref().map(|v| v.span())),
+        ("pacing", f.pacing.as_ref().map(|v| v.span())),
+    ] {
+        if let Some(span) = span {
+            return Err(src.error(
+                span,
+                format!("flow {key}: only quic-bulk flows take '{key}' (an h3 flow's sender is its server)"),
+            ));
+        }
+    }
+    if let Some(v) = &f.receiver_lbe {
+        return Err(src.error(
+            v.span(),
+            "flow receiver_lbe: only quic-bulk flows take 'receiver_lbe' (an h3 flow sets lbe = \"receiver\")",
+        ));
+    }
+    let server = match &f.server {
+        None => H3Server::H3Serve,
+        Some(v) => H3Server::parse(v.get_ref()).ok_or_else(|| {
+            src.error(
+                v.span(),
+                format!(
+                    "flow server: '{}' is not an h3 server (allowed: {})",
+                    v.get_ref(),
+                    H3Server::NAMES.join(", ")
+                ),
+            )
+        })?,
+    };
+    let background = f.background.as_ref().is_some_and(|b| *b.get_ref());
+    let lbe = match &f.lbe {
+        None => None,
+        Some(v) => {
+            let lbe = parse_lbe(v.get_ref()).ok_or_else(|| {
+                src.error(
+                    v.span(),
+                    format!(
+                        "flow lbe: '{}' is not an lbe mode (allowed: {})",
+                        v.get_ref(),
+                        LBE_NAMES.join(", ")
+                    ),
+                )
+            })?;
+            if !background {
+                return Err(src.error(
+                    v.span(),
+                    "flow lbe: needs background = true (a normal download runs no LBE)",
+                ));
+            }
+            if lbe != Lbe::Receiver && server != H3Server::H3Serve {
+                return Err(src.error(
+                    v.span(),
+                    format!(
+                        "flow lbe: '{}' needs server = \"h3-serve\" ('{}' does no LBE of its own; with it lbe = \"receiver\" only)",
+                        lbe_name(lbe),
+                        server.name()
+                    ),
+                ));
+            }
+            if lbe == Lbe::Receiver && server == H3Server::H3Serve {
+                return Err(src.error(
+                    v.span(),
+                    "flow lbe: 'receiver' with server = \"h3-serve\" is both (h3-serve honours the priority u=7 that --background sends); for receiver-only use server = \"quiche-stock\" or \"aioquic\"",
+                ));
+            }
+            Some(lbe)
+        }
+    };
+    Ok(FlowKind::H3(H3Flow {
+        server,
+        background,
+        lbe,
+    }))
+}
+
+/// A flow's sender controller: quic-bulk's `cc` (required); for an h3
+/// flow, `cc` where its server runs it, else the server's own.
+fn flow_cc(
+    src: &Source,
+    flow_span: Range<usize>,
+    f: &RawFlow,
+    kind: FlowKind,
+) -> Result<CcSpec, String> {
+    let parse = |c: &Spanned<String>| {
+        src.value(c, "flow cc", |t| {
+            t.parse().map_err(|e: quiche_lbe::SpecError| e.to_string())
+        })
+    };
+    match (kind, &f.cc) {
+        (FlowKind::QuicBulk, Some(c)) => parse(c),
+        (FlowKind::QuicBulk, None) => Err(src.error(flow_span, "a quic-bulk flow needs 'cc'")),
+        (FlowKind::H3(h3), Some(c)) => {
+            if !h3.server_lbe() {
+                return Err(src.error(
+                    c.span(),
+                    "flow cc: an h3 flow's controller is its server's; cc (h3-serve's --background-cc) needs server = \"h3-serve\" and background = true",
+                ));
+            }
+            let cc = parse(c)?;
+            cc.check_background()
+                .map_err(|e| src.error(c.span(), format!("flow cc: {e}")))?;
+            Ok(cc)
+        }
+        (FlowKind::H3(h3), None) => Ok(if h3.server_lbe() {
+            "ledbatpp"
+        } else {
+            h3.server.default_cc()
+        }
+        .parse()
+        .expect("a valid spec")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[link]
+rate = "20mbit"
+rtt = "50ms"
+buffer = "500ms"
+[analysis]
+from = "10s"
+to = "40s"
+[[flow]]
+cc = "ledbatpp"
+start = "0s"
+stop = "40s"
+[[flow]]
+cc = "cubic"
+start = "10s"
+bytes = "10MB"
+rtt = "100ms"
+name = "fg"
+"#;
+
+    fn err(text: &str) -> String {
+        parse(Path::new("s.toml"), text).unwrap_err()
+    }
+
+    #[test]
+    fn parses_the_design_example() {
+        let s = parse(Path::new("s.toml"), GOOD).unwrap();
+        assert_eq!(s.link.rate_bps, 20_000_000);
+        assert_eq!(s.link.buffer_ms(), 500.0);
+        assert_eq!(
+            s.window,
+            Some((Duration::from_secs(10), Duration::from_secs(40)))
+        );
+        assert_eq!(s.flows.len(), 2);
+        assert_eq!(s.flows[0].name, "flow1");
+        assert_eq!(s.flows[0].end, FlowEnd::Stop(Duration::from_secs(40)));
+        assert_eq!(s.flows[1].name, "fg");
+        assert_eq!(s.flows[1].end, FlowEnd::Bytes(10_000_000));
+        assert_eq!(s.flows[1].rtt, Duration::from_millis(100));
+        assert_eq!(
+            netem_paths(&s.link, &s.flows),
+            vec![
+                (Upstream::QuicBulk, Duration::from_millis(50)),
+                (Upstream::QuicBulk, Duration::from_millis(100))
+            ]
+        );
+        assert!(s.flows.iter().all(|f| f.kind == FlowKind::QuicBulk));
+    }
+
+    #[test]
+    fn pacing_is_on_unless_the_flow_or_the_link_says_otherwise() {
+        let s = parse(Path::new("s.toml"), GOOD).unwrap();
+        assert!(s.flows.iter().all(|f| f.pacing));
+        let one_flow = GOOD.replace("name = \"fg\"", "name = \"fg\"\npacing = false");
+        let s = parse(Path::new("s.toml"), &one_flow).unwrap();
+        assert_eq!((s.flows[0].pacing, s.flows[1].pacing), (true, false));
+        let link_wide = GOOD.replace("buffer = \"500ms\"", "buffer = \"500ms\"\npacing = false");
+        let s = parse(Path::new("s.toml"), &link_wide).unwrap();
+        assert_eq!((s.flows[0].pacing, s.flows[1].pacing), (false, false));
+        let flow_overrides = link_wide.replace("name = \"fg\"", "name = \"fg\"\npacing = true");
+        let s = parse(Path::new("s.toml"), &flow_overrides).unwrap();
+        assert_eq!((s.flows[0].pacing, s.flows[1].pacing), (false, true));
+        assert!(
+            err(&GOOD.replace("name = \"fg\"", "name = \"fg\"\npacing = \"off\""))
+                .starts_with("s.toml:19: invalid type: string \"off\", expected a boolean")
+        );
+    }
+
+    #[test]
+    fn cross_traffic_is_a_rate_below_the_link_rate() {
+        let s = parse(Path::new("s.toml"), GOOD).unwrap();
+        assert_eq!(s.link.cross_traffic_bps, None);
+        let with = |v: &str| {
+            GOOD.replace(
+                "buffer = \"500ms\"",
+                &format!("buffer = \"500ms\"\ncross_traffic = \"{v}\""),
+            )
+        };
+        let s = parse(Path::new("s.toml"), &with("1mbit")).unwrap();
+        assert_eq!(s.link.cross_traffic_bps, Some(1_000_000));
+        assert_eq!(
+            err(&with("20mbit")),
+            "s.toml:6: link cross_traffic must be above zero and below the link rate"
+        );
+        assert!(
+            err(&with("1 mbit/s")).starts_with("s.toml:6: link cross_traffic: "),
+            "{}",
+            err(&with("1 mbit/s"))
+        );
+    }
+
+    #[test]
+    fn a_real_run_gives_up_grace_past_the_stop_the_start_or_a_deadline() {
+        let s = parse(Path::new("s.toml"), GOOD).unwrap();
+        // stop = 40s: 40 + 120.
+        assert_eq!(s.flows[0].give_up_at(), Duration::from_secs(160));
+        // bytes from 10 s, no deadline: 10 + 120.
+        assert_eq!(s.flows[1].give_up_at(), Duration::from_secs(130));
+        let with = |deadline: &str| {
+            let text = GOOD.replace("cc = \"cubic\"", "cc = \"cdg\"").replace(
+                "bytes = \"10MB\"",
+                &format!("bytes = \"10MB\"\ndeadline = \"{deadline}\""),
+            );
+            parse(Path::new("s.toml"), &text).unwrap().flows[1].give_up_at()
+        };
+        // A loose deadline may be used in full: 10 + 400 + 120.
+        assert_eq!(with("400s"), Duration::from_secs(530));
+        // An impossible one runs on at a fair share: 10 + 120 + 120.
+        assert_eq!(with("20s"), Duration::from_secs(250));
+    }
+
+    #[test]
+    fn a_deadline_needs_bytes_and_a_steerable_controller() {
+        let s = parse(Path::new("s.toml"), GOOD).unwrap();
+        assert_eq!(s.flows[1].deadline, None);
+        let good = GOOD
+            .replace("cc = \"cubic\"", "cc = \"cdg\"")
+            .replace("bytes = \"10MB\"", "bytes = \"10MB\"\ndeadline = \"2m\"");
+        let s = parse(Path::new("s.toml"), &good).unwrap();
+        assert_eq!(s.flows[1].deadline, Some(Duration::from_secs(120)));
+        assert_eq!(s.flows[1].cc.as_str(), "cdg");
+        assert_eq!(s.flows[1].sender_cc().as_str(), "cdg:deadline=120s");
+        assert_eq!(
+            err(&GOOD.replace("bytes = \"10MB\"", "bytes = \"10MB\"\ndeadline = \"2m\"")),
+            "s.toml:17: flow deadline: 'cubic' is quiche's own controller: a deadline steers only cdg and ledbatpp"
+        );
+        assert_eq!(
+            err(&GOOD.replace(
+                "stop = \"40s\"\n[[flow]]",
+                "stop = \"40s\"\ndeadline = \"9s\"\n[[flow]]"
+            )),
+            "s.toml:13: a flow's deadline needs 'bytes' (not 'stop')"
+        );
+        assert_eq!(
+            err(&good.replace("\"2m\"", "\"2\"")),
+            "s.toml:17: flow deadline: bad duration '2': missing unit; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        assert_eq!(
+            err(&GOOD.replace("rate = \"20mbit\"", "rate = \"20mbit\"\nspeed = 3")),
+            "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`, `cross_traffic`, `pacing`"
+        );
+        assert_eq!(
+            err(&GOOD.replace("\"50ms\"", "\"50\"")),
+            "s.toml:4: link rtt: bad duration '50': missing unit; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
+        );
+        assert!(err("[[flow]]\ncc = \"cubic\"\nstop = \"1s\"\n").contains("missing field `link`"));
+        assert_eq!(
+            err(&GOOD.replace("cc = \"cubic\"", "cc = \"vegas\"")),
+            "s.toml:14: flow cc: unknown congestion controller 'vegas' (allowed: cubic, reno, bbr2, ledbatpp, ledbat, cdg, fixed)"
+        );
+        assert_eq!(
+            err(&GOOD.replace("stop = \"40s\"\n[[flow]]", "stop = \"0s\"\n[[flow]]")),
+            "s.toml:12: flow stop must be after its start"
+        );
+        assert_eq!(
+            err(&GOOD.replace("bytes = \"10MB\"", "bytes = \"10MB\"\nstop = \"20s\"")),
+            "s.toml:16: a flow has either 'stop' or 'bytes', not both"
+        );
+        assert_eq!(
+            err(&GOOD.replace("to = \"40s\"", "to = \"5s\"")),
+            "s.toml:8: analysis 'to' must be after 'from'"
+        );
+        assert_eq!(
+            err(&GOOD.replace("name = \"fg\"", "name = \"flow1\"")),
+            "s.toml:18: flow name 'flow1' is used twice"
+        );
+        assert_eq!(
+            err(&format!("{GOOD}[ports]\nserver = 5001\nnetem = 5000\n")),
+            "s.toml:20: ports overlap: the server's 5001 is among lbe-netem's 5000..5001 (one per base RTT of quic-bulk flows, one per h3 flow)"
+        );
+        assert_eq!(
+            err("[link]\nrate = \"20mbit\"\nrtt = \"5ms\"\nbuffer = \"0.1ms\"\n"),
+            "s.toml:4: link buffer must hold at least one packet (1500 bytes)"
+        );
+        assert_eq!(
+            err("[link]\nrate = \"20mbit\"\nrtt = \"5ms\"\nbuffer = \"10ms\"\n"),
+            "s.toml:1: the scenario has no [[flow]]"
+        );
+        assert!(err("[link\n").starts_with("s.toml:1: "));
+    }
+
+    const H3: &str = r#"
+[link]
+rate = "20mbit"
+rtt = "50ms"
+buffer = "500ms"
+[[flow]]
+cc = "cubic"
+stop = "40s"
+[[flow]]
+kind = "h3"
+bytes = "10MB"
+"#;
+
+    /// `H3` with `extra` lines added to its h3 flow (line 12 onwards).
+    fn h3(extra: &str) -> String {
+        format!("{H3}{extra}")
+    }
+
+    fn h3_flow(text: &str) -> (FlowKind, String) {
+        let s = parse(Path::new("s.toml"), text).unwrap();
+        (s.flows[1].kind, s.flows[1].cc.to_string())
+    }
+
+    #[test]
+    fn h3_flows_default_to_h3_serve_without_background() {
+        let plain = H3Flow {
+            server: H3Server::H3Serve,
+            background: false,
+            lbe: None,
+        };
+        assert_eq!(h3_flow(H3), (FlowKind::H3(plain), "cubic".to_string()));
+        let s = parse(Path::new("s.toml"), H3).unwrap();
+        assert_eq!(s.flows[0].kind, FlowKind::QuicBulk);
+        assert_eq!(s.flows[1].end, FlowEnd::Bytes(10_000_000));
+        // One listening address for the quic-bulk flows, a route for the
+        // h3 flow.
+        assert_eq!(
+            netem_paths(&s.link, &s.flows),
+            vec![
+                (Upstream::QuicBulk, Duration::from_millis(50)),
+                (Upstream::H3(1), Duration::from_millis(50))
+            ]
+        );
+    }
+
+    #[test]
+    fn an_h3_flows_controller_is_its_servers() {
+        let with = |server: &str, background: bool, lbe: Option<Lbe>| H3Flow {
+            server: match server {
+                "aioquic" => H3Server::Aioquic,
+                "quiche-stock" => H3Server::QuicheStock,
+                _ => H3Server::H3Serve,
+            },
+            background,
+            lbe,
+        };
+        for (extra, flow, cc) in [
+            (
+                "background = true",
+                with("h3-serve", true, None),
+                "ledbatpp",
+            ),
+            (
+                "background = true\nlbe = \"sender\"\ncc = \"cdg:g=3\"",
+                with("h3-serve", true, Some(Lbe::Sender)),
+                "cdg:g=3",
+            ),
+            (
+                "background = true\nlbe = \"both\"",
+                with("h3-serve", true, Some(Lbe::Both)),
+                "ledbatpp",
+            ),
+            (
+                "server = \"quiche-stock\"\nbackground = true",
+                with("quiche-stock", true, None),
+                "cubic",
+            ),
+            (
+                "server = \"aioquic\"\nbackground = true\nlbe = \"receiver\"",
+                with("aioquic", true, Some(Lbe::Receiver)),
+                "reno",
+            ),
+            ("server = \"aioquic\"", with("aioquic", false, None), "reno"),
+        ] {
+            assert_eq!(
+                h3_flow(&h3(extra)),
+                (FlowKind::H3(flow), cc.to_string()),
+                "{extra}"
+            );
+        }
+    }
+
+    #[test]
+    fn h3_keys_are_checked_on_one_line() {
+        for (text, expected) in [
+            (
+                h3("kind = \"h2\""),
+                "s.toml:12: duplicate key `kind` in table `flow`",
+            ),
+            (
+                H3.replace("kind = \"h3\"", "kind = \"h2\""),
+                "s.toml:10: flow kind: 'h2' is not a flow kind (allowed: quic-bulk, h3)",
+            ),
+            (
+                h3("server = \"nginx\""),
+                "s.toml:12: flow server: 'nginx' is not an h3 server (allowed: h3-serve, quiche-stock, aioquic)",
+            ),
+            (
+                h3("background = true\nlbe = \"client\""),
+                "s.toml:13: flow lbe: 'client' is not an lbe mode (allowed: receiver, sender, both)",
+            ),
+            (
+                h3("lbe = \"receiver\""),
+                "s.toml:12: flow lbe: needs background = true (a normal download runs no LBE)",
+            ),
+            (
+                h3("background = false\nlbe = \"receiver\""),
+                "s.toml:13: flow lbe: needs background = true (a normal download runs no LBE)",
+            ),
+            (
+                h3("server = \"aioquic\"\nbackground = true\nlbe = \"sender\""),
+                "s.toml:14: flow lbe: 'sender' needs server = \"h3-serve\" ('aioquic' does no LBE of its own; with it lbe = \"receiver\" only)",
+            ),
+            (
+                h3("server = \"quiche-stock\"\nbackground = true\nlbe = \"both\""),
+                "s.toml:14: flow lbe: 'both' needs server = \"h3-serve\" ('quiche-stock' does no LBE of its own; with it lbe = \"receiver\" only)",
+            ),
+            (
+                h3("cc = \"ledbatpp\""),
+                "s.toml:12: flow cc: an h3 flow's controller is its server's; cc (h3-serve's --background-cc) needs server = \"h3-serve\" and background = true",
+            ),
+            (
+                h3("server = \"aioquic\"\nbackground = true\ncc = \"ledbatpp\""),
+                "s.toml:14: flow cc: an h3 flow's controller is its server's; cc (h3-serve's --background-cc) needs server = \"h3-serve\" and background = true",
+            ),
+            (
+                h3("background = true\nlbe = \"receiver\""),
+                "s.toml:13: flow lbe: 'receiver' with server = \"h3-serve\" is both (h3-serve honours the priority u=7 that --background sends); for receiver-only use server = \"quiche-stock\" or \"aioquic\"",
+            ),
+            (
+                h3("background = true\ncc = \"bbr2\""),
+                "s.toml:13: flow cc: --background-cc 'bbr2': quiche cannot switch a live connection to its own 'bbr2'; use one of the plug-ins (ledbatpp, ledbat, cdg, fixed) or plain cubic",
+            ),
+            (
+                h3("pacing = false"),
+                "s.toml:12: flow pacing: only quic-bulk flows take 'pacing' (an h3 flow's sender is its server)",
+            ),
+            (
+                h3("deadline = \"60s\""),
+                "s.toml:12: flow deadline: only quic-bulk flows take 'deadline' (an h3 flow's sender is its server)",
+            ),
+            (
+                h3("receiver_lbe = true"),
+                "s.toml:12: flow receiver_lbe: only quic-bulk flows take 'receiver_lbe' (an h3 flow sets lbe = \"receiver\")",
+            ),
+            (
+                h3("background = \"yes\""),
+                "s.toml:12: invalid type: string \"yes\", expected a boolean",
+            ),
+            (
+                H3.replace("cc = \"cubic\"\n", "cc = \"cubic\"\nserver = \"aioquic\"\n"),
+                "s.toml:8: flow server: only h3 flows (kind = \"h3\") take 'server'",
+            ),
+            (
+                H3.replace("cc = \"cubic\"\n", "cc = \"cubic\"\nbackground = true\n"),
+                "s.toml:8: flow background: only h3 flows (kind = \"h3\") take 'background'",
+            ),
+            (
+                H3.replace("cc = \"cubic\"\n", "cc = \"cubic\"\nkind = \"quic-bulk\"\nlbe = \"both\"\n"),
+                "s.toml:9: flow lbe: only h3 flows (kind = \"h3\") take 'lbe'",
+            ),
+            (
+                H3.replace("cc = \"cubic\"\n", ""),
+                "s.toml:6: a quic-bulk flow needs 'cc'",
+            ),
+        ] {
+            assert_eq!(err(&text), expected, "{text}");
+        }
+    }
+}
