@@ -41,15 +41,15 @@ impl SelfSigned {
         serial.rand(64, MsbOption::MAYBE_ZERO, false).map_err(err)?;
         let mut cert = X509::builder().map_err(err)?;
         cert.set_version(2).map_err(err)?;
-        cert.set_serial_number(&serial.to_asn1_integer().map_err(err)?)
-            .map_err(err)?;
+        let serial = serial.to_asn1_integer().map_err(err)?;
+        cert.set_serial_number(&serial).map_err(err)?;
         cert.set_subject_name(&name).map_err(err)?;
         cert.set_issuer_name(&name).map_err(err)?;
         cert.set_pubkey(&key).map_err(err)?;
-        cert.set_not_before(&Asn1Time::days_from_now(0).map_err(err)?)
-            .map_err(err)?;
-        cert.set_not_after(&Asn1Time::days_from_now(30).map_err(err)?)
-            .map_err(err)?;
+        let not_before = Asn1Time::days_from_now(0).map_err(err)?;
+        cert.set_not_before(&not_before).map_err(err)?;
+        let not_after = Asn1Time::days_from_now(30).map_err(err)?;
+        cert.set_not_after(&not_after).map_err(err)?;
         let san = SubjectAlternativeName::new()
             .dns("localhost")
             .ip("127.0.0.1")
