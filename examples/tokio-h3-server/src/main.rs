@@ -191,14 +191,11 @@ fn check_cc(spec: &str) -> Result<(), String> {
     if config.set_cc_algorithm_name(spec).is_ok() {
         return Ok(());
     }
-    let why = match quiche_lbe::registry::plugin_factory(spec) {
+    // The spec grammar's own error already names `--cc 'SPEC'`.
+    Err(match quiche_lbe::registry::plugin_factory(spec) {
         Err(e) => e.to_string(),
-        Ok(_) => "quiche refused it".to_string(),
-    };
-    Err(format!(
-        "--cc '{spec}': {why} (quiche's controllers: cubic, reno, bbr2; plug-ins: {})",
-        quiche_lbe::spec::plugin_names().join(", ")
-    ))
+        Ok(_) => format!("--cc '{spec}': quiche refused it"),
+    })
 }
 
 /// Answers one request: the file, or an error status.
