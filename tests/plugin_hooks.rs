@@ -394,8 +394,9 @@ fn a_plugin_chosen_by_its_name_in_quiche_is_the_one_that_runs() {
         windows_and_states(&qlog_events(&run.qlog))
     };
 
-    // LEDBAT++ starts from two packets ("the initial window is 2 packets",
-    // cc/src/ledbatpp.rs) in its slow start; quiche's CUBIC from ten.
+    // LEDBAT++ starts from two packets ("LEDBAT++ sender limits the initial
+    // window to 2 packets", draft -01 §4.1; INIT_CWND in cc/src/ledbatpp/config.rs)
+    // in its slow start; quiche's CUBIC from ten.
     let (windows, states) = by_name("ledbatpp:profile=full");
     assert_eq!(windows.first(), Some(&(2 * MSS)), "{windows:?}");
     assert_eq!(states.first().map(String::as_str), Some("slow_start"));
