@@ -7,17 +7,24 @@
 //!   served at a fixed rate, a propagation delay line, the unresponsive
 //!   cross traffic, and the counters ([`IntervalStats`], [`Totals`]).
 //!   Deterministic, driven with explicit `now`.
+//! - [`aqm`]: the queue disciplines beside the FIFO: CoDel (RFC 8289),
+//!   FQ-CoDel (RFC 8290) and PIE (RFC 8033), and their parameters.
+//! - [`loss`]: bursty loss, the Gilbert–Elliott channel.
 //! - [`units`]: the link's quantities and their parsers: the buffer
 //!   (`500ms`, `375kB`) and the loss probability (`0.01`, `1%`).
 //!
 //! Nothing here reads a clock or touches a socket.
 #![forbid(unsafe_code)]
 
+pub mod aqm;
+pub mod loss;
 pub mod model;
 pub mod units;
 
+pub use aqm::{build_aqm, Aqm, CodelParams, FqCodelParams, PieParams, AQM_NAMES, AQM_PARAMS};
+pub use loss::{parse_gilbert_elliott, GilbertElliott};
 pub use model::{
-    CrossTraffic, Delivery, IntervalStats, Link, LinkConfig, Totals, Verdict,
+    CrossTraffic, Delivery, FlowDrops, IntervalStats, Link, LinkConfig, Totals, Verdict,
     CROSS_TRAFFIC_PACKET_BYTES, IPV4_UDP_OVERHEAD,
 };
 pub use units::{parse_buffer, parse_loss, Buffer, MAX_BUFFER_BYTES};

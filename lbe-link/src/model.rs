@@ -28,6 +28,23 @@
 //! arrival until its departure, the one being serialised included.
 //!
 //! Without a rate the link is a pure delay line: `departure = now`.
+//!
+//! # Queue disciplines and bursty loss
+//!
+//! With [`LinkConfig::aqm`] other than the FIFO (CoDel, FQ-CoDel, PIE:
+//! [`crate::aqm`]), a datagram's departure is not known on arrival: the
+//! discipline holds it, and the link dequeues the next datagram when the
+//! previous one's serialisation ends (CoDel decides on its sojourn time
+//! then), serialises it at the line rate (the same arithmetic, remainders
+//! carried), and hands it to the delay line. [`Link::enqueue_flow`] says
+//! which flow a datagram belongs to (FQ-CoDel's flow key; per-flow drop
+//! counts for every discipline). The buffer holds the queued datagrams and
+//! the one being serialised; without a rate there is no queue and the AQM
+//! has nothing to do.
+//!
+//! With [`LinkConfig::gilbert_elliott`] the random loss is the
+//! Gilbert–Elliott channel ([`crate::loss`]) instead of independent losses
+//! of probability `loss`.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -37,6 +54,8 @@ use rand_core::{Rng, SeedableRng};
 use rand_xorshift::XorShiftRng;
 use serde::Serialize;
 
+use crate::aqm::{Admit, Aqm, Discipline, DropReason, Drops, Packet};
+use crate::loss::{GeChannel, GilbertElliott};
 use crate::units::Buffer;
 
 /// Bytes of IPv4 (20) and UDP (8) headers: the default per-datagram overhead
@@ -65,6 +84,11 @@ pub struct LinkConfig {
     /// bottleneck, bits per second at the IP level (see [`CrossTraffic`]);
     /// `None` for none.
     pub cross_traffic_bps: Option<u64>,
+    /// The queue discipline; the drop-tail FIFO by default.
+    pub aqm: Aqm,
+    /// Bursty loss: the Gilbert–Elliott channel replaces the independent
+    /// random loss (`loss` is then ignored).
+    pub gilbert_elliott: Option<GilbertElliott>,
 }
 
 impl Default for LinkConfig {
@@ -76,6 +100,8 @@ impl Default for LinkConfig {
             seed: 0,
             overhead: IPV4_UDP_OVERHEAD,
             cross_traffic_bps: None,
+            aqm: Aqm::Fifo,
+            gilbert_elliott: None,
         }
     }
 }
@@ -91,10 +117,25 @@ pub enum Verdict {
         /// When it is handed to the receiver.
         delivery: Instant,
     },
+    /// Accepted by a queue discipline other than the FIFO: its departure
+    /// is decided when it reaches the head (it may still be dropped then).
+    Enqueued,
     /// Dropped because the buffer was full.
     DroppedBuffer,
     /// Dropped by the random loss.
     DroppedLoss,
+    /// Dropped on arrival by the AQM's control law (PIE's early drop).
+    DroppedAqm,
+}
+
+/// A flow's drops at the bottleneck, by cause (random loss not included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FlowDrops {
+    /// Dropped because the buffer was full (drop-tail, or FQ-CoDel's
+    /// memory limit, from the fattest queue).
+    pub buffer: u64,
+    /// Dropped by the AQM's control law (CoDel at dequeue, PIE on arrival).
+    pub aqm: u64,
 }
 
 /// A datagram handed back by [`Link::poll`].
@@ -127,6 +168,10 @@ pub struct IntervalStats {
     pub drops_loss: u64,
     /// Wire bytes dropped by the random loss.
     pub drops_loss_bytes: u64,
+    /// Datagrams dropped by the AQM's control law (CoDel, PIE).
+    pub drops_aqm: u64,
+    /// Wire bytes dropped by the AQM's control law.
+    pub drops_aqm_bytes: u64,
     /// Wire bytes whose serialisation ended in the interval.
     pub departed_bytes: u64,
     /// `departed_bytes * 8 / (rate * interval)`: the link's utilisation
@@ -163,12 +208,20 @@ pub struct Totals {
     pub drops_buffer: u64,
     /// Datagrams dropped by the random loss.
     pub drops_loss: u64,
+    /// Datagrams dropped by the AQM's control law (absent when zero, so
+    /// that a FIFO's totals read as before).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drops_aqm: u64,
     /// Datagrams handed to the receiver.
     pub delivered_packets: u64,
     /// Wire bytes handed to the receiver.
     pub delivered_bytes: u64,
     /// Payload bytes handed to the receiver.
     pub delivered_payload_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// A datagram in the delay line, ordered by delivery time then arrival order.
@@ -227,6 +280,17 @@ pub struct Link<T> {
     interval_start: Option<Instant>,
     accum: Accum,
     totals: Totals,
+    /// The queue discipline, unless the FIFO (which the fields above run).
+    aqm: Option<Discipline<T>>,
+    /// Under an AQM: (departure, wire bytes) of the datagram being
+    /// serialised.
+    serving: Option<(Instant, u64)>,
+    /// Scratch space for the discipline's drops.
+    drops: Drops<T>,
+    /// Drops by flow key.
+    flow_drops: std::collections::HashMap<u64, FlowDrops>,
+    ge: Option<GeChannel>,
+    next_id: u64,
 }
 
 impl<T> Link<T> {
@@ -254,6 +318,15 @@ impl<T> Link<T> {
             interval_start: None,
             accum: Accum::default(),
             totals: Totals::default(),
+            aqm: config
+                .rate_bps
+                .filter(|&r| r > 0)
+                .and_then(|_| Discipline::new(&config.aqm, config.seed)),
+            serving: None,
+            drops: Vec::new(),
+            flow_drops: std::collections::HashMap::new(),
+            ge: config.gilbert_elliott.map(GeChannel::new),
+            next_id: 0,
         }
     }
 
@@ -291,6 +364,10 @@ impl<T> Link<T> {
         if now <= start {
             return;
         }
+        if self.aqm.is_some() {
+            self.advance_aqm(start, now);
+            return;
+        }
         let mut t = start;
         while let Some(&(departure, wire)) = self.queue.front() {
             if departure > now {
@@ -308,9 +385,126 @@ impl<T> Link<T> {
         self.accounted_to = Some(now);
     }
 
+    /// Under an AQM: runs the events from `start` to `now` in time order
+    /// (the end of each serialisation, which dequeues the next datagram,
+    /// and the discipline's timer), integrating the occupancy between them.
+    fn advance_aqm(&mut self, start: Instant, now: Instant) {
+        let mut t = start;
+        loop {
+            let departure = self.serving.map(|(d, _)| d);
+            let timer = self.aqm.as_ref().and_then(|a| a.next_timer());
+            let next = match (departure, timer) {
+                (Some(d), Some(tm)) => d.min(tm),
+                (Some(d), None) => d,
+                (None, Some(tm)) => tm,
+                (None, None) => break,
+            };
+            if next > now {
+                break;
+            }
+            let dt = next.saturating_duration_since(t).as_nanos();
+            self.accum.queue_integral += u128::from(self.queue_bytes) * dt;
+            t = t.max(next);
+            if departure == Some(next) {
+                let (_, wire) = self.serving.take().unwrap_or((next, 0));
+                self.queue_bytes -= wire;
+                self.accum.stats.departed_bytes += wire;
+                self.start_service(next);
+            } else if let Some(a) = self.aqm.as_mut() {
+                a.on_timer(next);
+            }
+        }
+        let dt = now.saturating_duration_since(t).as_nanos();
+        self.accum.queue_integral += u128::from(self.queue_bytes) * dt;
+        self.accounted_to = Some(now);
+    }
+
+    /// Under an AQM, with the line free at `at`: dequeues the next datagram
+    /// and starts its serialisation.
+    fn start_service(&mut self, at: Instant) {
+        let Some(aqm) = self.aqm.as_mut() else {
+            return;
+        };
+        let mut drops = std::mem::take(&mut self.drops);
+        let pkt = aqm.dequeue(at, &mut drops);
+        for (d, why) in drops.drain(..) {
+            self.queue_bytes -= d.wire;
+            self.count_drop(d.flow, d.wire, why);
+        }
+        self.drops = drops;
+        let Some(pkt) = pkt else {
+            return;
+        };
+        let rate = u128::from(self.rate_bps.unwrap_or(1));
+        // Back to back: the remainder carries from the previous datagram.
+        let (mut end, mut rem) = match self.busy_until {
+            Some(b) if b >= at => (b, self.busy_rem),
+            _ => (at, 0),
+        };
+        let num = u128::from(pkt.wire) * 8_000_000_000;
+        let mut ns = (num / rate) as u64;
+        rem += (num % rate) as u64;
+        if u128::from(rem) >= rate {
+            ns += 1;
+            rem -= rate as u64;
+        }
+        end += Duration::from_nanos(ns);
+        self.busy_until = Some(end);
+        self.busy_rem = rem;
+        self.serving = Some((end, pkt.wire));
+        self.seq += 1;
+        self.delay_line.push(InFlight {
+            delivery: end + pkt.delay,
+            seq: self.seq,
+            payload: pkt.payload,
+            item: pkt.item,
+        });
+    }
+
+    fn count_drop(&mut self, flow: u64, wire: u64, why: DropReason) {
+        let st = &mut self.accum.stats;
+        let f = self.flow_drops.entry(flow).or_default();
+        match why {
+            DropReason::Buffer => {
+                st.drops_buffer += 1;
+                st.drops_buffer_bytes += wire;
+                self.totals.drops_buffer += 1;
+                f.buffer += 1;
+            }
+            DropReason::Aqm => {
+                st.drops_aqm += 1;
+                st.drops_aqm_bytes += wire;
+                self.totals.drops_aqm += 1;
+                f.aqm += 1;
+            }
+        }
+    }
+
+    /// One uniform draw in [0, 1) with 53 bits.
+    fn uniform(rng: &mut XorShiftRng) -> f64 {
+        (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
     /// Offers a datagram of `payload` bytes arriving at `now`, to be
-    /// delivered `delay` after it leaves the bottleneck.
+    /// delivered `delay` after it leaves the bottleneck; its flow key is 0
+    /// ([`Link::enqueue_flow`]).
     pub fn enqueue(&mut self, now: Instant, payload: usize, delay: Duration, item: T) -> Verdict {
+        self.enqueue_flow(now, 0, payload, delay, item)
+    }
+
+    /// Offers a datagram of flow `flow` (any stable key: `lbe-netem` hashes
+    /// the 5-tuple, the simulator passes the flow's index) of `payload`
+    /// bytes arriving at `now`, to be delivered `delay` after it leaves the
+    /// bottleneck. FQ-CoDel hashes the key into one of its queues; every
+    /// discipline counts drops by key ([`Link::flow_drops`]).
+    pub fn enqueue_flow(
+        &mut self,
+        now: Instant,
+        flow: u64,
+        payload: usize,
+        delay: Duration,
+        item: T,
+    ) -> Verdict {
         // Arrivals are never accounted before what was already accounted.
         let now = self.accounted_to.map_or(now, |a| now.max(a));
         self.advance(now);
@@ -320,15 +514,69 @@ impl<T> Link<T> {
         st.arrived_bytes += wire;
         self.totals.arrived_packets += 1;
 
-        if self.loss > 0.0 {
-            let draw = (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
-            if draw < self.loss {
-                st.drops_loss += 1;
-                st.drops_loss_bytes += wire;
-                self.totals.drops_loss += 1;
-                return Verdict::DroppedLoss;
+        let lost = match self.ge.as_mut() {
+            Some(ge) => {
+                let u_loss = Self::uniform(&mut self.rng);
+                let u_move = Self::uniform(&mut self.rng);
+                ge.step(u_loss, u_move)
             }
+            None => self.loss > 0.0 && Self::uniform(&mut self.rng) < self.loss,
+        };
+        if lost {
+            st.drops_loss += 1;
+            st.drops_loss_bytes += wire;
+            self.totals.drops_loss += 1;
+            return Verdict::DroppedLoss;
         }
+
+        if let Some(aqm) = self.aqm.as_mut() {
+            self.next_id += 1;
+            let pkt = Packet {
+                enqueued: now,
+                wire,
+                flow,
+                id: self.next_id,
+                payload,
+                delay,
+                item,
+            };
+            let in_service = self.serving.map_or(0, |(_, w)| w);
+            let mut drops = std::mem::take(&mut self.drops);
+            let rng = &mut self.rng;
+            let admit = aqm.enqueue(
+                pkt,
+                in_service,
+                self.capacity,
+                || Self::uniform(rng),
+                &mut drops,
+            );
+            // Accepted bytes first, then the datagrams pushed out for them.
+            if admit == Admit::Queued {
+                self.queue_bytes += wire;
+            }
+            for (d, why) in drops.drain(..) {
+                self.queue_bytes -= d.wire;
+                self.count_drop(d.flow, d.wire, why);
+            }
+            self.drops = drops;
+            let st = &mut self.accum.stats;
+            st.queue_bytes_max = st.queue_bytes_max.max(self.queue_bytes);
+            let verdict = match admit {
+                Admit::Queued => Verdict::Enqueued,
+                Admit::Dropped(why) => {
+                    self.count_drop(flow, wire, why);
+                    match why {
+                        DropReason::Buffer => Verdict::DroppedBuffer,
+                        DropReason::Aqm => Verdict::DroppedAqm,
+                    }
+                }
+            };
+            if self.serving.is_none() {
+                self.start_service(now);
+            }
+            return verdict;
+        }
+        let st = &mut self.accum.stats;
 
         let departure = match self.rate_bps {
             None => now,
@@ -338,6 +586,7 @@ impl<T> Link<T> {
                         st.drops_buffer += 1;
                         st.drops_buffer_bytes += wire;
                         self.totals.drops_buffer += 1;
+                        self.flow_drops.entry(flow).or_default().buffer += 1;
                         return Verdict::DroppedBuffer;
                     }
                 }
@@ -379,13 +628,28 @@ impl<T> Link<T> {
         }
     }
 
-    /// When the next datagram is due for delivery.
+    /// When [`Link::poll`] next has something to do: the next datagram due
+    /// for delivery or, under an AQM with datagrams waiting, the end of the
+    /// current serialisation (when the next one is dequeued; poll then, and
+    /// ask again).
     pub fn next_delivery(&self) -> Option<Instant> {
-        self.delay_line.peek().map(|f| f.delivery)
+        let due = self.delay_line.peek().map(|f| f.delivery);
+        let dequeue = match (&self.aqm, self.serving) {
+            (Some(a), Some((d, _))) if a.len() > 0 => Some(d),
+            _ => None,
+        };
+        match (due, dequeue) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next datagram due at or before `now`.
     pub fn poll(&mut self, now: Instant) -> Option<Delivery<T>> {
+        if self.aqm.is_some() {
+            let now = self.accounted_to.map_or(now, |a| now.max(a));
+            self.advance(now);
+        }
         if self.delay_line.peek()?.delivery > now {
             return None;
         }
@@ -407,7 +671,37 @@ impl<T> Link<T> {
 
     /// Datagrams in the buffer or in the delay line.
     pub fn in_flight(&self) -> usize {
-        self.delay_line.len()
+        self.delay_line.len() + self.aqm.as_ref().map_or(0, |a| a.len())
+    }
+
+    /// Drops by flow key since the link was created (buffer and AQM; the
+    /// random loss is not counted here).
+    pub fn flow_drops(&self, flow: u64) -> FlowDrops {
+        self.flow_drops.get(&flow).copied().unwrap_or_default()
+    }
+
+    /// Every flow key that had a drop, with its drops, by key.
+    pub fn all_flow_drops(&self) -> Vec<(u64, FlowDrops)> {
+        let mut v: Vec<(u64, FlowDrops)> = self.flow_drops.iter().map(|(&k, &d)| (k, d)).collect();
+        v.sort_by_key(|&(k, _)| k);
+        v
+    }
+
+    /// The queue discipline.
+    pub fn aqm_name(&self) -> &'static str {
+        match &self.aqm {
+            None => "fifo",
+            Some(Discipline::Codel(_)) => "codel",
+            Some(Discipline::FqCodel(_)) => "fq_codel",
+            Some(Discipline::Pie(_)) => "pie",
+        }
+    }
+
+    /// PIE's current drop probability; `None` under another discipline.
+    pub fn pie_drop_probability(&mut self, now: Instant) -> Option<f64> {
+        let now = self.accounted_to.map_or(now, |a| now.max(a));
+        self.advance(now);
+        self.aqm.as_ref().and_then(|a| a.drop_probability())
     }
 
     /// Bytes in the buffer at `now` (the one being serialised included).
@@ -541,6 +835,8 @@ impl CrossTraffic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aqm::{CodelParams, FqCodelParams, PieParams};
+    use std::collections::BTreeSet;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)
@@ -815,7 +1111,7 @@ mod tests {
                     assert_eq!(departure, expect);
                 }
                 Verdict::DroppedLoss => {}
-                Verdict::DroppedBuffer => panic!("no buffer limit"),
+                v => panic!("no buffer limit, no AQM: {v:?}"),
             }
         }
         let st = l.take_interval(t0);
@@ -904,13 +1200,381 @@ mod tests {
                         accepted.push(i);
                     }
                     Verdict::DroppedBuffer => {}
-                    Verdict::DroppedLoss => proptest::prop_assert!(false, "no loss configured"),
+                    v => proptest::prop_assert!(false, "no loss, no AQM: {v:?}"),
                 }
                 proptest::prop_assert!(l.queue_bytes(now) <= cap);
             }
             let delivered: Vec<usize> =
                 std::iter::from_fn(|| l.poll(now + Duration::from_secs(3600)).map(|d| d.item)).collect();
             proptest::prop_assert_eq!(delivered, accepted);
+        }
+    }
+
+    /// 8 Mbit/s, no overhead: a 1000-byte datagram takes exactly 1 ms.
+    fn aqm_link(aqm: Aqm, buffer: Option<Buffer>) -> Link<u32> {
+        Link::new(&LinkConfig {
+            rate_bps: Some(8_000_000),
+            buffer,
+            overhead: 0,
+            aqm,
+            ..LinkConfig::default()
+        })
+    }
+
+    /// Every delivery by `until`: (item, delivery time in ms since `t0`).
+    fn drain_timed(l: &mut Link<u32>, t0: Instant, until: Instant) -> Vec<(u32, f64)> {
+        let mut out = vec![];
+        while let Some(due) = l.next_delivery().filter(|&d| d <= until) {
+            while let Some(d) = l.poll(due) {
+                out.push((d.item, d.due.duration_since(t0).as_secs_f64() * 1e3));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn codel_first_drop_after_an_interval_above_target_then_interval_over_sqrt_count() {
+        // 500 datagrams of 1000 B arrive at once; the link serves one per
+        // ms, so datagram k is dequeued at k ms with a sojourn time of k ms
+        // (until the first drop). RFC 8289's pseudo-code, by hand:
+        // - k = 5: sojourn 5 ms is not below TARGET (5 ms):
+        //   first_above_time = 5 + 100 = 105 ms;
+        // - 105 ms: now >= first_above_time: drop #105, enter the dropping
+        //   state with count = 1, drop_next = 105 + 100/sqrt(1) = 205 ms;
+        //   #106 is sent in its place (105 -> 106 ms);
+        // - 205 ms: drop (#206, one dropped before), count = 2, drop_next =
+        //   205 + 100/sqrt(2) = 275.710678 ms;
+        // - 276 ms (first dequeue at or after): drop #278, count = 3,
+        //   drop_next = 275.710678 + 100/sqrt(3) = 333.445704 ms;
+        // - 334 ms: drop #337, count = 4, drop_next = 383.445704 ms;
+        // - 384 ms: drop #388, count = 5, drop_next = 428.167064 ms;
+        // - 429 ms: drop #434, count = 6, drop_next = 428.167064 +
+        //   100/sqrt(6) = 468.991893 ms;
+        // - 469 ms: drop #475.
+        let t0 = Instant::now();
+        let mut l = aqm_link(Aqm::Codel(CodelParams::default()), None);
+        for i in 0..500 {
+            assert_eq!(l.enqueue(t0, 1000, Duration::ZERO, i), Verdict::Enqueued);
+        }
+        let got = drain_timed(&mut l, t0, t0 + ms(1000));
+        let sent: Vec<u32> = got.iter().map(|&(i, _)| i).collect();
+        let dropped: Vec<u32> = (0..500).filter(|i| !sent.contains(i)).collect();
+        assert_eq!(dropped, vec![105, 206, 278, 337, 388, 434, 475]);
+        // Sent back to back, one per ms, in order: the k-th sent leaves at
+        // k + 1 ms.
+        for (k, &(_, at)) in got.iter().enumerate() {
+            assert!((at - (k + 1) as f64).abs() < 1e-9, "#{k} at {at}");
+        }
+        assert_eq!(l.totals().drops_aqm, 7);
+        assert_eq!(l.flow_drops(0), FlowDrops { buffer: 0, aqm: 7 });
+        assert_eq!(l.in_flight(), 0);
+    }
+
+    #[test]
+    fn codel_reenters_with_the_previous_count() {
+        // RFC 8289: "if ((delta > 1) && (now - drop_next_ < 16*INTERVAL))
+        // count_ = delta;". Target 5 ms, interval 20 ms (codel_interval).
+        // A burst of 100 at 0 ms: first_above at 5 + 20 = 25 ms; drops at
+        // 25 (count 1, next 45), 45 (count 2, next 59.142136), 60 (count 3,
+        // next 70.689), 71 (count 4, next 80.689), 81 (count 5, next
+        // 89.633), 90 (count 6, next 97.798); the 94 datagrams left are
+        // sent by 94 ms: the queue empties, the dropping state ends with
+        // count = 6, lastcount = 1.
+        // A second burst of 100 at 200 ms: first_above at 205 + 20 = 225
+        // ms; there, delta = count - lastcount = 5 > 1 and now - drop_next
+        // < 16 x 20 ms, so count = 5 and drop_next = 225 + 20/sqrt(5) =
+        // 233.944272 ms: the second drop comes 8.94 ms after the first,
+        // not a whole interval.
+        let t0 = Instant::now();
+        let params = CodelParams {
+            interval: ms(20),
+            ..CodelParams::default()
+        };
+        let mut l = aqm_link(Aqm::Codel(params), None);
+        for i in 0..100 {
+            l.enqueue(t0, 1000, Duration::ZERO, i);
+        }
+        let first = drain_timed(&mut l, t0, t0 + ms(199));
+        let sent: Vec<u32> = first.iter().map(|&(i, _)| i).collect();
+        let dropped: Vec<u32> = (0..100).filter(|i| !sent.contains(i)).collect();
+        // Datagram dequeued at t ms is #(t + drops so far).
+        assert_eq!(dropped, vec![25, 46, 62, 74, 85, 95]);
+        for i in 100..200 {
+            l.enqueue(t0 + ms(200), 1000, Duration::ZERO, i);
+        }
+        let second = drain_timed(&mut l, t0, t0 + ms(400));
+        let sent: Vec<u32> = second.iter().map(|&(i, _)| i).collect();
+        let dropped: Vec<u32> = (100..200).filter(|i| !sent.contains(i)).collect();
+        // 225 ms: #125 (the 25th of the burst); next drop at 233.94 ->
+        // dequeue at 234 ms: #(100 + 34 + 1) = #135; count 6, next =
+        // 233.944272 + 20/sqrt(6) = 242.109 -> 243 ms: #(100 + 43 + 2).
+        // (Starting over at count 1 would put the second at 245 ms: #146.)
+        assert_eq!(&dropped[..3], &[125, 135, 145]);
+    }
+
+    #[test]
+    fn fq_codel_deficit_round_robin_across_three_flows() {
+        // Quantum 1514 B, 1000-byte datagrams, four per flow, flows A, B, C
+        // arriving in that order at 0 ms (A's first is served at once).
+        // RFC 8290 §4.2 by hand: A is on the new list with 1514 credits:
+        // A0 (514 left), A1 (-486); A's credits are not positive: +1514 =
+        // 1028, A goes to the old list; B0, B1 likewise, then C0, C1; the
+        // old list A, B, C: A2 (28), A3 (-972); A +1514 = 542 to the tail;
+        // B2, B3; C2, C3; then every queue is empty.
+        let t0 = Instant::now();
+        let mut l = aqm_link(Aqm::FqCodel(FqCodelParams::default()), None);
+        let (a, b, c) = (11u64, 22u64, 33u64);
+        let buckets: BTreeSet<usize> = [a, b, c]
+            .iter()
+            .map(|&k| l.aqm.as_ref().unwrap().bucket(k).unwrap())
+            .collect();
+        assert_eq!(buckets.len(), 3, "three distinct queues");
+        for (flow, base) in [(a, 0), (b, 10), (c, 20)] {
+            for j in 0..4 {
+                assert_eq!(
+                    l.enqueue_flow(t0, flow, 1000, Duration::ZERO, base + j),
+                    Verdict::Enqueued
+                );
+            }
+        }
+        assert_eq!(l.aqm.as_ref().unwrap().bytes(), 11_000, "A0 is in service");
+        let got = drain_timed(&mut l, t0, t0 + ms(100));
+        let order: Vec<u32> = got.iter().map(|&(i, _)| i).collect();
+        assert_eq!(order, vec![0, 1, 10, 11, 20, 21, 2, 3, 12, 13, 22, 23]);
+        let times: Vec<f64> = got.iter().map(|&(_, t)| t).collect();
+        assert_eq!(times, (1..=12).map(f64::from).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn fq_codel_a_new_flow_goes_before_the_old_ones() {
+        // A and B have been backlogged long enough to be on the old list;
+        // a datagram of a new flow D arriving then is served next.
+        let t0 = Instant::now();
+        let mut l = aqm_link(Aqm::FqCodel(FqCodelParams::default()), None);
+        for j in 0..6 {
+            l.enqueue_flow(t0, 1, 1000, Duration::ZERO, j);
+            l.enqueue_flow(t0, 2, 1000, Duration::ZERO, 10 + j);
+        }
+        // By 4.5 ms A0 A1 B0 B1 A2 are sent or in service (both old).
+        l.enqueue_flow(t0 + us(4500), 4, 1000, Duration::ZERO, 99);
+        let order: Vec<u32> = drain_timed(&mut l, t0, t0 + ms(100))
+            .iter()
+            .map(|&(i, _)| i)
+            .collect();
+        assert_eq!(&order[..7], &[0, 1, 10, 11, 2, 99, 3]);
+    }
+
+    #[test]
+    fn fq_codel_overflow_drops_from_the_head_of_the_fattest_queue() {
+        // Memory limit 5000 B. A: 4 x 1000 (A0 in service, 3000 queued),
+        // B: 1000 -> 5000 in all. B's second: 6000 > 5000, the fattest is
+        // A (3000 vs 2000): its head A1 goes, B's datagram stays.
+        let t0 = Instant::now();
+        let mut l = aqm_link(
+            Aqm::FqCodel(FqCodelParams::default()),
+            Some(Buffer::Bytes(5000)),
+        );
+        for j in 0..4 {
+            assert_eq!(
+                l.enqueue_flow(t0, 1, 1000, Duration::ZERO, j),
+                Verdict::Enqueued
+            );
+        }
+        assert_eq!(
+            l.enqueue_flow(t0, 2, 1000, Duration::ZERO, 10),
+            Verdict::Enqueued
+        );
+        assert_eq!(
+            l.enqueue_flow(t0, 2, 1000, Duration::ZERO, 11),
+            Verdict::Enqueued
+        );
+        assert_eq!(l.queue_bytes(t0), 5000);
+        assert_eq!(l.flow_drops(1), FlowDrops { buffer: 1, aqm: 0 });
+        assert_eq!(l.flow_drops(2), FlowDrops::default());
+        // A lone big flow over the limit loses its own arrival's head.
+        let mut sent: Vec<u32> = drain_timed(&mut l, t0, t0 + ms(100))
+            .iter()
+            .map(|&(i, _)| i)
+            .collect();
+        sent.sort_unstable();
+        assert_eq!(sent, vec![0, 2, 3, 10, 11]);
+        assert_eq!(l.totals().drops_buffer, 1);
+        let mut l = aqm_link(
+            Aqm::FqCodel(FqCodelParams::default()),
+            Some(Buffer::Bytes(1500)),
+        );
+        assert_eq!(
+            l.enqueue_flow(t0, 1, 1000, Duration::ZERO, 0),
+            Verdict::Enqueued
+        );
+        assert_eq!(
+            l.enqueue_flow(t0, 1, 1000, Duration::ZERO, 1),
+            Verdict::DroppedBuffer
+        );
+    }
+
+    #[test]
+    fn pie_drop_probability_after_five_updates() {
+        // 100 datagrams of 1000 B at 0 ms; dequeued at k ms with a sojourn
+        // of k ms; PIE's updates every 15 ms from the first arrival read
+        // the last sojourn time (15, 30, 45, 60, 75 ms). RFC 8033 Appendix
+        // A by hand (alpha 0.125, beta 1.25, QDELAY_REF 15 ms):
+        // 1: p = 0.125 (0.015 - 0.015) + 1.25 (0.015 - 0) = 0.01875,
+        //    drop_prob 0 < 1e-6: p / 2048 -> 9.1552734375e-6
+        // 2: p = 0.125 x 0.015 + 1.25 x 0.015 = 0.020625, / 512
+        //    -> 9.1552734375e-6 + 4.0283203125e-5 = 4.94384765625e-5
+        // 3: p = 0.125 x 0.030 + 0.01875 = 0.0225, / 128 = 1.7578125e-4
+        //    -> 2.252197265625e-4
+        // 4: p = 0.125 x 0.045 + 0.01875 = 0.024375, / 32 = 7.6171875e-4
+        //    -> 9.869384765625e-4
+        // 5: p = 0.125 x 0.060 + 0.01875 = 0.02625, / 32 = 8.203125e-4
+        //    -> 1.8072509765625e-3
+        let t0 = Instant::now();
+        let mut l = aqm_link(Aqm::Pie(PieParams::default()), None);
+        for i in 0..100 {
+            l.enqueue(t0, 1000, Duration::ZERO, i);
+        }
+        let expect = [
+            9.1552734375e-6,
+            4.94384765625e-5,
+            2.252197265625e-4,
+            9.869384765625e-4,
+            1.8072509765625e-3,
+        ];
+        assert_eq!(
+            l.pie_drop_probability(t0 + ms(15) - Duration::from_nanos(1)),
+            Some(0.0)
+        );
+        for (n, want) in expect.iter().enumerate() {
+            let got = l
+                .pie_drop_probability(t0 + ms(15 * (n as u64 + 1)))
+                .unwrap();
+            assert!(
+                (got - want).abs() < 1e-12 * want.max(1e-9) + 1e-15,
+                "update {}: {got} != {want}",
+                n + 1
+            );
+        }
+        // Nothing was dropped: the queue was not fed (no arrival, no
+        // early drop) and CoDel-style dequeue drops do not exist in PIE.
+        assert_eq!(drain_timed(&mut l, t0, t0 + ms(1000)).len(), 100);
+        assert_eq!(l.totals().drops_aqm, 0);
+    }
+
+    #[test]
+    fn pie_drops_early_once_the_burst_allowance_is_spent() {
+        // A sender at 1.5 x the line rate: the queue and its delay grow,
+        // drop_prob rises; PIE drops nothing for MAX_BURST (150 ms), then
+        // drops early, well before a 1 MB buffer fills. The draws come from
+        // the link's seed: the same seed, the same drops.
+        let run = |seed| {
+            let t0 = Instant::now();
+            let mut l: Link<u32> = Link::new(&LinkConfig {
+                rate_bps: Some(8_000_000),
+                buffer: Some(Buffer::Bytes(1_000_000)),
+                overhead: 0,
+                seed,
+                aqm: Aqm::Pie(PieParams::default()),
+                ..LinkConfig::default()
+            });
+            let mut drops = vec![];
+            for i in 0..3000u32 {
+                let at = t0 + Duration::from_micros(u64::from(i) * 2000 / 3);
+                match l.enqueue(at, 1000, Duration::ZERO, i) {
+                    Verdict::Enqueued => {}
+                    Verdict::DroppedAqm => drops.push(at.duration_since(t0)),
+                    v => panic!("{v:?}"),
+                }
+                while l.poll(at).is_some() {}
+            }
+            drops
+        };
+        let drops = run(1);
+        assert!(drops[0] > ms(150), "first drop at {:?}", drops[0]);
+        assert!(drops.len() > 100, "{} drops", drops.len());
+        assert_eq!(drops, run(1));
+        assert_ne!(drops, run(2));
+    }
+
+    #[test]
+    fn gilbert_elliott_long_run_loss_rate_and_burst_length() {
+        // p = 0.01, r = 0.3, h = 0, k = 1: every datagram in Bad is lost;
+        // loss rate p / (p + r) = 0.032258, mean burst 1 / r = 3.33. From a
+        // fixed seed, 1 000 000 datagrams: deterministic, not flaky.
+        let t0 = Instant::now();
+        let mut l: Link<u32> = Link::new(&LinkConfig {
+            loss: 0.5, // ignored: the channel decides
+            seed: 42,
+            gilbert_elliott: Some(GilbertElliott::new(0.01, 0.3, 0.0, 1.0).unwrap()),
+            ..LinkConfig::default()
+        });
+        let n = 1_000_000;
+        let (mut lost, mut bursts, mut prev) = (0u64, 0u64, false);
+        for i in 0..n {
+            let gone = l.enqueue(t0, 100, Duration::ZERO, i) == Verdict::DroppedLoss;
+            lost += u64::from(gone);
+            bursts += u64::from(gone && !prev);
+            prev = gone;
+            while l.poll(t0).is_some() {}
+        }
+        let rate = lost as f64 / f64::from(n);
+        assert!((rate - 0.01 / 0.31).abs() < 0.002, "loss rate {rate}");
+        let burst = lost as f64 / bursts as f64;
+        assert!((burst - 1.0 / 0.3).abs() < 0.1, "mean burst {burst}");
+        assert_eq!(l.totals().drops_loss, lost);
+    }
+
+    proptest::proptest! {
+        /// Under every AQM: the buffer never holds more than its capacity,
+        /// each datagram is delivered or counted as dropped exactly once,
+        /// and a flow's datagrams keep their order.
+        #[test]
+        fn aqm_conservation(
+            which in 0usize..3,
+            cap in 2_000u64..50_000,
+            arrivals in proptest::collection::vec((0u64..3_000, 0usize..1400, 0u64..4), 1..300),
+        ) {
+            let aqm = [
+                Aqm::Codel(CodelParams::default()),
+                Aqm::FqCodel(FqCodelParams::default()),
+                Aqm::Pie(PieParams::default()),
+            ][which];
+            let t0 = Instant::now();
+            let mut l: Link<(u64, usize)> = Link::new(&LinkConfig {
+                rate_bps: Some(2_000_000),
+                buffer: Some(Buffer::Bytes(cap)),
+                aqm,
+                ..LinkConfig::default()
+            });
+            let mut now = t0;
+            let mut delivered = vec![];
+            for (i, &(gap_us, size, flow)) in arrivals.iter().enumerate() {
+                now += us(gap_us);
+                l.enqueue_flow(now, flow, size, ms(2), (flow, i));
+                proptest::prop_assert!(l.queue_bytes(now) <= cap);
+                while let Some(d) = l.poll(now) {
+                    delivered.push(d.item);
+                }
+            }
+            let end = now + Duration::from_secs(3600);
+            while let Some(due) = l.next_delivery() {
+                proptest::prop_assert!(due <= end);
+                while let Some(d) = l.poll(due) {
+                    delivered.push(d.item);
+                }
+            }
+            let t = l.totals();
+            proptest::prop_assert_eq!(
+                delivered.len() as u64 + t.drops_buffer + t.drops_aqm,
+                arrivals.len() as u64
+            );
+            let by_flow: u64 = (0..4).map(|f| { let d = l.flow_drops(f); d.buffer + d.aqm }).sum();
+            proptest::prop_assert_eq!(by_flow, t.drops_buffer + t.drops_aqm);
+            for f in 0..4 {
+                let seq: Vec<usize> = delivered.iter().filter(|d| d.0 == f).map(|d| d.1).collect();
+                proptest::prop_assert!(seq.windows(2).all(|w| w[0] < w[1]));
+            }
+            proptest::prop_assert_eq!(l.in_flight(), 0);
         }
     }
 
