@@ -44,7 +44,9 @@ pub use lbe_link::{
     CrossTraffic, Delivery, IntervalStats, Link, LinkConfig, Totals, Verdict,
     CROSS_TRAFFIC_PACKET_BYTES, IPV4_UDP_OVERHEAD,
 };
-pub use relay::{Config, CrossTotals, Lateness, Netem, NetemHandle, Route, Stopper, Summary};
+pub use relay::{
+    Config, CrossTotals, FlowDropTotals, Lateness, Netem, NetemHandle, Route, Stopper, Summary,
+};
 pub use units::{
     parse_buffer, parse_duration, parse_loss, parse_path, parse_rate, parse_route, Buffer,
     PathSpec, RouteSpec,

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use lbe_link::{build_aqm, parse_gilbert_elliott, Aqm, GilbertElliott};
 use lbe_netem::units::{
     parse_addr, parse_buffer, parse_duration, parse_loss, parse_path, parse_rate, parse_route,
 };
@@ -37,6 +38,44 @@ struct Cli {
     /// Random loss probability on the bottleneck (0.01 or 1%).
     #[arg(long, value_parser = parse_loss, default_value = "0")]
     loss: f64,
+    /// Bursty loss on the bottleneck instead of --loss: the Gilbert-Elliott
+    /// channel, ge:p=P,r=R[,h=H][,k=K] (p = P(Good->Bad), r = P(Bad->Good),
+    /// 1-k = loss in Good (k defaults to 1), 1-h = loss in Bad (h defaults
+    /// to 0)), e.g. ge:p=0.01,r=0.3.
+    #[arg(long, value_parser = parse_gilbert_elliott, value_name = "ge:p=P,r=R[,h=H][,k=K]")]
+    loss_model: Option<GilbertElliott>,
+    /// Queue discipline of the bottleneck: fifo (drop-tail, the default),
+    /// codel (RFC 8289), fq_codel (RFC 8290; --buffer is its memory limit)
+    /// or pie (RFC 8033). quiche sends no ECN: the AQMs drop.
+    #[arg(long, default_value = "fifo", value_name = "fifo|codel|fq_codel|pie")]
+    aqm: String,
+    /// CoDel's (and FQ-CoDel's) target (default 5ms).
+    #[arg(long)]
+    codel_target: Option<String>,
+    /// CoDel's (and FQ-CoDel's) interval (default 100ms).
+    #[arg(long)]
+    codel_interval: Option<String>,
+    /// FQ-CoDel's number of queues (default 1024).
+    #[arg(long)]
+    fq_flows: Option<String>,
+    /// FQ-CoDel's quantum in bytes (default 1514).
+    #[arg(long)]
+    fq_quantum: Option<String>,
+    /// PIE's latency target QDELAY_REF (default 15ms).
+    #[arg(long)]
+    pie_target: Option<String>,
+    /// PIE's update period T_UPDATE (default 15ms).
+    #[arg(long)]
+    pie_tupdate: Option<String>,
+    /// PIE's alpha, 1/s (default 0.125).
+    #[arg(long)]
+    pie_alpha: Option<String>,
+    /// PIE's beta, 1/s (default 1.25).
+    #[arg(long)]
+    pie_beta: Option<String>,
+    /// PIE's burst allowance MAX_BURST (default 150ms).
+    #[arg(long)]
+    pie_max_burst: Option<String>,
     /// Seed of the random loss and of the cross traffic.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -69,6 +108,10 @@ struct Cli {
     /// Random loss probability on the client->server direction.
     #[arg(long, value_parser = parse_loss, default_value = "0")]
     reverse_loss: f64,
+    /// Bursty loss on the client->server direction instead of
+    /// --reverse-loss (same form as --loss-model).
+    #[arg(long, value_parser = parse_gilbert_elliott, value_name = "ge:p=P,r=R[,h=H][,k=K]")]
+    reverse_loss_model: Option<GilbertElliott>,
     /// Bytes counted per datagram on top of its UDP payload for rate and
     /// buffer (28 = IPv4 + UDP headers; 48 for IPv6; 0 for payload only).
     #[arg(long, default_value_t = IPV4_UDP_OVERHEAD, value_parser = clap::value_parser!(u32).range(0..=1500))]
@@ -96,6 +139,39 @@ struct Cli {
     /// Only errors.
     #[arg(short, long, conflicts_with = "verbose")]
     quiet: bool,
+}
+
+/// The bottleneck's AQM from --aqm and its parameters' flags; a loss model
+/// with a random loss is refused too (one of them decides).
+fn cli_aqm(cli: &Cli) -> Result<Aqm, String> {
+    if cli.loss_model.is_some() && cli.loss > 0.0 {
+        return Err("--loss-model replaces --loss: give one of them".into());
+    }
+    if cli.reverse_loss_model.is_some() && cli.reverse_loss > 0.0 {
+        return Err("--reverse-loss-model replaces --reverse-loss: give one of them".into());
+    }
+    let params: Vec<(&str, &str)> = [
+        ("codel_target", &cli.codel_target),
+        ("codel_interval", &cli.codel_interval),
+        ("fq_flows", &cli.fq_flows),
+        ("fq_quantum", &cli.fq_quantum),
+        ("pie_target", &cli.pie_target),
+        ("pie_tupdate", &cli.pie_tupdate),
+        ("pie_alpha", &cli.pie_alpha),
+        ("pie_beta", &cli.pie_beta),
+        ("pie_max_burst", &cli.pie_max_burst),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+    .collect();
+    // The library names the scenario keys; the flags are their dashed forms.
+    build_aqm(&cli.aqm, &params).map_err(|e| {
+        let mut e = e;
+        for (k, _) in lbe_link::AQM_PARAMS {
+            e = e.replace(k, &format!("--{}", k.replace('_', "-")));
+        }
+        e.replace("aqm ", "--aqm ")
+    })
 }
 
 struct StderrLogger;
@@ -174,6 +250,13 @@ fn main() -> ExitCode {
     });
     let _ = log::set_logger(&StderrLogger);
 
+    let aqm = match cli_aqm(&cli) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("lbe-netem: {e} (see --help)");
+            return ExitCode::from(2);
+        }
+    };
     let mut config = Config::new(cli.listen, cli.upstream, cli.rate, cli.rtt, cli.buffer);
     if let Err(e) = config.add_paths_and_routes(&cli.paths, &cli.routes) {
         eprintln!("lbe-netem: {e}");
@@ -183,6 +266,8 @@ fn main() -> ExitCode {
     config.down.seed = cli.seed;
     config.down.overhead = cli.overhead;
     config.down.cross_traffic_bps = cli.cross_traffic;
+    config.down.aqm = aqm;
+    config.down.gilbert_elliott = cli.loss_model;
     config.up = LinkConfig {
         rate_bps: cli.reverse_rate,
         buffer: cli
@@ -192,6 +277,8 @@ fn main() -> ExitCode {
         seed: cli.seed ^ 0x9e37_79b9_7f4a_7c15,
         overhead: cli.overhead,
         cross_traffic_bps: None,
+        aqm: Aqm::Fifo,
+        gilbert_elliott: cli.reverse_loss_model,
     };
     config.stats = cli.stats;
     config.spin = cli.spin;
@@ -217,12 +304,13 @@ fn main() -> ExitCode {
             .map(|((rtt, upstream), a)| format!("{a} (rtt {rtt:?}) -> {upstream}"))
             .collect();
         eprintln!(
-            "lbe-netem: {}: rate {} bit/s, buffer {} = {} B, loss {}, cross traffic {} bit/s, seed {}, overhead {} B/datagram",
+            "lbe-netem: {}: rate {} bit/s, buffer {} = {} B, aqm {}, loss {}, cross traffic {} bit/s, seed {}, overhead {} B/datagram",
             paths.join(", "),
             cli.rate,
             cli.buffer,
             capacity,
-            cli.loss,
+            aqm,
+            cli.loss_model.map_or_else(|| cli.loss.to_string(), |g| g.to_string()),
             cli.cross_traffic.unwrap_or(0),
             cli.seed,
             cli.overhead,
@@ -254,11 +342,12 @@ fn main() -> ExitCode {
         Ok(summary) => {
             if !cli.quiet {
                 eprintln!(
-                    "lbe-netem: done after {:.1}s: {} flows; down: {} delivered, {} buffer drops, {} random drops; up: {} delivered",
+                    "lbe-netem: done after {:.1}s: {} flows; down: {} delivered, {} buffer drops, {} AQM drops, {} random drops; up: {} delivered",
                     summary.duration_s,
                     summary.flows,
                     summary.down.delivered_packets,
                     summary.down.drops_buffer,
+                    summary.down.drops_aqm,
                     summary.down.drops_loss,
                     summary.up.delivered_packets,
                 );

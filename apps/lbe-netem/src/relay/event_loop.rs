@@ -18,12 +18,13 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::os::{set_buffers, thread_cpu_time};
 use super::report::{
-    lateness_histogram, CrossTotals, FlowCounters, FlowLine, Lateness, StatsLine, Summary,
+    lateness_histogram, CrossTotals, FlowCounters, FlowDropTotals, FlowLine, Lateness, StatsLine,
+    Summary,
 };
 use super::Config;
 use crate::rx;
 use crate::timer::{set_min_timer_slack, set_realtime, TimerFd};
-use lbe_link::{CrossTraffic, Link, Verdict};
+use lbe_link::{CrossTraffic, FlowDrops, Link, Verdict};
 
 /// The waker's token ([`super::Stopper::stop`]).
 pub(super) const WAKER: Token = Token(0);
@@ -85,6 +86,34 @@ struct Flow {
     owd: Duration,
     last_active: Instant,
     counters: FlowCounters,
+    /// Its key at the bottleneck (FQ-CoDel's flow hash, the per-flow drop
+    /// counts): [`flow_key`].
+    key: u64,
+    /// The bottleneck's drops of this flow up to the last stats line.
+    reported_drops: FlowDrops,
+}
+
+/// The flow key of a client's datagrams at the server→client bottleneck:
+/// a hash (FNV-1a, 64 bits) of their 5-tuple as a router there sees it,
+/// (UDP, server address, client address), the server being the listener's
+/// upstream and the client the address the relay sends to.
+pub(super) fn flow_key(server: SocketAddr, client: SocketAddr) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    eat(&[17]);
+    for a in [server, client] {
+        match a.ip() {
+            std::net::IpAddr::V4(ip) => eat(&ip.octets()),
+            std::net::IpAddr::V6(ip) => eat(&ip.octets()),
+        }
+        eat(&a.port().to_be_bytes());
+    }
+    h
 }
 
 /// Server→client datagram: sent from the listening socket of `path`.
@@ -267,7 +296,19 @@ impl Relay {
             });
         result?;
         write_result?;
+        let mut flow_drops: Vec<FlowDropTotals> = self
+            .flows
+            .iter()
+            .map(|(&id, f)| FlowDropTotals {
+                id,
+                client: f.client,
+                drops: self.down.flow_drops(f.key),
+            })
+            .collect();
+        flow_drops.sort_by_key(|f| f.id);
         Ok(Summary {
+            aqm: self.down.aqm_name(),
+            flow_drops,
             duration_s: end.duration_since(start).as_secs_f64(),
             cpu_s: thread_cpu_time().as_secs_f64(),
             flows: self.next_flow,
@@ -327,9 +368,9 @@ impl Relay {
         };
         while let Some(at) = cross.take_due(now) {
             self.cross_totals.packets += 1;
-            if let Verdict::DroppedBuffer | Verdict::DroppedLoss =
-                self.down
-                    .enqueue(at, cross.payload(), Duration::ZERO, Down::Cross)
+            if let Verdict::DroppedBuffer | Verdict::DroppedLoss | Verdict::DroppedAqm = self
+                .down
+                .enqueue(at, cross.payload(), Duration::ZERO, Down::Cross)
             {
                 self.cross_totals.drops += 1;
             }
@@ -389,8 +430,10 @@ impl Relay {
                 data: self.buf[..n].to_vec(),
             };
             match self.up.enqueue(now, n, flow.owd, item) {
-                Verdict::Queued { .. } => {}
-                Verdict::DroppedBuffer | Verdict::DroppedLoss => flow.counters.up_drops += 1,
+                Verdict::Queued { .. } | Verdict::Enqueued => {}
+                Verdict::DroppedBuffer | Verdict::DroppedLoss | Verdict::DroppedAqm => {
+                    flow.counters.up_drops += 1
+                }
             }
         }
         ReadResult::More
@@ -422,10 +465,14 @@ impl Relay {
                 client: flow.client,
                 data: self.buf[..n].to_vec(),
             };
-            match self.down.enqueue(now, n, flow.owd, Down::Flow(item)) {
-                Verdict::Queued { .. } => {}
-                Verdict::DroppedBuffer => flow.counters.down_drops_buffer += 1,
-                Verdict::DroppedLoss => flow.counters.down_drops_loss += 1,
+            // Buffer and AQM drops are counted by the link per flow key
+            // (FQ-CoDel's overflow and CoDel's drops hit datagrams that
+            // arrived earlier): see write_stats.
+            if let Verdict::DroppedLoss =
+                self.down
+                    .enqueue_flow(now, flow.key, n, flow.owd, Down::Flow(item))
+            {
+                flow.counters.down_drops_loss += 1;
             }
         }
         ReadResult::More
@@ -461,6 +508,8 @@ impl Relay {
                         owd: self.listeners[path].owd,
                         last_active: now,
                         counters: FlowCounters::default(),
+                        key: flow_key(upstream, client),
+                        reported_drops: FlowDrops::default(),
                     },
                 );
                 self.flow_by_client.insert((path, client), id);
@@ -517,6 +566,10 @@ impl Relay {
         let up = self.up.take_interval(now);
         let mut flows: Vec<FlowLine> = Vec::new();
         for (&id, f) in self.flows.iter_mut() {
+            let drops = self.down.flow_drops(f.key);
+            f.counters.down_drops_buffer = drops.buffer - f.reported_drops.buffer;
+            f.counters.down_drops_aqm = drops.aqm - f.reported_drops.aqm;
+            f.reported_drops = drops;
             let c = std::mem::take(&mut f.counters);
             if !c.is_zero() {
                 flows.push(FlowLine {
@@ -576,5 +629,21 @@ mod tests {
         for source in [Source::Listener(1), Source::Flow(0), Source::Flow(12_345)] {
             assert_eq!(Source::of(source.token(), 2), Some(source));
         }
+    }
+
+    #[test]
+    fn the_flow_key_hashes_the_five_tuple() {
+        let server: SocketAddr = "127.0.0.1:4433".parse().unwrap();
+        let a: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let b: SocketAddr = "127.0.0.1:5001".parse().unwrap();
+        assert_eq!(flow_key(server, a), flow_key(server, a));
+        assert_ne!(flow_key(server, a), flow_key(server, b));
+        assert_ne!(flow_key(server, a), flow_key(a, server));
+        // FNV-1a of the bytes 17, 127.0.0.1, 4433, 127.0.0.1, 5000.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in [17u8, 127, 0, 0, 1, 0x11, 0x51, 127, 0, 0, 1, 0x13, 0x88] {
+            h = (h ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+        }
+        assert_eq!(flow_key(server, a), h);
     }
 }

@@ -40,7 +40,7 @@ use event_loop::{Listener, Relay, Source, TIMER, WAKER};
 use lbe_link::Buffer;
 use lbe_link::LinkConfig;
 use os::set_buffers;
-pub use report::{CrossTotals, Lateness, Summary};
+pub use report::{CrossTotals, FlowDropTotals, Lateness, Summary};
 
 /// Everything the emulator needs to run.
 #[derive(Clone, Debug)]

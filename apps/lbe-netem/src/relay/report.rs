@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use lbe_link::{IntervalStats, Totals};
+use lbe_link::{FlowDrops, IntervalStats, Totals};
 
 /// Cross-traffic datagrams offered to the bottleneck, and how many it dropped.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -20,6 +20,12 @@ pub struct CrossTotals {
 /// What happened over the whole run, returned when the emulator stops.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
+    /// The server→client bottleneck's queue discipline (`fifo`, `codel`,
+    /// `fq_codel`, `pie`).
+    pub aqm: &'static str,
+    /// Each flow's drops at the server→client bottleneck (buffer and AQM),
+    /// flows still known at the end.
+    pub flow_drops: Vec<FlowDropTotals>,
     /// How long it ran.
     pub duration_s: f64,
     /// CPU time its thread used, in seconds.
@@ -83,12 +89,26 @@ pub(super) fn lateness_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 100_000_000_000, 2).expect("valid histogram bounds")
 }
 
+/// One flow's drops at the server→client bottleneck over the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowDropTotals {
+    /// The flow's id (as in the stats lines).
+    pub id: u64,
+    /// The client's address.
+    pub client: SocketAddr,
+    /// Its drops, by cause.
+    #[serde(flatten)]
+    pub drops: FlowDrops,
+}
+
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub(super) struct FlowCounters {
     pub(super) down_delivered_packets: u64,
     pub(super) down_delivered_payload_bytes: u64,
     pub(super) down_drops_buffer: u64,
     pub(super) down_drops_loss: u64,
+    /// Dropped by the AQM's control law (CoDel, PIE).
+    pub(super) down_drops_aqm: u64,
     pub(super) up_delivered_packets: u64,
     pub(super) up_delivered_payload_bytes: u64,
     pub(super) up_drops: u64,
@@ -99,6 +119,7 @@ impl FlowCounters {
         self.down_delivered_packets == 0
             && self.down_drops_buffer == 0
             && self.down_drops_loss == 0
+            && self.down_drops_aqm == 0
             && self.up_delivered_packets == 0
             && self.up_drops == 0
     }
@@ -170,7 +191,7 @@ mod tests {
             serde_json::to_string(&line).unwrap(),
             "{\"id\":7,\"client\":\"127.0.0.1:5000\",\"listen\":\"127.0.0.1:6000\",\"upstream\":\"127.0.0.1:4433\",\
              \"down_delivered_packets\":2,\"down_delivered_payload_bytes\":2400,\
-             \"down_drops_buffer\":0,\"down_drops_loss\":0,\"up_delivered_packets\":0,\
+             \"down_drops_buffer\":0,\"down_drops_loss\":0,\"down_drops_aqm\":0,\"up_delivered_packets\":0,\
              \"up_delivered_payload_bytes\":0,\"up_drops\":1}"
         );
     }
