@@ -14,6 +14,25 @@
 //! cross_traffic = "1mbit"  # optional unresponsive Poisson traffic through
 //!                          # the bottleneck (lbe-netem --cross-traffic)
 //! pacing = false        # optional: every flow's default (true: paced)
+//! aqm = "fifo"          # optional queue discipline: fifo (drop-tail, the
+//!                       # default) | codel (RFC 8289) | fq_codel (RFC 8290,
+//!                       # the buffer is its memory limit) | pie (RFC 8033);
+//!                       # quiche sends no ECN, so the AQMs drop. Parameters
+//!                       # (each needs its AQM): codel_target = "5ms",
+//!                       # codel_interval = "100ms" (codel, fq_codel),
+//!                       # fq_flows = 1024, fq_quantum = 1514 (bytes),
+//!                       # pie_target = "15ms", pie_tupdate = "15ms",
+//!                       # pie_alpha = 0.125, pie_beta = 1.25,
+//!                       # pie_max_burst = "150ms"
+//! loss_model = "ge"     # optional: bursty loss instead of `loss`, the
+//!                       # Gilbert-Elliott channel: ge_p = P(Good->Bad),
+//!                       # ge_r = P(Bad->Good) (both required), ge_h (1-h =
+//!                       # loss in Bad, default 0), ge_k (1-k = loss in
+//!                       # Good, default 1), per datagram
+//! reverse_rate = "2mbit"   # optional, real time only: rate-limit the
+//!                          # client->server direction (lbe-netem
+//!                          # --reverse-rate); reverse_buffer (default: the
+//!                          # buffer), reverse_loss (random loss, 0 to 1)
 //! [analysis]            # the window the figures are computed over (optional)
 //! from = "10s"
 //! to = "40s"
@@ -100,9 +119,40 @@ pub struct Link {
     /// (`lbe_link::CrossTraffic`, which `lbe-netem` runs), bits per
     /// second.
     pub cross_traffic_bps: Option<u64>,
+    /// The bottleneck's queue discipline (`aqm` and its parameters).
+    pub aqm: lbe_link::Aqm,
+    /// Bursty loss (`loss_model = "ge"`), replacing `loss`.
+    pub gilbert_elliott: Option<lbe_link::GilbertElliott>,
+    /// The client->server direction's rate (`reverse_rate`); not limited
+    /// when `None`.
+    pub reverse_rate_bps: Option<u64>,
+    /// Its buffer (`reverse_buffer`; the link's `buffer` by default).
+    pub reverse_buffer: Option<lbe_link::Buffer>,
+    /// Its random loss (`reverse_loss`).
+    pub reverse_loss: f64,
 }
 
 impl Link {
+    /// The server->client bottleneck as `lbe-link` runs it (in `lbe-netem`
+    /// and in the simulator), seeded with `seed`.
+    pub fn bottleneck(&self, seed: u64) -> lbe_link::LinkConfig {
+        lbe_link::LinkConfig {
+            rate_bps: Some(self.rate_bps),
+            buffer: Some(self.buffer),
+            loss: self.loss,
+            seed,
+            overhead: lbe_link::IPV4_UDP_OVERHEAD,
+            cross_traffic_bps: self.cross_traffic_bps,
+            aqm: self.aqm,
+            gilbert_elliott: self.gilbert_elliott,
+        }
+    }
+
+    /// Whether anything is set on the client->server direction.
+    pub fn has_reverse(&self) -> bool {
+        self.reverse_rate_bps.is_some() || self.reverse_loss > 0.0
+    }
+
     /// The buffer as time at line rate.
     pub fn buffer_ms(&self) -> f64 {
         self.buffer.bytes_at(self.rate_bps) as f64 * 8.0 / self.rate_bps as f64 * 1e3
@@ -311,6 +361,165 @@ struct RawLink {
     loss: Option<Spanned<f64>>,
     cross_traffic: Option<Spanned<String>>,
     pacing: Option<bool>,
+    aqm: Option<Spanned<String>>,
+    codel_target: Option<Spanned<toml::Value>>,
+    codel_interval: Option<Spanned<toml::Value>>,
+    fq_flows: Option<Spanned<toml::Value>>,
+    fq_quantum: Option<Spanned<toml::Value>>,
+    pie_target: Option<Spanned<toml::Value>>,
+    pie_tupdate: Option<Spanned<toml::Value>>,
+    pie_alpha: Option<Spanned<toml::Value>>,
+    pie_beta: Option<Spanned<toml::Value>>,
+    pie_max_burst: Option<Spanned<toml::Value>>,
+    loss_model: Option<Spanned<String>>,
+    ge_p: Option<Spanned<f64>>,
+    ge_r: Option<Spanned<f64>>,
+    ge_h: Option<Spanned<f64>>,
+    ge_k: Option<Spanned<f64>>,
+    reverse_rate: Option<Spanned<String>>,
+    reverse_buffer: Option<Spanned<String>>,
+    reverse_loss: Option<Spanned<f64>>,
+}
+
+/// A TOML scalar as the text `lbe-link`'s parsers take.
+fn scalar_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The link's AQM, its loss model and its reverse direction, checked.
+#[allow(clippy::type_complexity)]
+fn link_extras(
+    src: &Source,
+    link_span: Range<usize>,
+    raw: &RawLink,
+) -> Result<
+    (
+        lbe_link::Aqm,
+        Option<lbe_link::GilbertElliott>,
+        Option<u64>,
+        Option<lbe_link::Buffer>,
+        f64,
+    ),
+    String,
+> {
+    let params = [
+        ("codel_target", &raw.codel_target),
+        ("codel_interval", &raw.codel_interval),
+        ("fq_flows", &raw.fq_flows),
+        ("fq_quantum", &raw.fq_quantum),
+        ("pie_target", &raw.pie_target),
+        ("pie_tupdate", &raw.pie_tupdate),
+        ("pie_alpha", &raw.pie_alpha),
+        ("pie_beta", &raw.pie_beta),
+        ("pie_max_burst", &raw.pie_max_burst),
+    ];
+    let name = raw.aqm.as_ref().map_or("fifo", |a| a.get_ref().as_str());
+    let mut aqm = lbe_link::build_aqm(name, &[]).map_err(|e| {
+        src.error(
+            raw.aqm.as_ref().map_or(link_span.clone(), |a| a.span()),
+            format!("link {e}"),
+        )
+    })?;
+    for (key, value) in params {
+        if let Some(v) = value {
+            let text = scalar_text(v.get_ref());
+            // Each parameter on its own, so that an error names its line.
+            let mut all: Vec<(&str, String)> = params
+                .iter()
+                .filter_map(|(k, v)| v.as_ref().map(|v| (*k, scalar_text(v.get_ref()))))
+                .take_while(|(k, _)| *k != key)
+                .collect();
+            all.push((key, text));
+            let pairs: Vec<(&str, &str)> = all.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            aqm = lbe_link::build_aqm(name, &pairs)
+                .map_err(|e| src.error(v.span(), format!("link {e}")))?;
+        }
+    }
+
+    let ge_keys = [
+        ("ge_p", &raw.ge_p),
+        ("ge_r", &raw.ge_r),
+        ("ge_h", &raw.ge_h),
+        ("ge_k", &raw.ge_k),
+    ];
+    let ge = match raw.loss_model.as_ref().map(|m| (m, m.get_ref().as_str())) {
+        None | Some((_, "bernoulli")) => {
+            if let Some((key, Some(v))) = ge_keys.iter().find(|(_, v)| v.is_some()) {
+                return Err(src.error(
+                    v.span(),
+                    format!("link {key} needs loss_model = \"ge\""),
+                ));
+            }
+            None
+        }
+        Some((m, "ge")) => {
+            if let Some(l) = &raw.loss {
+                return Err(src.error(
+                    l.span(),
+                    "link loss and loss_model = \"ge\" exclude each other: the Gilbert-Elliott channel decides the random loss",
+                ));
+            }
+            for (key, v) in ge_keys {
+                if let Some(v) = v {
+                    if !(0.0..=1.0).contains(v.get_ref()) {
+                        return Err(src.error(
+                            v.span(),
+                            format!("link {key} must be a probability from 0 to 1"),
+                        ));
+                    }
+                }
+            }
+            let (Some(p), Some(r)) = (&raw.ge_p, &raw.ge_r) else {
+                return Err(src.error(
+                    m.span(),
+                    "loss_model = \"ge\" needs ge_p (P(Good->Bad)) and ge_r (P(Bad->Good))",
+                ));
+            };
+            let g = lbe_link::GilbertElliott::new(
+                *p.get_ref(),
+                *r.get_ref(),
+                raw.ge_h.as_ref().map_or(0.0, |v| *v.get_ref()),
+                raw.ge_k.as_ref().map_or(1.0, |v| *v.get_ref()),
+            )
+            .map_err(|e| src.error(m.span(), format!("link {e}")))?;
+            Some(g)
+        }
+        Some((m, other)) => {
+            return Err(src.error(
+                m.span(),
+                format!("link loss_model '{other}': expected \"bernoulli\" (the default, with loss) or \"ge\""),
+            ))
+        }
+    };
+
+    let reverse_rate = match &raw.reverse_rate {
+        Some(r) => {
+            let rate = src.value(r, "link reverse_rate", lbe_units::parse_rate)?;
+            if rate == 0 {
+                return Err(src.error(r.span(), "link reverse_rate must be above zero"));
+            }
+            Some(rate)
+        }
+        None => None,
+    };
+    let reverse_buffer = match &raw.reverse_buffer {
+        Some(b) if reverse_rate.is_none() => {
+            return Err(src.error(b.span(), "link reverse_buffer needs reverse_rate"))
+        }
+        Some(b) => Some(src.value(b, "link reverse_buffer", parse_buffer)?),
+        None => None,
+    };
+    let reverse_loss = match &raw.reverse_loss {
+        Some(l) if !(0.0..1.0).contains(l.get_ref()) => {
+            return Err(src.error(l.span(), "link reverse_loss must be from 0 to below 1"))
+        }
+        Some(l) => *l.get_ref(),
+        None => 0.0,
+    };
+    Ok((aqm, ge, reverse_rate, reverse_buffer, reverse_loss))
 }
 
 #[derive(Deserialize)]
@@ -410,7 +619,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
 
     let link_span = raw.link.span();
     let raw_link = raw.link.into_inner();
+    let (aqm, gilbert_elliott, reverse_rate_bps, reverse_buffer, reverse_loss) =
+        link_extras(&src, link_span.clone(), &raw_link)?;
     let link = Link {
+        aqm,
+        gilbert_elliott,
+        reverse_rate_bps,
+        reverse_buffer,
+        reverse_loss,
         rate_bps: src.value(&raw_link.rate, "link rate", lbe_units::parse_rate)?,
         rtt: src.value(&raw_link.rtt, "link rtt", lbe_units::parse_duration)?,
         buffer: src.value(&raw_link.buffer, "link buffer", parse_buffer)?,
@@ -793,6 +1009,140 @@ name = "fg"
         parse(Path::new("s.toml"), text).unwrap_err()
     }
 
+    /// A scenario whose [link] has `extra` lines after rate, rtt, buffer
+    /// (lines 2-4): `extra` starts on line 5.
+    fn with_link(extra: &str) -> String {
+        format!(
+            "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n{extra}\n[[flow]]\ncc = \"cubic\"\nstop = \"10s\"\n"
+        )
+    }
+
+    #[test]
+    fn aqm_keys_build_the_rfcs_disciplines() {
+        let s = parse(Path::new("s.toml"), &with_link("")).unwrap();
+        assert_eq!(s.link.aqm, lbe_link::Aqm::Fifo);
+        assert_eq!(s.link.gilbert_elliott, None);
+        assert!(!s.link.has_reverse());
+        let s = parse(
+            Path::new("s.toml"),
+            &with_link(
+                "aqm = \"fq_codel\"\ncodel_target = \"10ms\"\nfq_flows = 64\nfq_quantum = 300",
+            ),
+        )
+        .unwrap();
+        let lbe_link::Aqm::FqCodel(q) = s.link.aqm else {
+            panic!("{:?}", s.link.aqm)
+        };
+        assert_eq!(
+            (q.codel.target, q.codel.interval),
+            (Duration::from_millis(10), Duration::from_millis(100))
+        );
+        assert_eq!((q.flows, q.quantum), (64, 300));
+        let s = parse(
+            Path::new("s.toml"),
+            &with_link("aqm = \"pie\"\npie_alpha = 0.25\npie_tupdate = \"30ms\""),
+        )
+        .unwrap();
+        let lbe_link::Aqm::Pie(p) = s.link.aqm else {
+            panic!()
+        };
+        assert_eq!(
+            (p.alpha, p.t_update, p.beta),
+            (0.25, Duration::from_millis(30), 1.25)
+        );
+        assert_eq!(s.link.bottleneck(7).aqm, s.link.aqm);
+        assert_eq!(s.link.bottleneck(7).seed, 7);
+    }
+
+    #[test]
+    fn aqm_errors_name_the_file_and_line() {
+        for (extra, want) in [
+            ("aqm = \"red\"", "s.toml:5: link unknown aqm 'red': expected one of fifo, codel, fq_codel, pie"),
+            ("codel_target = \"5ms\"", "s.toml:5: link codel_target applies to aqm codel or fq_codel only, not to aqm fifo"),
+            ("aqm = \"codel\"\nfq_flows = 8", "s.toml:6: link fq_flows applies to aqm fq_codel only, not to aqm codel"),
+            ("aqm = \"pie\"\npie_target = \"0ms\"", "s.toml:6: link bad pie_target '0ms': must be greater than zero"),
+            ("aqm = \"fq_codel\"\nfq_flows = 0", "s.toml:6: link bad fq_flows '0': expected a whole number from 1 to 65536"),
+            ("aqm = \"fq_codel\"\nfq_quantum = \"x\"", "s.toml:6: link bad fq_quantum 'x': expected a whole number from 1 to 1048576"),
+            ("aqm_target = \"5ms\"", "s.toml:5: unknown field `aqm_target`"),
+        ] {
+            let e = err(&with_link(extra));
+            assert!(e.starts_with(want), "{extra}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn gilbert_elliott_and_reverse_keys() {
+        let s = parse(
+            Path::new("s.toml"),
+            &with_link("loss_model = \"ge\"\nge_p = 0.01\nge_r = 0.3\nge_h = 0.1"),
+        )
+        .unwrap();
+        assert_eq!(
+            s.link.gilbert_elliott,
+            Some(lbe_link::GilbertElliott {
+                p: 0.01,
+                r: 0.3,
+                h: 0.1,
+                k: 1.0
+            })
+        );
+        assert_eq!(s.link.bottleneck(1).gilbert_elliott, s.link.gilbert_elliott);
+        let s = parse(
+            Path::new("s.toml"),
+            &with_link("reverse_rate = \"2mbit\"\nreverse_buffer = \"100ms\"\nreverse_loss = 0.01"),
+        )
+        .unwrap();
+        assert_eq!(s.link.reverse_rate_bps, Some(2_000_000));
+        assert_eq!(
+            s.link.reverse_buffer,
+            Some(lbe_link::Buffer::Time(Duration::from_millis(100)))
+        );
+        assert_eq!(s.link.reverse_loss, 0.01);
+        assert!(s.link.has_reverse());
+        for (extra, want) in [
+            (
+                "ge_p = 0.1",
+                "s.toml:5: link ge_p needs loss_model = \"ge\"",
+            ),
+            (
+                "loss_model = \"ge\"\nge_p = 1.5\nge_r = 0.1",
+                "s.toml:6: link ge_p must be a probability from 0 to 1",
+            ),
+            (
+                "loss_model = \"ge\"\nge_p = 0.1\nge_r = -0.1",
+                "s.toml:7: link ge_r must be a probability from 0 to 1",
+            ),
+            (
+                "loss_model = \"ge\"\nge_p = 0.1",
+                "s.toml:5: loss_model = \"ge\" needs ge_p (P(Good->Bad)) and ge_r (P(Bad->Good))",
+            ),
+            (
+                "loss = 0.01\nloss_model = \"ge\"\nge_p = 0.1\nge_r = 0.5",
+                "s.toml:5: link loss and loss_model = \"ge\" exclude each other",
+            ),
+            (
+                "loss_model = \"markov\"",
+                "s.toml:5: link loss_model 'markov': expected \"bernoulli\"",
+            ),
+            (
+                "reverse_buffer = \"1s\"",
+                "s.toml:5: link reverse_buffer needs reverse_rate",
+            ),
+            (
+                "reverse_rate = \"0mbit\"",
+                "s.toml:5: link reverse_rate: bad rate '0mbit': must be above zero",
+            ),
+            (
+                "reverse_loss = 1.0",
+                "s.toml:5: link reverse_loss must be from 0 to below 1",
+            ),
+        ] {
+            let e = err(&with_link(extra));
+            assert!(e.starts_with(want), "{extra}: {e}");
+        }
+    }
+
     #[test]
     fn parses_the_design_example() {
         let s = parse(Path::new("s.toml"), GOOD).unwrap();
@@ -912,7 +1262,7 @@ name = "fg"
     fn errors_name_the_line() {
         assert_eq!(
             err(&GOOD.replace("rate = \"20mbit\"", "rate = \"20mbit\"\nspeed = 3")),
-            "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`, `cross_traffic`, `pacing`"
+            "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`, `cross_traffic`, `pacing`, `aqm`, `codel_target`, `codel_interval`, `fq_flows`, `fq_quantum`, `pie_target`, `pie_tupdate`, `pie_alpha`, `pie_beta`, `pie_max_burst`, `loss_model`, `ge_p`, `ge_r`, `ge_h`, `ge_k`, `reverse_rate`, `reverse_buffer`, `reverse_loss`"
         );
         assert_eq!(
             err(&GOOD.replace("\"50ms\"", "\"50\"")),
