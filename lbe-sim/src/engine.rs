@@ -181,6 +181,8 @@ pub struct SimOutput {
     pub flows: Vec<FlowStats>,
     /// What the bottleneck counted.
     pub link: lbe_link::Totals,
+    /// The bottleneck's drops of each flow (its key is its index).
+    pub flow_drops: Vec<lbe_link::FlowDrops>,
     /// Events the loop processed.
     pub events: u64,
     /// Virtual time the run covered.
@@ -232,14 +234,7 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         );
     }
     let epoch = Instant::now();
-    let link = lbe_link::Link::new(&lbe_link::LinkConfig {
-        rate_bps: Some(config.link.rate_bps),
-        buffer: Some(config.link.buffer),
-        loss: config.link.loss,
-        seed: config.seed,
-        overhead: lbe_link::IPV4_UDP_OVERHEAD,
-        ..lbe_link::LinkConfig::default()
-    });
+    let link = lbe_link::Link::new(&config.link.bottleneck(config.seed));
     let (from, to) = match config.window {
         Some((f, t)) => (Some(f.as_secs_f64()), Some(t.as_secs_f64())),
         None => (None, None),
@@ -530,7 +525,8 @@ impl Sim<'_> {
                     pn: None,
                     ack: Some(ack),
                 };
-                self.link.enqueue(now, ACK_ONLY_DATAGRAM, delay, d);
+                self.link
+                    .enqueue_flow(now, i as u64, ACK_ONLY_DATAGRAM, delay, d);
                 self.schedule_link();
             }
         }
@@ -544,7 +540,7 @@ impl Sim<'_> {
             pn: Some(built.pn),
             ack,
         };
-        self.link.enqueue(now, built.size, delay, d);
+        self.link.enqueue_flow(now, i as u64, built.size, delay, d);
         self.schedule_link();
     }
 
@@ -780,6 +776,9 @@ impl Sim<'_> {
             analysis,
             flows: stats,
             link: self.link.totals().clone(),
+            flow_drops: (0..config.flows.len() as u64)
+                .map(|i| self.link.flow_drops(i))
+                .collect(),
             events: self.events,
             duration: end.saturating_duration_since(self.epoch),
             qlogs: Vec::new(),

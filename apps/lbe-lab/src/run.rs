@@ -228,6 +228,15 @@ pub fn run(
         config.down.seed = seed;
     }
     config.down.cross_traffic_bps = scenario.link.cross_traffic_bps;
+    config.down.aqm = scenario.link.aqm;
+    config.down.gilbert_elliott = scenario.link.gilbert_elliott;
+    let link = &scenario.link;
+    config.up.rate_bps = link.reverse_rate_bps;
+    config.up.buffer = link
+        .reverse_rate_bps
+        .map(|_| link.reverse_buffer.unwrap_or(link.buffer));
+    config.up.loss = link.reverse_loss;
+    config.up.seed = config.down.seed ^ 0x9e37_79b9_7f4a_7c15;
     config.stats = Some(out.join("netem-stats.jsonl"));
     for (i, (upstream, rtt)) in paths.iter().enumerate().skip(1) {
         let listen = SocketAddr::from(([127, 0, 0, 1], port(i)));

@@ -43,6 +43,11 @@ pub struct SimFlowSummary {
     pub qlog: Option<String>,
     /// The simulated sender's own counts.
     pub transfer: lbe_sim::FlowStats,
+    /// Under an AQM (`[link] aqm` other than fifo): the datagrams of this
+    /// flow the AQM's control law dropped (CoDel, PIE) and those dropped
+    /// for a full buffer (drop-tail, FQ-CoDel's fattest queue).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aqm_drops: Option<lbe_link::FlowDrops>,
     /// A deadline-aware flow's deadline, seconds from its start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline_s: Option<f64>,
@@ -57,6 +62,12 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
     if scenario.link.cross_traffic_bps.is_some() {
         return Err(
             "link cross_traffic is not simulated (lbe-netem generates it in real time): run without --sim"
+                .to_string(),
+        );
+    }
+    if scenario.link.has_reverse() {
+        return Err(
+            "link reverse_rate and reverse_loss are not simulated (the simulator's client->server direction is a delay line): run without --sim"
                 .to_string(),
         );
     }
@@ -110,6 +121,8 @@ pub fn simulate_into(
         })
         .collect();
     let parts = out.analysis.summary_parts();
+    let fifo = scenario.link.aqm == lbe_link::Aqm::Fifo;
+    let flow_drops = out.flow_drops;
     let flows = |figures: Vec<qlog_analysis::FlowSummary>| {
         scenario
             .flows
@@ -117,7 +130,9 @@ pub fn simulate_into(
             .zip(figures)
             .zip(out.flows)
             .zip(qlogs)
-            .map(|(((flow, figures), transfer), qlog)| SimFlowSummary {
+            .enumerate()
+            .map(|(i, (((flow, figures), transfer), qlog))| SimFlowSummary {
+                aqm_drops: (!fifo).then(|| flow_drops.get(i).copied().unwrap_or_default()),
                 id: flow.id,
                 name: flow.name.clone(),
                 cc: flow.cc.to_string(),
