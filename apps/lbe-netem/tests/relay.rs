@@ -431,6 +431,69 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
     assert_eq!(flow_packets, received);
 }
 
+/// Real time. A burst of 400 datagrams (1 ms each at 8 Mbit/s) into a
+/// 1 MB buffer under CoDel: the standing queue passes the 5 ms target for
+/// more than an interval (100 ms) well before it drains (~400 ms), so CoDel
+/// drops; nothing is dropped at the tail, and the summary's and the stats
+/// lines' per-flow counts agree with the totals exactly.
+#[test]
+fn codel_drops_are_counted_per_flow() {
+    let (upstream, server) = burst_server(400, 972);
+    let stats_path = std::env::temp_dir().join(format!(
+        "lbe-netem-test-{}-codel-stats.jsonl",
+        std::process::id()
+    ));
+    let netem = emulator(
+        upstream,
+        8_000_000,
+        ms(10),
+        Buffer::Bytes(1_000_000),
+        |config| {
+            config.down.aqm = lbe_link::build_aqm("codel", &[]).unwrap();
+            config.stats = Some(stats_path.clone());
+        },
+    );
+    let c = client();
+    c.set_read_timeout(Some(ms(500))).unwrap();
+    c.send_to(b"go", netem.listen_addr()).unwrap();
+    let mut buf = [0u8; 2048];
+    let mut seqs = Vec::new();
+    while let Ok(n) = c.recv(&mut buf) {
+        assert_eq!(n, 972);
+        seqs.push(u32::from_be_bytes(buf[..4].try_into().unwrap()));
+    }
+    server.join().unwrap();
+    let summary = netem.stop().unwrap();
+    let received = seqs.len() as u64;
+    assert_eq!(summary.aqm, "codel");
+    assert_eq!(summary.down.drops_buffer, 0);
+    assert!(summary.down.drops_aqm > 0, "{:?}", summary.down);
+    assert_eq!(received + summary.down.drops_aqm, 400);
+    // One queue: the order is kept.
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(summary.flow_drops.len(), 1);
+    assert_eq!(summary.flow_drops[0].drops.aqm, summary.down.drops_aqm);
+    let text = std::fs::read_to_string(&stats_path).unwrap();
+    let _ = std::fs::remove_file(&stats_path);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let down: u64 = lines
+        .iter()
+        .map(|l| l["down"]["drops_aqm"].as_u64().unwrap())
+        .sum();
+    let per_flow: u64 = lines
+        .iter()
+        .flat_map(|l| l["flows"].as_array().unwrap().iter())
+        .map(|f| f["down_drops_aqm"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        (down, per_flow),
+        (summary.down.drops_aqm, summary.down.drops_aqm)
+    );
+}
+
 #[test]
 fn random_loss_is_counted_separately() {
     let (upstream, server) = burst_server(100, 100);
@@ -663,6 +726,26 @@ fn cli_rejects_bad_values_on_one_line() {
             "lbe-netem: --route 127.0.0.1:7=127.0.0.1:9: 127.0.0.1:7 is listened on already (by --listen or another --route)",
         ),
         (&[][..], "--rate"),
+        (
+            &["--rate", "20mbit", "--aqm", "red"][..],
+            "lbe-netem: unknown --aqm 'red': expected one of fifo, codel, fq_codel, pie",
+        ),
+        (
+            &["--rate", "20mbit", "--codel-target", "10ms"][..],
+            "lbe-netem: --codel-target applies to --aqm codel or fq_codel only, not to --aqm fifo",
+        ),
+        (
+            &["--rate", "20mbit", "--aqm", "fq_codel", "--fq-quantum", "0"][..],
+            "bad --fq-quantum '0': expected a whole number from 1 to 1048576",
+        ),
+        (
+            &["--rate", "20mbit", "--loss-model", "ge:p=0.1"][..],
+            "p and r are required",
+        ),
+        (
+            &["--rate", "20mbit", "--loss", "0.1", "--loss-model", "ge:p=0.1,r=0.5"][..],
+            "lbe-netem: --loss-model replaces --loss: give one of them",
+        ),
     ] {
         let out = Command::new(BIN).args(base).args(extra).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{extra:?}");
