@@ -49,6 +49,11 @@
 //! rtt = "100ms"         # optional per-flow base RTT
 //! name = "background"   # optional label (default flowN)
 //! pacing = false        # optional: send unpaced (default: the link's)
+//! count = 10           # optional: 10 identical flows, named NAME-1 ..
+//!                       # NAME-10 (NAME: `name` or flowN), the k-th
+//!                       # starting (k-1) x stagger after `start`, all
+//!                       # stopping at `stop` (at least 1)
+//! stagger = "1s"        # optional, with count (default 0s)
 //! receiver_lbe = true   # optional, simulator only (lbe-lab run --sim):
 //!                       # receiver-driven LBE, the receiver runs LEDBAT++
 //!                       # and caps the sender's flow-control credit at its
@@ -277,7 +282,8 @@ fn parse_lbe(s: &str) -> Option<Lbe> {
 
 #[derive(Clone, Debug)]
 pub struct Flow {
-    /// 1-based position in the file.
+    /// 1-based position in the file (among the flows a `count` expands
+    /// to).
     pub id: usize,
     pub name: String,
     pub kind: FlowKind,
@@ -552,6 +558,8 @@ struct RawFlow {
     name: Option<Spanned<String>>,
     pacing: Option<Spanned<bool>>,
     receiver_lbe: Option<Spanned<bool>>,
+    count: Option<Spanned<i64>>,
+    stagger: Option<Spanned<String>>,
 }
 
 /// Where in the file a problem is.
@@ -675,11 +683,26 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
     if raw.flow.is_empty() {
         return Err(src.error(link_span, "the scenario has no [[flow]]"));
     }
-    let mut flows = Vec::new();
+    let mut flows: Vec<Flow> = Vec::new();
     let mut names = BTreeSet::new();
     for (i, spanned) in raw.flow.iter().enumerate() {
         let f = spanned.get_ref();
         let id = i + 1;
+        let count = match &f.count {
+            Some(c) if *c.get_ref() < 1 || *c.get_ref() > 10_000 => {
+                return Err(src.error(
+                    c.span(),
+                    format!("flow count = {}: must be from 1 to 10000", c.get_ref()),
+                ))
+            }
+            Some(c) => *c.get_ref() as usize,
+            None => 1,
+        };
+        let stagger = match (&f.stagger, &f.count) {
+            (Some(s), None) => return Err(src.error(s.span(), "flow stagger needs count")),
+            (Some(s), Some(_)) => src.value(s, "flow stagger", lbe_units::parse_duration)?,
+            (None, _) => Duration::ZERO,
+        };
         let kind = flow_kind(&src, f)?;
         let cc = flow_cc(&src, spanned.span(), f, kind)?;
         let start = match &f.start {
@@ -744,27 +767,47 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             }
             None => format!("flow{id}"),
         };
-        if !names.insert(name.clone()) {
-            let span = f.name.as_ref().map_or(spanned.span(), |n| n.span());
-            return Err(src.error(span, format!("flow name '{name}' is used twice")));
+        let last_start = start + stagger * (count as u32 - 1);
+        if let (FlowEnd::Stop(stop), Some(s)) = (end, &f.stagger) {
+            if last_start >= stop {
+                return Err(src.error(
+                    s.span(),
+                    format!(
+                        "flow stagger: the last of the {count} flows would start at {last_start:?}, not before its stop {stop:?}"
+                    ),
+                ));
+            }
         }
-        flows.push(Flow {
-            id,
-            name,
-            kind,
-            cc,
-            start,
-            end,
-            rtt,
-            pacing: f
-                .pacing
-                .as_ref()
-                .map(|p| *p.get_ref())
-                .or(raw_link.pacing)
-                .unwrap_or(true),
-            deadline,
-            receiver_lbe: f.receiver_lbe.as_ref().is_some_and(|v| *v.get_ref()),
-        });
+        // `count = N`: N identical flows named NAME-1..NAME-N, the k-th
+        // starting (k - 1) x stagger after `start`; all stop at `stop`.
+        for k in 0..count {
+            let name = if f.count.is_some() {
+                format!("{name}-{}", k + 1)
+            } else {
+                name.clone()
+            };
+            if !names.insert(name.clone()) {
+                let span = f.name.as_ref().map_or(spanned.span(), |n| n.span());
+                return Err(src.error(span, format!("flow name '{name}' is used twice")));
+            }
+            flows.push(Flow {
+                id: flows.len() + 1,
+                name,
+                kind,
+                cc: cc.clone(),
+                start: start + stagger * k as u32,
+                end,
+                rtt,
+                pacing: f
+                    .pacing
+                    .as_ref()
+                    .map(|p| *p.get_ref())
+                    .or(raw_link.pacing)
+                    .unwrap_or(true),
+                deadline,
+                receiver_lbe: f.receiver_lbe.as_ref().is_some_and(|v| *v.get_ref()),
+            });
+        }
     }
 
     let ports = Ports {
@@ -1015,6 +1058,56 @@ name = "fg"
         format!(
             "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n{extra}\n[[flow]]\ncc = \"cubic\"\nstop = \"10s\"\n"
         )
+    }
+
+    #[test]
+    fn count_expands_to_staggered_identical_flows() {
+        let text = "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
+                    [[flow]]\ncc = \"cubic\"\nstop = \"30s\"\n\
+                    [[flow]]\ncc = \"ledbatpp\"\nname = \"bg\"\ncount = 3\nstagger = \"1s\"\nstart = \"5s\"\nstop = \"30s\"\n";
+        let s = parse(Path::new("s.toml"), text).unwrap();
+        let got: Vec<(usize, &str, Duration)> = s
+            .flows
+            .iter()
+            .map(|f| (f.id, f.name.as_str(), f.start))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, "flow1", Duration::ZERO),
+                (2, "bg-1", Duration::from_secs(5)),
+                (3, "bg-2", Duration::from_secs(6)),
+                (4, "bg-3", Duration::from_secs(7)),
+            ]
+        );
+        assert!(s.flows[1..]
+            .iter()
+            .all(|f| f.end == FlowEnd::Stop(Duration::from_secs(30))
+                && f.cc.to_string() == s.flows[1].cc.to_string()));
+        // Without a name: flowN-1.., N the position in the file.
+        let text = "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
+                    [[flow]]\ncc = \"cubic\"\nstop = \"30s\"\ncount = 2\n";
+        let s = parse(Path::new("s.toml"), text).unwrap();
+        let names: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["flow1-1", "flow1-2"]);
+        assert!(s.flows.iter().all(|f| f.start.is_zero()));
+    }
+
+    #[test]
+    fn count_errors_name_the_line() {
+        let flow = |extra: &str| {
+            format!("[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n[[flow]]\ncc = \"cubic\"\nstop = \"10s\"\n{extra}\n")
+        };
+        for (extra, want) in [
+            ("count = 0", "s.toml:8: flow count = 0: must be from 1 to 10000"),
+            ("count = -2", "s.toml:8: flow count = -2: must be from 1 to 10000"),
+            ("stagger = \"1s\"", "s.toml:8: flow stagger needs count"),
+            ("count = 11\nstagger = \"1s\"", "s.toml:9: flow stagger: the last of the 11 flows would start at 10s, not before its stop 10s"),
+            ("count = 2\nstagger = \"soon\"", "s.toml:9: flow stagger: bad duration"),
+        ] {
+            let e = err(&flow(extra));
+            assert!(e.starts_with(want), "{extra}: {e}");
+        }
     }
 
     #[test]
