@@ -305,6 +305,9 @@ pub struct Flow {
     /// window, as `h3-fetch --lbe receiver` does (`lbe_sim::rx`); `cc` is
     /// still what the sender runs.
     pub receiver_lbe: bool,
+    /// The `count` group it belongs to: the name its copies share (NAME
+    /// of NAME-1..NAME-N); `None` for a flow without `count`.
+    pub group: Option<String>,
 }
 
 impl Flow {
@@ -780,6 +783,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
         }
         // `count = N`: N identical flows named NAME-1..NAME-N, the k-th
         // starting (k - 1) x stagger after `start`; all stop at `stop`.
+        let name_base = name.clone();
         for k in 0..count {
             let name = if f.count.is_some() {
                 format!("{name}-{}", k + 1)
@@ -806,6 +810,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
                     .unwrap_or(true),
                 deadline,
                 receiver_lbe: f.receiver_lbe.as_ref().is_some_and(|v| *v.get_ref()),
+                group: f.count.is_some().then(|| name_base.clone()),
             });
         }
     }

@@ -502,6 +502,7 @@ fn summarize(
         Mode::Real,
         None,
         &scenario.link,
+        &scenario.flows,
         parts,
         flows,
         tail,

@@ -158,6 +158,7 @@ pub fn simulate_into(
         Mode::Sim,
         Some(config.seed),
         &scenario.link,
+        &scenario.flows,
         parts,
         flows,
         tail,

@@ -42,8 +42,60 @@ pub struct RunSummary<F, T> {
     /// Sum of the flows' goodputs over `max_goodput_bps`.
     pub utilization_of_max: Option<f64>,
     pub jain_index: Option<f64>,
+    /// The `count` groups (absent without one): their share and fairness.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupSummary>,
     #[serde(flatten)]
     pub tail: T,
+}
+
+/// A `count = N` group's figures over the analysis window.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct GroupSummary {
+    /// The name its flows share (NAME of NAME-1..NAME-N).
+    pub name: String,
+    /// How many flows.
+    pub flows: usize,
+    /// The sum of their goodputs.
+    pub goodput_bps: f64,
+    /// Their goodputs' mean.
+    pub mean_goodput_bps: f64,
+    /// Their goodput over every flow's.
+    pub share: Option<f64>,
+    /// Jain's index over their goodputs.
+    pub jain_index: Option<f64>,
+}
+
+/// The groups of `groups` (each flow's group, in scenario order) with the
+/// flows' `goodputs` in the same order.
+pub fn group_summaries(groups: &[Option<String>], goodputs: &[f64]) -> Vec<GroupSummary> {
+    let total: f64 = goodputs.iter().sum();
+    let mut names: Vec<&String> = Vec::new();
+    for g in groups.iter().flatten() {
+        if !names.contains(&g) {
+            names.push(g);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let xs: Vec<f64> = groups
+                .iter()
+                .zip(goodputs)
+                .filter(|(g, _)| g.as_ref() == Some(name))
+                .map(|(_, &x)| x)
+                .collect();
+            let sum: f64 = xs.iter().sum();
+            GroupSummary {
+                name: name.clone(),
+                flows: xs.len(),
+                goodput_bps: sum,
+                mean_goodput_bps: sum / xs.len() as f64,
+                share: (total > 0.0).then(|| sum / total),
+                jain_index: qlog_analysis::jain_index(&xs),
+            }
+        })
+        .collect()
 }
 
 impl<F, T> RunSummary<F, T> {
@@ -54,11 +106,15 @@ impl<F, T> RunSummary<F, T> {
         mode: Mode,
         seed: Option<u64>,
         link: &crate::scenario::Link,
+        scenario_flows: &[crate::scenario::Flow],
         parts: qlog_analysis::SummaryParts,
         flows: impl FnOnce(Vec<qlog_analysis::FlowSummary>) -> Vec<F>,
         tail: impl FnOnce(&qlog_analysis::Window) -> T,
     ) -> Self {
+        let groups: Vec<Option<String>> = scenario_flows.iter().map(|f| f.group.clone()).collect();
+        let goodputs: Vec<f64> = parts.flows.iter().map(|f| f.goodput_bps).collect();
         RunSummary {
+            groups: group_summaries(&groups, &goodputs),
             mode,
             seed,
             link: LinkSummary::of(link),
@@ -70,5 +126,25 @@ impl<F, T> RunSummary<F, T> {
             jain_index: parts.jain_index,
             tail: tail(&parts.window),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_sum_their_flows_share_and_fairness() {
+        let bg = Some("bg".to_string());
+        let groups = [None, bg.clone(), bg.clone(), bg];
+        // CUBIC 12 Mbit/s; three LBE flows 1, 2, 3 Mbit/s of 18 in all.
+        let g = group_summaries(&groups, &[12e6, 1e6, 2e6, 3e6]);
+        assert_eq!(g.len(), 1);
+        assert_eq!((g[0].name.as_str(), g[0].flows), ("bg", 3));
+        assert_eq!((g[0].goodput_bps, g[0].mean_goodput_bps), (6e6, 2e6));
+        assert!((g[0].share.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        // Jain: 6^2 / (3 x 14) = 36/42.
+        assert!((g[0].jain_index.unwrap() - 36.0 / 42.0).abs() < 1e-12);
+        assert!(group_summaries(&[None, None], &[1.0, 2.0]).is_empty());
     }
 }
