@@ -129,6 +129,13 @@ impl Playout {
         }
     }
 
+    /// The chunk in flight failed at `now` (its connection broke): it is
+    /// due again at once, the buffer draining meanwhile.
+    pub fn failed(&mut self, now: Duration) {
+        self.advance(now);
+        self.outstanding = false;
+    }
+
     /// The figures at the end of the stream, `now`.
     pub fn finish(mut self, now: Duration) -> VideoFigures {
         self.advance(now);
@@ -249,6 +256,21 @@ mod tests {
         assert_eq!(p.level_at(ms(20_000)), ms(3100));
         let f = p.finish(ms(20_000));
         assert_eq!((f.stalls, f.stall_s, f.startup_s), (0, 0.0, Some(0.1)));
+    }
+
+    #[test]
+    fn a_failed_chunk_is_due_again_at_once() {
+        let mut p = Playout::new(PARAMS, Duration::ZERO);
+        drive(&mut p, &[1000]);
+        p.requested(ms(1000));
+        p.failed(ms(1500));
+        assert_eq!(p.next_request_at(), Some(ms(1500)));
+        assert_eq!(p.level_at(ms(1500)), ms(1500));
+        p.requested(ms(1500));
+        p.arrived(ms(3500));
+        // Dry at 3 s, 0.5 s stalled.
+        let f = p.finish(ms(3500));
+        assert_eq!((f.stalls, f.stall_s, f.chunks), (1, 0.5, 2));
     }
 
     #[test]
