@@ -70,7 +70,12 @@ pub fn schedule(
     loop {
         at += -(1.0 - rng.next_f64()).ln() / rate_per_s;
         let index = ((rng.next_f64() * sizes.len() as f64) as usize).min(sizes.len() - 1);
-        let at = Duration::from_secs_f64(at);
+        // Compared as seconds first: a tiny rate's gap may be longer than
+        // a Duration holds.
+        if at >= stop.as_secs_f64() {
+            return out;
+        }
+        let at = Duration::from_secs_f64(at).min(stop);
         if at >= stop {
             return out;
         }
@@ -169,6 +174,15 @@ mod tests {
         let mean = a.last().unwrap().at.as_secs_f64() / a.len() as f64;
         // 100 000 gaps: the mean's standard error is 0.1/√1e5 ≈ 0.0003.
         assert!((mean - 0.1).abs() < 0.0015, "mean gap {mean}");
+    }
+
+    #[test]
+    fn a_tiny_rate_draws_nothing_rather_than_overflowing() {
+        assert_eq!(parse_arrival_rate("1e-300/h"), Ok(1e-300 / 3600.0));
+        assert_eq!(
+            schedule(1e-300, Duration::ZERO, Duration::from_secs(60), &[1], 1),
+            []
+        );
     }
 
     #[test]

@@ -506,6 +506,66 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_baseline_adds_its_figures_and_the_harm_by_name() {
+        let text = "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
+                    [[flow]]\ncc = \"cubic\"\nstop = \"30s\"\n\
+                    [[flow]]\nname = \"web\"\nkind = \"web\"\narrivals = \"1/s\"\nsize = \"500kB\"\nstop = \"30s\"\n\
+                    [[flow]]\nname = \"ping\"\nkind = \"ping\"\nstop = \"30s\"\n";
+        let s = crate::scenario::parse(std::path::Path::new("s.toml"), text).unwrap();
+        let fct = |v: &[f64]| WorkloadFigures::Web {
+            fct_s: lbe_workload::figures::Fct::of(v),
+            unfinished: 0,
+            failed: 0,
+        };
+        let echo = |ms: u64| Echo {
+            sent_at: Duration::from_secs(1),
+            rtt: Some(Duration::from_millis(ms)),
+        };
+        let ping = |ms: u64| {
+            WorkloadFigures::ping(
+                &[echo(ms)],
+                s.flows[2].rtt,
+                (Duration::ZERO, Duration::from_secs(30)),
+            )
+        };
+        let mut with = vec![
+            WorkloadSummary::new(&s.flows[1], fct(&[2.0, 3.0])),
+            WorkloadSummary::new(&s.flows[2], ping(150)),
+        ];
+        let alone = s.without_bulk().unwrap();
+        crate::add_baseline(
+            &mut with,
+            vec![
+                WorkloadSummary::new(&alone.flows[1], ping(51)),
+                WorkloadSummary::new(&alone.flows[0], fct(&[1.0, 1.5])),
+            ],
+        );
+        let json = serde_json::to_value(&with).unwrap();
+        assert_eq!(
+            json[0],
+            serde_json::json!({
+                "id": 2, "name": "web", "kind": "web", "cc": "cubic",
+                "start_s": 0.0, "stop_s": 30.0,
+                "fct_s": {"n": 2, "p50": 2.0, "p95": 3.0, "p99": 3.0, "mean": 2.5},
+                "unfinished": 0, "failed": 0,
+                "baseline": {
+                    "fct_s": {"n": 2, "p50": 1.0, "p95": 1.5, "p99": 1.5, "mean": 1.25},
+                    "unfinished": 0, "failed": 0
+                },
+                "harm": {"fct_p95_ratio": 2.0}
+            })
+        );
+        assert_eq!(json[1]["kind"], "ping");
+        assert!(json[1].get("cc").is_none());
+        assert_eq!(json[1]["added_delay_ms"]["p95"], 100.0);
+        assert_eq!(json[1]["baseline"]["added_delay_ms"]["p95"], 1.0);
+        assert_eq!(
+            json[1]["harm"],
+            serde_json::json!({"added_delay_p95_ms": 99.0})
+        );
+    }
+
+    #[test]
     fn an_on_off_source_is_on_first() {
         let s = Duration::from_secs;
         let on_off = Some((s(5), s(5)));
