@@ -121,10 +121,10 @@ impl Playout {
         if !self.playing && self.level >= self.params.startup {
             self.playing = true;
             if self.started_playing.is_none() {
-                self.started_playing = Some(now);
+                self.started_playing = Some(self.last);
             }
             if let Some(since) = self.stall_since.take() {
-                self.stalled += now - since;
+                self.stalled += self.last - since;
             }
         }
     }
@@ -137,10 +137,11 @@ impl Playout {
     }
 
     /// The figures at the end of the stream, `now`.
+    /// (An event after `now` moves the end to it: time never runs back.)
     pub fn finish(mut self, now: Duration) -> VideoFigures {
         self.advance(now);
         if let Some(since) = self.stall_since.take() {
-            self.stalled += now - since;
+            self.stalled += self.last - since;
         }
         VideoFigures {
             stalls: self.stalls,
@@ -271,6 +272,18 @@ mod tests {
         // Dry at 3 s, 0.5 s stalled.
         let f = p.finish(ms(3500));
         assert_eq!((f.stalls, f.stall_s, f.chunks), (1, 0.5, 2));
+    }
+
+    #[test]
+    fn time_never_runs_back() {
+        let mut p = Playout::new(PARAMS, Duration::ZERO);
+        drive(&mut p, &[1000]);
+        p.requested(ms(1000));
+        // Dry at 3 s; the stream's end is given as 2.5 s after a later
+        // event at 4 s: the end is 4 s, 1 s stalled.
+        p.requested(ms(4000));
+        let f = p.finish(ms(2500));
+        assert_eq!((f.stalls, f.stall_s), (1, 1.0));
     }
 
     #[test]
