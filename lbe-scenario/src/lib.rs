@@ -68,6 +68,35 @@
 //!                       # background; receiver needs a server that does no
 //!                       # LBE, sender and both need h3-serve)
 //! bytes = "50MB"        # or stop = "40s" (the download is cut off then)
+//!
+//! # Foreground workloads (lbe_workload; real time only for now): what a
+//! # user feels beside the bulk flows. Each needs `stop`, takes `start`,
+//! # `name`, `rtt` and its own keys; any other key is an error.
+//! [[flow]]
+//! kind = "web"          # short downloads, each a new QUIC connection
+//! arrivals = "2/s"      # Poisson, mean rate (also "30/min", "100/h")
+//! size = "500kB"        # or sizes = ["50kB", "500kB", "2MB"], picked
+//!                       # uniformly with the seed
+//! cc = "cubic"          # optional, the downloads' controller (default)
+//! stop = "40s"          # no arrivals from then; downloads under way may
+//!                       # finish within 30 s more
+//! [[flow]]
+//! kind = "ping"         # UDP request/response, like a call's packets
+//! interval = "100ms"    # optional (default 100ms)
+//! stop = "40s"
+//! [[flow]]
+//! kind = "video"        # chunks into a playout buffer
+//! chunk = "2s"          # optional, each chunk's video (default 2s)
+//! bitrate = "5mbit"     # optional (default 5mbit)
+//! startup = "2s"        # optional, video buffered before play (default 2s)
+//! buffer = "10s"        # optional, a chunk is requested below this (10s)
+//! stop = "40s"
+//! [[flow]]
+//! kind = "cbr"          # unresponsive UDP, server to client
+//! rate = "2mbit"
+//! on = "5s"             # optional, with off: on and off in turn, on first
+//! off = "5s"
+//! stop = "40s"
 //! ```
 //!
 //! An h3 flow's sender is its server: `h3-serve` switches a background
@@ -181,12 +210,86 @@ pub enum FlowEnd {
 }
 
 /// What runs a flow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum FlowKind {
     /// A quic-bulk download; `cc` is the sender's controller.
     QuicBulk,
     /// An HTTP/3 download by h3-fetch.
     H3(H3Flow),
+    /// Foreground: short downloads, each a new QUIC connection.
+    Web(WebFlow),
+    /// Foreground: UDP request/response every `interval`.
+    Ping(PingFlow),
+    /// Foreground: video chunks into a playout buffer.
+    Video(VideoFlow),
+    /// Foreground: unresponsive UDP at a constant rate.
+    Cbr(CbrFlow),
+}
+
+/// The `kind` values.
+pub const KIND_NAMES: [&str; 6] = ["quic-bulk", "h3", "web", "ping", "video", "cbr"];
+
+impl FlowKind {
+    /// The `kind` value.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FlowKind::QuicBulk => KIND_NAMES[0],
+            FlowKind::H3(_) => KIND_NAMES[1],
+            FlowKind::Web(_) => KIND_NAMES[2],
+            FlowKind::Ping(_) => KIND_NAMES[3],
+            FlowKind::Video(_) => KIND_NAMES[4],
+            FlowKind::Cbr(_) => KIND_NAMES[5],
+        }
+    }
+
+    /// A bulk flow (quic-bulk or h3): what `--baseline` removes.
+    pub fn is_bulk(&self) -> bool {
+        matches!(self, FlowKind::QuicBulk | FlowKind::H3(_))
+    }
+}
+
+/// A web flow: "short downloads, each a new QUIC connection with CUBIC
+/// (handshake included), arriving as a Poisson process"
+/// (`lbe_workload::arrivals`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WebFlow {
+    /// Mean arrival rate (`arrivals = "2/s"`).
+    pub arrivals_per_s: f64,
+    /// `size`, or `sizes` to pick from uniformly with the seed.
+    pub sizes_bytes: Vec<u64>,
+}
+
+/// A ping flow: a small UDP request every `interval`, answered by an echo
+/// server behind the bottleneck.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PingFlow {
+    pub interval: Duration,
+}
+
+/// The default `interval` of a ping flow.
+pub const PING_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A video flow: chunks of `chunk` of video at `bitrate_bps`, into the
+/// playout buffer of `lbe_workload::playout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VideoFlow {
+    pub playout: lbe_workload::playout::PlayoutParams,
+    pub bitrate_bps: u64,
+}
+
+impl VideoFlow {
+    /// The bytes of one chunk: `bitrate` × `chunk`.
+    pub fn chunk_bytes(&self) -> u64 {
+        (self.bitrate_bps as f64 * self.playout.chunk.as_secs_f64() / 8.0).round() as u64
+    }
+}
+
+/// A cbr flow: unresponsive UDP at `rate_bps`, server to client, on and
+/// off in turn (`on` first) when `on_off` is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CbrFlow {
+    pub rate_bps: u64,
+    pub on_off: Option<(Duration, Duration)>,
 }
 
 /// An h3 flow: which server, and how the client asks.
@@ -280,7 +383,7 @@ fn parse_lbe(s: &str) -> Option<Lbe> {
         .find(|v| lbe_name(*v) == s)
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Flow {
     /// 1-based position in the file (among the flows a `count` expands
     /// to).
@@ -289,7 +392,9 @@ pub struct Flow {
     pub kind: FlowKind,
     /// The sender's controller: quic-bulk's `--cc`; for an h3 flow what its
     /// server sends with (h3-serve's background `cc`, else the server's
-    /// default, [`H3Server::default_cc`]).
+    /// default, [`H3Server::default_cc`]); a web or video flow's `cc`
+    /// (default cubic). Ping and cbr flows send plain UDP: theirs is
+    /// cubic and unused.
     pub cc: CcSpec,
     pub start: Duration,
     pub end: FlowEnd,
@@ -563,6 +668,18 @@ struct RawFlow {
     receiver_lbe: Option<Spanned<bool>>,
     count: Option<Spanned<i64>>,
     stagger: Option<Spanned<String>>,
+    // Foreground workloads (web, ping, video, cbr).
+    arrivals: Option<Spanned<String>>,
+    size: Option<Spanned<String>>,
+    sizes: Option<Spanned<Vec<Spanned<String>>>>,
+    interval: Option<Spanned<String>>,
+    chunk: Option<Spanned<String>>,
+    bitrate: Option<Spanned<String>>,
+    startup: Option<Spanned<String>>,
+    buffer: Option<Spanned<String>>,
+    rate: Option<Spanned<String>>,
+    on: Option<Spanned<String>>,
+    off: Option<Spanned<String>>,
 }
 
 /// Where in the file a problem is.
@@ -706,8 +823,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             (Some(s), Some(_)) => src.value(s, "flow stagger", lbe_units::parse_duration)?,
             (None, _) => Duration::ZERO,
         };
-        let kind = flow_kind(&src, f)?;
-        let cc = flow_cc(&src, spanned.span(), f, kind)?;
+        let kind = flow_kind(&src, spanned.span(), f)?;
+        let cc = flow_cc(&src, spanned.span(), f, &kind)?;
         let start = match &f.start {
             Some(s) => src.value(s, "flow start", lbe_units::parse_duration)?,
             None => Duration::ZERO,
@@ -797,7 +914,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             flows.push(Flow {
                 id: flows.len() + 1,
                 name,
-                kind,
+                kind: kind.clone(),
                 cc: cc.clone(),
                 start: start + stagger * k as u32,
                 end,
@@ -839,7 +956,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             return Err(src.error(
                 span,
                 format!(
-                    "ports overlap: the server's {} is among lbe-netem's {}..{} (one per base RTT of quic-bulk flows, one per h3 flow)",
+                    "ports overlap: the server's {} is among lbe-netem's {}..{} (one per base RTT of quic-bulk flows, one per h3 or workload flow)",
                     ports.server,
                     netem_ports.start,
                     netem_ports.end - 1
@@ -864,12 +981,17 @@ pub enum Upstream {
     QuicBulk,
     /// The server of the h3 flow with this index in `flows`.
     H3(usize),
+    /// The server of the workload flow with this index in `flows`: a
+    /// quic-bulk server of the workloads (web, video), a UDP echo (ping),
+    /// a UDP sender (cbr).
+    Workload(usize),
 }
 
 /// lbe-netem's listening addresses for a scenario, in order: the link's
 /// RTT to the quic-bulk server first (`--listen`), one per other base RTT
 /// of quic-bulk flows (`--path`), then one per h3 flow to its own server
-/// with its RTT (`--route`).
+/// with its RTT (`--route`), then one per workload flow (web, ping, video,
+/// cbr) to its server (`--route`).
 pub fn netem_paths(link: &Link, flows: &[Flow]) -> Vec<(Upstream, Duration)> {
     let mut paths = vec![(Upstream::QuicBulk, link.rtt)];
     for f in flows {
@@ -882,25 +1004,94 @@ pub fn netem_paths(link: &Link, flows: &[Flow]) -> Vec<(Upstream, Duration)> {
             paths.push((Upstream::H3(i), f.rtt));
         }
     }
+    for (i, f) in flows.iter().enumerate() {
+        if !f.kind.is_bulk() {
+            paths.push((Upstream::Workload(i), f.rtt));
+        }
+    }
     paths
 }
 
-/// A flow's `kind`, with its h3 keys; the keys of the other kind are
-/// errors.
-fn flow_kind(src: &Source, f: &RawFlow) -> Result<FlowKind, String> {
-    let h3 = match &f.kind {
-        None => false,
-        Some(k) => match k.get_ref().as_str() {
-            "quic-bulk" => false,
-            "h3" => true,
-            other => {
-                return Err(src.error(
-                    k.span(),
-                    format!("flow kind: '{other}' is not a flow kind (allowed: quic-bulk, h3)"),
-                ))
-            }
-        },
+/// The flow's path among [`netem_paths`].
+pub fn netem_path(flows: &[Flow], index: usize) -> (Upstream, Duration) {
+    let f = &flows[index];
+    let upstream = match f.kind {
+        FlowKind::QuicBulk => Upstream::QuicBulk,
+        FlowKind::H3(_) => Upstream::H3(index),
+        _ => Upstream::Workload(index),
     };
+    (upstream, f.rtt)
+}
+
+impl Scenario {
+    /// The same scenario with every bulk flow (quic-bulk and h3) removed:
+    /// the foreground workloads alone, what `lbe-lab run --baseline`
+    /// compares them with. `None` if nothing would be left, or nothing
+    /// removed.
+    pub fn without_bulk(&self) -> Option<Scenario> {
+        let flows: Vec<Flow> = self
+            .flows
+            .iter()
+            .filter(|f| !f.kind.is_bulk())
+            .cloned()
+            .collect();
+        if flows.is_empty() || flows.len() == self.flows.len() {
+            return None;
+        }
+        Some(Scenario {
+            flows,
+            ..self.clone()
+        })
+    }
+}
+
+/// The keys only one workload kind takes, with that kind.
+fn workload_keys(f: &RawFlow) -> [(&'static str, &'static str, Option<Range<usize>>); 11] {
+    let span = |v: &Option<Spanned<String>>| v.as_ref().map(|v| v.span());
+    [
+        ("arrivals", "web", span(&f.arrivals)),
+        ("size", "web", span(&f.size)),
+        ("sizes", "web", f.sizes.as_ref().map(|v| v.span())),
+        ("interval", "ping", span(&f.interval)),
+        ("chunk", "video", span(&f.chunk)),
+        ("bitrate", "video", span(&f.bitrate)),
+        ("startup", "video", span(&f.startup)),
+        ("buffer", "video", span(&f.buffer)),
+        ("rate", "cbr", span(&f.rate)),
+        ("on", "cbr", span(&f.on)),
+        ("off", "cbr", span(&f.off)),
+    ]
+}
+
+/// A flow's `kind`, with its own keys; the keys of the other kinds are
+/// errors.
+fn flow_kind(src: &Source, flow_span: Range<usize>, f: &RawFlow) -> Result<FlowKind, String> {
+    let kind = match &f.kind {
+        None => KIND_NAMES[0],
+        Some(k) => KIND_NAMES
+            .into_iter()
+            .find(|n| *n == k.get_ref().as_str())
+            .ok_or_else(|| {
+                src.error(
+                    k.span(),
+                    format!(
+                        "flow kind: '{}' is not a flow kind (allowed: {})",
+                        k.get_ref(),
+                        KIND_NAMES.join(", ")
+                    ),
+                )
+            })?,
+    };
+    if !matches!(kind, "quic-bulk" | "h3") {
+        return workload_kind(src, flow_span, f, kind);
+    }
+    if let Some((key, owner, Some(span))) = workload_keys(f).into_iter().find(|k| k.2.is_some()) {
+        return Err(src.error(
+            span,
+            format!("flow {key}: only {owner} flows (kind = \"{owner}\") take '{key}'"),
+        ));
+    }
+    let h3 = kind == "h3";
     if !h3 {
         let h3_only = [
             ("server", f.server.as_ref().map(|v| v.span())),
@@ -991,13 +1182,180 @@ fn flow_kind(src: &Source, f: &RawFlow) -> Result<FlowKind, String> {
     }))
 }
 
+/// A workload flow's kind and settings (`kind` is web, ping, video or
+/// cbr): its own keys, `kind`, `name`, `start`, `stop` (required) and
+/// `rtt`; any other is an error.
+fn workload_kind(
+    src: &Source,
+    flow_span: Range<usize>,
+    f: &RawFlow,
+    kind: &'static str,
+) -> Result<FlowKind, String> {
+    let own: &[&str] = match kind {
+        "web" => &["arrivals", "size", "sizes", "cc"],
+        "ping" => &["interval"],
+        "video" => &["chunk", "bitrate", "startup", "buffer", "cc"],
+        _ => &["rate", "on", "off"],
+    };
+    let s = |v: Option<Range<usize>>| v;
+    let others = [
+        ("server", s(f.server.as_ref().map(|v| v.span()))),
+        ("background", s(f.background.as_ref().map(|v| v.span()))),
+        ("lbe", s(f.lbe.as_ref().map(|v| v.span()))),
+        ("cc", s(f.cc.as_ref().map(|v| v.span()))),
+        ("bytes", s(f.bytes.as_ref().map(|v| v.span()))),
+        ("deadline", s(f.deadline.as_ref().map(|v| v.span()))),
+        ("pacing", s(f.pacing.as_ref().map(|v| v.span()))),
+        ("receiver_lbe", s(f.receiver_lbe.as_ref().map(|v| v.span()))),
+    ]
+    .into_iter()
+    .chain(workload_keys(f).into_iter().map(|(k, _, span)| (k, span)));
+    for (key, span) in others {
+        if let (Some(span), false) = (span, own.contains(&key)) {
+            return Err(src.error(
+                span,
+                format!(
+                    "flow {key}: a {kind} flow does not take '{key}' (it takes kind, name, start, stop, rtt, {})",
+                    own.join(", ")
+                ),
+            ));
+        }
+    }
+    if f.stop.is_none() {
+        return Err(src.error(
+            flow_span,
+            format!("a {kind} flow needs 'stop' (when it ends)"),
+        ));
+    }
+    let positive_duration = |v: &Spanned<String>, key: &str| {
+        let d = src.value(v, &format!("flow {key}"), lbe_units::parse_duration)?;
+        if d.is_zero() {
+            return Err(src.error(v.span(), format!("flow {key} must be above zero")));
+        }
+        Ok(d)
+    };
+    let positive = |v: &Spanned<String>, key: &str, parse: fn(&str) -> Result<u64, String>| {
+        let n = src.value(v, &format!("flow {key}"), parse)?;
+        if n == 0 {
+            return Err(src.error(v.span(), format!("flow {key} must be above zero")));
+        }
+        Ok(n)
+    };
+    let needs = |key: &str, what: &str| {
+        src.error(
+            flow_span.clone(),
+            format!("a {kind} flow needs '{key}' ({what})"),
+        )
+    };
+    Ok(match kind {
+        "web" => {
+            let arrivals = f
+                .arrivals
+                .as_ref()
+                .ok_or_else(|| needs("arrivals", "a mean rate, like \"2/s\""))?;
+            let arrivals_per_s = src.value(
+                arrivals,
+                "flow arrivals",
+                lbe_workload::arrivals::parse_arrival_rate,
+            )?;
+            let sizes_bytes = match (&f.size, &f.sizes) {
+                (Some(size), None) => vec![positive(size, "size", lbe_units::parse_size)?],
+                (None, Some(sizes)) => {
+                    if sizes.get_ref().is_empty() {
+                        return Err(
+                            src.error(sizes.span(), "flow sizes must list at least one size")
+                        );
+                    }
+                    sizes
+                        .get_ref()
+                        .iter()
+                        .map(|v| positive(v, "sizes", lbe_units::parse_size))
+                        .collect::<Result<_, _>>()?
+                }
+                (Some(_), Some(sizes)) => {
+                    return Err(src.error(
+                        sizes.span(),
+                        "a web flow has either 'size' or 'sizes', not both",
+                    ))
+                }
+                (None, None) => {
+                    return Err(needs("size", "or 'sizes': the bytes of each download"))
+                }
+            };
+            FlowKind::Web(WebFlow {
+                arrivals_per_s,
+                sizes_bytes,
+            })
+        }
+        "ping" => FlowKind::Ping(PingFlow {
+            interval: match &f.interval {
+                Some(v) => positive_duration(v, "interval")?,
+                None => PING_INTERVAL,
+            },
+        }),
+        "video" => {
+            let or = |v: &Option<Spanned<String>>, key: &str, default: u64| match v {
+                Some(v) => positive_duration(v, key),
+                None => Ok(Duration::from_secs(default)),
+            };
+            let playout = lbe_workload::playout::PlayoutParams {
+                chunk: or(&f.chunk, "chunk", 2)?,
+                startup: or(&f.startup, "startup", 2)?,
+                buffer: or(&f.buffer, "buffer", 10)?,
+            };
+            if playout.startup > playout.buffer {
+                let span = f
+                    .startup
+                    .as_ref()
+                    .or(f.buffer.as_ref())
+                    .map_or(flow_span.clone(), |v| v.span());
+                return Err(src.error(
+                    span,
+                    "flow startup must not exceed its buffer (play would never start: no chunk is requested once the buffer holds 'buffer')",
+                ));
+            }
+            FlowKind::Video(VideoFlow {
+                playout,
+                bitrate_bps: match &f.bitrate {
+                    Some(v) => positive(v, "bitrate", lbe_units::parse_rate)?,
+                    None => 5_000_000,
+                },
+            })
+        }
+        _ => {
+            let rate = f
+                .rate
+                .as_ref()
+                .ok_or_else(|| needs("rate", "its sending rate, like \"2mbit\""))?;
+            let on_off = match (&f.on, &f.off) {
+                (Some(on), Some(off)) => Some((
+                    positive_duration(on, "on")?,
+                    positive_duration(off, "off")?,
+                )),
+                (None, None) => None,
+                (Some(v), None) | (None, Some(v)) => {
+                    return Err(src.error(
+                        v.span(),
+                        "a cbr flow takes 'on' and 'off' together (on for 'on', then off for 'off', in turn)",
+                    ))
+                }
+            };
+            FlowKind::Cbr(CbrFlow {
+                rate_bps: positive(rate, "rate", lbe_units::parse_rate)?,
+                on_off,
+            })
+        }
+    })
+}
+
 /// A flow's sender controller: quic-bulk's `cc` (required); for an h3
-/// flow, `cc` where its server runs it, else the server's own.
+/// flow, `cc` where its server runs it, else the server's own; for a web
+/// or video flow `cc` or cubic; cubic (unused) for ping and cbr.
 fn flow_cc(
     src: &Source,
     flow_span: Range<usize>,
     f: &RawFlow,
-    kind: FlowKind,
+    kind: &FlowKind,
 ) -> Result<CcSpec, String> {
     let parse = |c: &Spanned<String>| {
         src.value(c, "flow cc", |t| {
@@ -1005,6 +1363,10 @@ fn flow_cc(
         })
     };
     match (kind, &f.cc) {
+        (FlowKind::Web(_) | FlowKind::Video(_), Some(c)) => parse(c),
+        (FlowKind::Web(_) | FlowKind::Video(_) | FlowKind::Ping(_) | FlowKind::Cbr(_), _) => {
+            Ok("cubic".parse().expect("a valid spec"))
+        }
         (FlowKind::QuicBulk, Some(c)) => parse(c),
         (FlowKind::QuicBulk, None) => Err(src.error(flow_span, "a quic-bulk flow needs 'cc'")),
         (FlowKind::H3(h3), Some(c)) => {
@@ -1389,7 +1751,7 @@ name = "fg"
         );
         assert_eq!(
             err(&format!("{GOOD}[ports]\nserver = 5001\nnetem = 5000\n")),
-            "s.toml:20: ports overlap: the server's 5001 is among lbe-netem's 5000..5001 (one per base RTT of quic-bulk flows, one per h3 flow)"
+            "s.toml:20: ports overlap: the server's 5001 is among lbe-netem's 5000..5001 (one per base RTT of quic-bulk flows, one per h3 or workload flow)"
         );
         assert_eq!(
             err("[link]\nrate = \"20mbit\"\nrtt = \"5ms\"\nbuffer = \"0.1ms\"\n"),
@@ -1400,6 +1762,264 @@ name = "fg"
             "s.toml:1: the scenario has no [[flow]]"
         );
         assert!(err("[link\n").starts_with("s.toml:1: "));
+    }
+
+    const WORKLOADS: &str = r#"
+[link]
+rate = "20mbit"
+rtt = "50ms"
+buffer = "500ms"
+[[flow]]
+cc = "ledbatpp"
+stop = "30s"
+[[flow]]
+kind = "web"
+arrivals = "2/s"
+sizes = ["50kB", "500kB", "2MB"]
+start = "2s"
+stop = "30s"
+[[flow]]
+kind = "ping"
+stop = "30s"
+rtt = "20ms"
+[[flow]]
+kind = "video"
+stop = "30s"
+[[flow]]
+kind = "cbr"
+rate = "2mbit"
+on = "5s"
+off = "5s"
+stop = "30s"
+"#;
+
+    #[test]
+    fn workload_kinds_and_their_defaults() {
+        let s = parse(Path::new("s.toml"), WORKLOADS).unwrap();
+        let kinds: Vec<&str> = s.flows.iter().map(|f| f.kind.name()).collect();
+        assert_eq!(kinds, ["quic-bulk", "web", "ping", "video", "cbr"]);
+        assert_eq!(
+            s.flows[1].kind,
+            FlowKind::Web(WebFlow {
+                arrivals_per_s: 2.0,
+                sizes_bytes: vec![50_000, 500_000, 2_000_000],
+            })
+        );
+        assert_eq!(s.flows[1].cc.as_str(), "cubic");
+        assert_eq!(s.flows[1].start, Duration::from_secs(2));
+        assert_eq!(s.flows[1].end, FlowEnd::Stop(Duration::from_secs(30)));
+        assert_eq!(
+            s.flows[2].kind,
+            FlowKind::Ping(PingFlow {
+                interval: Duration::from_millis(100)
+            })
+        );
+        let video = VideoFlow {
+            playout: lbe_workload::playout::PlayoutParams {
+                chunk: Duration::from_secs(2),
+                startup: Duration::from_secs(2),
+                buffer: Duration::from_secs(10),
+            },
+            bitrate_bps: 5_000_000,
+        };
+        assert_eq!(s.flows[3].kind, FlowKind::Video(video));
+        // 5 Mbit/s × 2 s.
+        assert_eq!(video.chunk_bytes(), 1_250_000);
+        assert_eq!(
+            s.flows[4].kind,
+            FlowKind::Cbr(CbrFlow {
+                rate_bps: 2_000_000,
+                on_off: Some((Duration::from_secs(5), Duration::from_secs(5))),
+            })
+        );
+        // A route per workload flow to its server, at its RTT.
+        let ms = Duration::from_millis;
+        assert_eq!(
+            netem_paths(&s.link, &s.flows),
+            vec![
+                (Upstream::QuicBulk, ms(50)),
+                (Upstream::Workload(1), ms(50)),
+                (Upstream::Workload(2), ms(20)),
+                (Upstream::Workload(3), ms(50)),
+                (Upstream::Workload(4), ms(50)),
+            ]
+        );
+        assert_eq!(netem_path(&s.flows, 2), (Upstream::Workload(2), ms(20)));
+        assert_eq!(netem_path(&s.flows, 0), (Upstream::QuicBulk, ms(50)));
+        let alone = s.without_bulk().unwrap();
+        let names: Vec<&str> = alone.flows.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["flow2", "flow3", "flow4", "flow5"]);
+        assert_eq!(alone.link, s.link);
+        assert!(alone.without_bulk().is_none(), "nothing to remove");
+    }
+
+    #[test]
+    fn workload_settings_parse_with_their_units() {
+        let text = WORKLOADS
+            .replace(
+                "sizes = [\"50kB\", \"500kB\", \"2MB\"]",
+                "size = \"1MB\"\ncc = \"reno\"",
+            )
+            .replace("kind = \"ping\"", "kind = \"ping\"\ninterval = \"20ms\"")
+            .replace(
+                "kind = \"video\"",
+                "kind = \"video\"\nchunk = \"4s\"\nbitrate = \"2.5mbit\"\nstartup = \"4s\"\nbuffer = \"30s\"",
+            )
+            .replace("on = \"5s\"\noff = \"5s\"\n", "");
+        let s = parse(Path::new("s.toml"), &text).unwrap();
+        assert_eq!(
+            s.flows[1].kind,
+            FlowKind::Web(WebFlow {
+                arrivals_per_s: 2.0,
+                sizes_bytes: vec![1_000_000]
+            })
+        );
+        assert_eq!(s.flows[1].cc.as_str(), "reno");
+        assert_eq!(
+            s.flows[2].kind,
+            FlowKind::Ping(PingFlow {
+                interval: Duration::from_millis(20)
+            })
+        );
+        let FlowKind::Video(video) = s.flows[3].kind else {
+            panic!("not video")
+        };
+        assert_eq!(
+            (
+                video.playout.chunk,
+                video.playout.startup,
+                video.playout.buffer
+            ),
+            (
+                Duration::from_secs(4),
+                Duration::from_secs(4),
+                Duration::from_secs(30)
+            )
+        );
+        assert_eq!(
+            (video.bitrate_bps, video.chunk_bytes()),
+            (2_500_000, 1_250_000)
+        );
+        assert_eq!(
+            s.flows[4].kind,
+            FlowKind::Cbr(CbrFlow {
+                rate_bps: 2_000_000,
+                on_off: None
+            })
+        );
+    }
+
+    #[test]
+    fn workload_errors_name_the_line_and_what_is_allowed() {
+        for (from, to, expected) in [
+            (
+                "arrivals = \"2/s\"",
+                "arrivals = \"0/s\"",
+                "s.toml:11: flow arrivals: arrival rate '0/s' must be above zero",
+            ),
+            (
+                "arrivals = \"2/s\"",
+                "arrivals = \"2\"",
+                "s.toml:11: flow arrivals: bad arrival rate '2': expected arrivals per unit of time, like 2/s, 30/min or 100/h",
+            ),
+            (
+                "arrivals = \"2/s\"\n",
+                "",
+                "s.toml:9: a web flow needs 'arrivals' (a mean rate, like \"2/s\")",
+            ),
+            (
+                "sizes = [\"50kB\", \"500kB\", \"2MB\"]",
+                "sizes = [\"50kB\", \"0B\"]",
+                "s.toml:12: flow sizes must be above zero",
+            ),
+            (
+                "sizes = [\"50kB\", \"500kB\", \"2MB\"]",
+                "sizes = []",
+                "s.toml:12: flow sizes must list at least one size",
+            ),
+            (
+                "sizes = [\"50kB\", \"500kB\", \"2MB\"]",
+                "size = \"0kB\"",
+                "s.toml:12: flow size must be above zero",
+            ),
+            (
+                "sizes = [\"50kB\", \"500kB\", \"2MB\"]",
+                "size = \"1MB\"\nsizes = [\"1MB\"]",
+                "s.toml:13: a web flow has either 'size' or 'sizes', not both",
+            ),
+            (
+                "sizes = [\"50kB\", \"500kB\", \"2MB\"]\n",
+                "",
+                "s.toml:9: a web flow needs 'size' (or 'sizes': the bytes of each download)",
+            ),
+            (
+                "start = \"2s\"\nstop = \"30s\"",
+                "start = \"2s\"\nbytes = \"1MB\"",
+                "s.toml:14: flow bytes: a web flow does not take 'bytes' (it takes kind, name, start, stop, rtt, arrivals, size, sizes, cc)",
+            ),
+            (
+                "start = \"2s\"\nstop = \"30s\"",
+                "start = \"2s\"",
+                "s.toml:9: a web flow needs 'stop' (when it ends)",
+            ),
+            (
+                "kind = \"ping\"",
+                "kind = \"ping\"\ninterval = \"0ms\"",
+                "s.toml:17: flow interval must be above zero",
+            ),
+            (
+                "kind = \"ping\"",
+                "kind = \"ping\"\ncc = \"cubic\"",
+                "s.toml:17: flow cc: a ping flow does not take 'cc' (it takes kind, name, start, stop, rtt, interval)",
+            ),
+            (
+                "kind = \"ping\"",
+                "kind = \"ping\"\nrate = \"1mbit\"",
+                "s.toml:17: flow rate: a ping flow does not take 'rate' (it takes kind, name, start, stop, rtt, interval)",
+            ),
+            (
+                "kind = \"video\"",
+                "kind = \"video\"\nstartup = \"12s\"",
+                "s.toml:21: flow startup must not exceed its buffer (play would never start: no chunk is requested once the buffer holds 'buffer')",
+            ),
+            (
+                "kind = \"video\"",
+                "kind = \"video\"\nbitrate = \"0mbit\"",
+                "s.toml:21: flow bitrate: bad rate '0mbit': must be above zero",
+            ),
+            (
+                "rate = \"2mbit\"",
+                "rate = \"-2mbit\"",
+                "s.toml:24: flow rate: bad rate '-2mbit': expected a number with a unit bit, kbit, mbit, gbit or tbit (e.g. 20mbit)",
+            ),
+            (
+                "rate = \"2mbit\"\n",
+                "",
+                "s.toml:22: a cbr flow needs 'rate' (its sending rate, like \"2mbit\")",
+            ),
+            (
+                "off = \"5s\"\n",
+                "",
+                "s.toml:25: a cbr flow takes 'on' and 'off' together (on for 'on', then off for 'off', in turn)",
+            ),
+            (
+                "kind = \"cbr\"",
+                "kind = \"udp\"",
+                "s.toml:23: flow kind: 'udp' is not a flow kind (allowed: quic-bulk, h3, web, ping, video, cbr)",
+            ),
+            (
+                "cc = \"ledbatpp\"",
+                "cc = \"ledbatpp\"\ninterval = \"1s\"",
+                "s.toml:8: flow interval: only ping flows (kind = \"ping\") take 'interval'",
+            ),
+        ] {
+            assert_eq!(text_count(WORKLOADS, from), 1, "{from}");
+            assert_eq!(err(&WORKLOADS.replacen(from, to, 1)), expected, "{to}");
+        }
+    }
+
+    fn text_count(text: &str, part: &str) -> usize {
+        text.matches(part).count()
     }
 
     const H3: &str = r#"
@@ -1422,7 +2042,7 @@ bytes = "10MB"
 
     fn h3_flow(text: &str) -> (FlowKind, String) {
         let s = parse(Path::new("s.toml"), text).unwrap();
-        (s.flows[1].kind, s.flows[1].cc.to_string())
+        (s.flows[1].kind.clone(), s.flows[1].cc.to_string())
     }
 
     #[test]
@@ -1503,7 +2123,7 @@ bytes = "10MB"
             ),
             (
                 H3.replace("kind = \"h3\"", "kind = \"h2\""),
-                "s.toml:10: flow kind: 'h2' is not a flow kind (allowed: quic-bulk, h3)",
+                "s.toml:10: flow kind: 'h2' is not a flow kind (allowed: quic-bulk, h3, web, ping, video, cbr)",
             ),
             (
                 h3("server = \"nginx\""),

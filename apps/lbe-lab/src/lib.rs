@@ -8,6 +8,7 @@ pub mod scenario;
 pub mod sim;
 pub mod summary;
 pub mod sweep;
+pub mod workload;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -15,18 +16,40 @@ use std::sync::Arc;
 
 /// Loads `scenario_path`, runs it into `out`, writes `summary.json`, the
 /// scenario file and (unless `report` is false) `report.html` with plots.
+/// With `baseline`, then runs the scenario again with every bulk flow
+/// removed (into `out/baseline/`) and adds to each workload flow its
+/// `baseline` figures and the `harm`.
 pub fn run_file(
     scenario_path: &Path,
     out: &Path,
     report: bool,
+    baseline: bool,
     stop: &Arc<AtomicBool>,
     log: &dyn Fn(&str),
 ) -> Result<run::Summary, String> {
     let scenario = prepare_out(scenario_path, out)?;
-    let summary = run::run(&scenario, out, stop, log)?;
+    let alone = match baseline {
+        true => Some(scenario.without_bulk().ok_or_else(|| {
+            format!(
+                "{}: --baseline needs both bulk flows (quic-bulk, h3) and workload flows (web, ping, video, cbr)",
+                scenario_path.display()
+            )
+        })?),
+        false => None,
+    };
+    let mut summary = run::run(&scenario, out, stop, log)?;
+    if let Some(alone) = alone {
+        log("baseline: the workloads without the bulk flows");
+        let dir = out.join("baseline");
+        let without = run::run(&alone, &dir, stop, log)?;
+        write_summary(&dir, &without, log)?;
+        add_baseline(&mut summary.tail.workloads, without.tail.workloads);
+    }
     write_summary(out, &summary, log)?;
 
-    if report {
+    if report && summary.flows.is_empty() {
+        log("no report: no bulk flow wrote a qlog (the workloads' figures are in summary.json)");
+    } else if report {
         let options = qlog_analysis::Options {
             time_base: qlog_analysis::TimeBase::WallClock(
                 std::time::UNIX_EPOCH
@@ -43,6 +66,20 @@ pub fn run_file(
         write_out(out, "report.html", html, log)?;
     }
     Ok(summary)
+}
+
+/// Gives each workload flow of `with` its figures in `without` (matched by
+/// name) as `baseline`, and the harm.
+pub fn add_baseline(
+    with: &mut Vec<workload::WorkloadSummary>,
+    without: Vec<workload::WorkloadSummary>,
+) {
+    for w in without {
+        if let Some(i) = with.iter().position(|f| f.name == w.name) {
+            let flow = with.remove(i);
+            with.insert(i, flow.with_baseline(w.figures));
+        }
+    }
 }
 
 /// Loads the scenario, creates `out` and copies the scenario file into it

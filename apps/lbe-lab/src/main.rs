@@ -37,6 +37,11 @@ enum Command {
         /// Skip the HTML report and plots.
         #[arg(long)]
         no_report: bool,
+        /// Also run the scenario with every bulk flow removed (into
+        /// DIR/baseline/) and give each workload flow (web, ping, video,
+        /// cbr) its `baseline` figures and the `harm` the bulk flows did.
+        #[arg(long, conflicts_with = "sim")]
+        baseline: bool,
         /// Print only errors.
         #[arg(long, short)]
         quiet: bool,
@@ -157,6 +162,7 @@ fn main() -> ExitCode {
             sim: true,
             qlog,
             no_report,
+            baseline: _,
             quiet,
         } => {
             let log = move |line: &str| {
@@ -177,6 +183,7 @@ fn main() -> ExitCode {
             sim: false,
             qlog: _,
             no_report,
+            baseline,
             quiet,
         } => lbe_app_kit::cli::stop_on_signals()
             .map_err(|e| e.to_string())
@@ -187,9 +194,22 @@ fn main() -> ExitCode {
                         eprintln!("[{:6.1}s] {line}", start.elapsed().as_secs_f64());
                     }
                 };
-                let summary = lbe_lab::run_file(&scenario, &out, !no_report, &stop, &log)?;
+                let summary =
+                    lbe_lab::run_file(&scenario, &out, !no_report, baseline, &stop, &log)?;
                 for f in &summary.flows {
                     print_flow(&f.name, &f.cc, &f.figures);
+                }
+                for w in &summary.tail.workloads {
+                    println!(
+                        "{:<12} {:<24} {}{}",
+                        w.name,
+                        w.kind,
+                        serde_json::to_string(&w.figures).unwrap_or_default(),
+                        w.harm.as_ref().map_or(String::new(), |h| format!(
+                            " harm {}",
+                            serde_json::to_string(h).unwrap_or_default()
+                        ))
+                    );
                 }
                 print_totals(summary.utilization, summary.jain_index);
                 Ok(())

@@ -31,6 +31,7 @@ use serde::Serialize;
 
 use crate::h3::H3Transfer;
 use crate::h3::Served;
+use crate::scenario::netem_path;
 use crate::scenario::netem_paths;
 use crate::scenario::Flow;
 use crate::scenario::FlowEnd;
@@ -39,6 +40,8 @@ use crate::scenario::Scenario;
 use crate::scenario::Upstream;
 use crate::summary::Mode;
 use crate::summary::RunSummary;
+use crate::workload::UdpServer;
+use crate::workload::WorkloadSummary;
 
 /// `summary.json` of a real run (`"mode": "real"`).
 pub type Summary = RunSummary<FlowSummary, RealTail>;
@@ -47,6 +50,11 @@ pub type Summary = RunSummary<FlowSummary, RealTail>;
 /// flows.
 #[derive(Debug, Serialize)]
 pub struct RealTail {
+    /// The foreground workload flows (web, ping, video, cbr), in scenario
+    /// order, with their own figures (`flows` are the bulk flows, the
+    /// figures across flows theirs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadSummary>,
     /// The bottleneck's own queue over the window, from lbe-netem's stats
     /// lines (time-weighted; every flow's datagrams in it).
     pub link_queue_ms: Option<LinkQueue>,
@@ -190,7 +198,6 @@ pub fn run(
     let mut served: Vec<Option<Served>> = Vec::new();
     for flow in &scenario.flows {
         served.push(match &flow.kind {
-            FlowKind::QuicBulk => None,
             FlowKind::H3(h3) => {
                 let s = Served::start(&scenario.link, flow, h3, out, &mut aioquic)?;
                 log(&format!(
@@ -203,6 +210,44 @@ pub fn run(
                 ));
                 Some(s)
             }
+            _ => None,
+        });
+    }
+
+    // The workloads' servers: a quic-bulk server for web and video
+    // connections (no qlog: dozens of short connections; no Retry: a web
+    // server's handshake is one round trip), a UDP server per ping or cbr
+    // flow.
+    let workload_quic = if scenario
+        .flows
+        .iter()
+        .any(|f| matches!(f.kind, FlowKind::Web(_) | FlowKind::Video(_)))
+    {
+        let certificate =
+            SelfSignedCert::generate().map_err(|e| format!("workload server: {e}"))?;
+        let server = quic_bulk::server::bind(&ServerArgs {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            qlog_dir: None,
+            certificate: Certificate::Generated(certificate),
+            retry: false,
+            verbose: false,
+            pacing: true,
+        })
+        .map_err(|e| format!("workload server: {e}"))?;
+        Some(server.spawn())
+    } else {
+        None
+    };
+    let workload_trust = workload_quic.as_ref().map(|s| s.trust());
+    let mut udp_servers: Vec<Option<UdpServer>> = Vec::new();
+    for flow in &scenario.flows {
+        udp_servers.push(match &flow.kind {
+            FlowKind::Ping(_) => Some(UdpServer::echo()?),
+            FlowKind::Cbr(cbr) => Some(UdpServer::cbr(
+                *cbr,
+                flow.stop().unwrap_or_default().saturating_sub(flow.start),
+            )?),
+            _ => None,
         });
     }
 
@@ -247,6 +292,17 @@ pub fn run(
                 upstream: served[*f].as_ref().expect("an h3 flow has a server").addr,
                 rtt: *rtt,
             }),
+            Upstream::Workload(f) => config.routes.push(lbe_netem::Route {
+                listen,
+                upstream: match &udp_servers[*f] {
+                    Some(udp) => udp.addr(),
+                    None => workload_quic
+                        .as_ref()
+                        .expect("web and video flows have a server")
+                        .local_addr(),
+                },
+                rtt: *rtt,
+            }),
         }
     }
     // On an error, dropping `server` and `served` stops them.
@@ -263,22 +319,37 @@ pub fn run(
     // The flows, each on its own thread, each at its start time.
     let t0 = Instant::now();
     let started_at = SystemTime::now();
-    let results: Vec<Result<(Transfer, PathBuf), String>> = thread::scope(|scope| {
+    let seed = scenario.seed.unwrap_or(1);
+    let results: Vec<Result<FlowOutcome, String>> = thread::scope(|scope| {
         let flow_threads: Vec<_> = scenario
             .flows
             .iter()
             .enumerate()
             .map(|(i, flow)| {
-                let path = match flow.kind {
-                    FlowKind::QuicBulk => (Upstream::QuicBulk, flow.rtt),
-                    FlowKind::H3(_) => (Upstream::H3(i), flow.rtt),
-                };
+                let path = netem_path(&scenario.flows, i);
                 let connect = listen[paths
                     .iter()
                     .position(|p| *p == path)
                     .expect("every flow has a path")];
                 let (qlog_dir, served, bulk_trust) = (&qlog_dir, served[i].as_ref(), &bulk_trust);
-                scope.spawn(move || run_flow(flow, served, bulk_trust, connect, qlog_dir, t0, stop))
+                let (workload_trust, udp) = (&workload_trust, udp_servers[i].as_ref());
+                scope.spawn(move || {
+                    if flow.kind.is_bulk() {
+                        return run_flow(flow, served, bulk_trust, connect, qlog_dir, t0, stop)
+                            .map(|(t, q)| FlowOutcome::Bulk(t, q));
+                    }
+                    let trust = workload_trust.clone().unwrap_or_else(|| bulk_trust.clone());
+                    let ctx = crate::workload::Context {
+                        t0,
+                        stop,
+                        connect,
+                        trust: &trust,
+                        seed,
+                        window: scenario.window,
+                        cbr_sent: udp.map(|u| u.sent()),
+                    };
+                    crate::workload::run(flow, &ctx).map(FlowOutcome::Workload)
+                })
             })
             .collect();
         scenario
@@ -290,14 +361,20 @@ pub fn run(
                     .join()
                     .unwrap_or_else(|_| Err("the flow's thread panicked".to_string()));
                 match &result {
-                    Ok((Transfer::QuicBulk(s), _)) => log(&format!(
+                    Ok(FlowOutcome::Workload(figures)) => log(&format!(
+                        "{} ({}) done: {}",
+                        flow.name,
+                        flow.kind.name(),
+                        serde_json::to_string(figures).unwrap_or_default()
+                    )),
+                    Ok(FlowOutcome::Bulk(Transfer::QuicBulk(s), _)) => log(&format!(
                         "{} ({}) done: {} at {}",
                         flow.name,
                         flow.cc,
                         lbe_units::fmt_bytes(s.bytes),
                         lbe_units::fmt_rate(s.goodput_bps)
                     )),
-                    Ok((Transfer::H3(t), _)) => log(&format!(
+                    Ok(FlowOutcome::Bulk(Transfer::H3(t), _)) => log(&format!(
                         "{} ({}, {}) done: {} received, SHA-256 verified{}",
                         flow.name,
                         t.server,
@@ -321,20 +398,42 @@ pub fn run(
     for s in served.into_iter().flatten() {
         served_result = served_result.and(s.finish());
     }
+    drop(udp_servers);
+    let workload_result = workload_quic.map_or(Ok(()), |s| s.stop());
     let server_result = server.stop();
     if stop.load(Ordering::Relaxed) {
         return Err("interrupted".to_string());
     }
     server_result.map_err(|e| format!("quic-bulk server: {e}"))?;
+    workload_result.map_err(|e| format!("workload server: {e}"))?;
     served_result?;
     let netem_summary = netem_summary?;
 
     let mut transfers = Vec::new();
+    let mut workloads = Vec::new();
     for (flow, result) in scenario.flows.iter().zip(results) {
-        transfers.push(result.map_err(|e| format!("{} ({}): {e}", flow.name, flow.cc))?);
+        match result.map_err(|e| format!("{} ({}): {e}", flow.name, flow.cc))? {
+            FlowOutcome::Bulk(t, q) => transfers.push((t, q)),
+            FlowOutcome::Workload(figures) => workloads.push(WorkloadSummary::new(flow, figures)),
+        }
     }
 
-    summarize(scenario, out, started_at, transfers, netem_summary)
+    summarize(
+        scenario,
+        out,
+        started_at,
+        transfers,
+        workloads,
+        netem_summary,
+    )
+}
+
+/// What a flow's thread returns.
+enum FlowOutcome {
+    /// A bulk flow: what its client reported, the qlog of its figures.
+    Bulk(Transfer, PathBuf),
+    /// A workload flow: its figures.
+    Workload(lbe_workload::figures::WorkloadFigures),
 }
 
 /// Runs one flow from its start time; what its client reported and the
@@ -356,7 +455,7 @@ fn run_flow(
     let deadline = flow.give_up_at();
     let cut_at = match flow.kind {
         FlowKind::H3(_) => flow.stop(),
-        FlowKind::QuicBulk => None,
+        _ => None,
     };
     let abort = Arc::new(AtomicBool::new(false));
     let at_stop = AtomicBool::new(false);
@@ -385,6 +484,7 @@ fn run_flow(
             (FlowKind::QuicBulk, _) => {
                 run_quic_bulk(flow, bulk_trust, connect, qlog_dir, t0, &abort)
             }
+            _ => Err("not a bulk flow".to_string()),
         };
         let timed_out = abort.swap(true, Ordering::Relaxed)
             && !stop.load(Ordering::Relaxed)
@@ -445,8 +545,10 @@ fn summarize(
     out: &Path,
     started_at: SystemTime,
     transfers: Vec<(Transfer, PathBuf)>,
+    workloads: Vec<WorkloadSummary>,
     netem: lbe_netem::Summary,
 ) -> Result<Summary, String> {
+    let bulk: Vec<&Flow> = scenario.flows.iter().filter(|f| f.kind.is_bulk()).collect();
     let (transfers, qlogs): (Vec<Transfer>, Vec<PathBuf>) = transfers.into_iter().unzip();
     let options = qlog_analysis::Options {
         from_s: scenario.window.map(|(from, _)| from.as_secs_f64()),
@@ -457,27 +559,43 @@ fn summarize(
         time_base: qlog_analysis::TimeBase::WallClock(started_at),
         ..qlog_analysis::Options::default()
     };
-    let inputs = scenario.flows.iter().zip(&qlogs).map(|(f, q)| {
+    let inputs = bulk.iter().zip(&qlogs).map(|(f, q)| {
         qlog_analysis::FlowInput::new(q)
             .cc(f.cc.as_str())
             .flow(f.name.clone())
     });
-    let parts = qlog_analysis::summary_parts(inputs, &options).map_err(|e| e.to_string())?;
+    let parts = if bulk.is_empty() {
+        // Workloads alone (a --baseline run): no bulk flow, no qlog; the
+        // window is the scenario's, else the workloads' span.
+        let (from, to) = scenario.window.unwrap_or_else(|| {
+            let from = scenario.flows.iter().map(|f| f.start).min();
+            let to = scenario.flows.iter().filter_map(Flow::stop).max();
+            (from.unwrap_or_default(), to.unwrap_or_default())
+        });
+        qlog_analysis::SummaryParts {
+            window: qlog_analysis::Window {
+                from_s: from.as_secs_f64(),
+                to_s: to.as_secs_f64(),
+            },
+            flows: Vec::new(),
+            utilization: None,
+            max_goodput_bps: None,
+            utilization_of_max: None,
+            jain_index: None,
+        }
+    } else {
+        qlog_analysis::summary_parts(inputs, &options).map_err(|e| e.to_string())?
+    };
 
     let flows = |figures: Vec<qlog_analysis::FlowSummary>| {
-        scenario
-            .flows
-            .iter()
+        bulk.iter()
             .zip(figures)
             .zip(transfers)
             .zip(&qlogs)
             .map(|(((flow, figures), transfer), qlog)| FlowSummary {
                 id: flow.id,
                 name: flow.name.clone(),
-                kind: match flow.kind {
-                    FlowKind::QuicBulk => "quic-bulk",
-                    FlowKind::H3(_) => "h3",
-                },
+                kind: flow.kind.name(),
                 cc: flow.cc.to_string(),
                 start_s: flow.start.as_secs_f64(),
                 stop_s: flow.stop().map(|d| d.as_secs_f64()),
@@ -488,6 +606,7 @@ fn summarize(
             .collect()
     };
     let tail = |window: &qlog_analysis::Window| RealTail {
+        workloads,
         link_queue_ms: link_queue(
             &out.join("netem-stats.jsonl"),
             started_at,

@@ -32,4 +32,17 @@ bytes = "10MB"
             "flow 'flow2': kind = \"h3\" is not simulated (h3-fetch against a real server): run without --sim"
         );
     }
+
+    #[test]
+    fn workload_flows_are_not_simulated_yet() {
+        let text = H3.replace(
+            "kind = \"h3\"\nbytes = \"10MB\"",
+            "kind = \"ping\"\nstop = \"10s\"",
+        );
+        let s = parse(Path::new("s.toml"), &text).unwrap();
+        assert_eq!(
+            crate::sim::config(&s).unwrap_err(),
+            "flow 'flow2': kind = \"ping\" is not simulated yet (the simulator will run workloads on real quiche): run without --sim"
+        );
+    }
 }

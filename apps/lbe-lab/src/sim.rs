@@ -76,10 +76,17 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
         .iter()
         .find(|f| f.kind != crate::scenario::FlowKind::QuicBulk)
     {
-        return Err(format!(
-            "flow '{}': kind = \"h3\" is not simulated (h3-fetch against a real server): run without --sim",
-            f.name
-        ));
+        return Err(match f.kind {
+            crate::scenario::FlowKind::H3(_) => format!(
+                "flow '{}': kind = \"h3\" is not simulated (h3-fetch against a real server): run without --sim",
+                f.name
+            ),
+            _ => format!(
+                "flow '{}': kind = \"{}\" is not simulated yet (the simulator will run workloads on real quiche): run without --sim",
+                f.name,
+                f.kind.name()
+            ),
+        });
     }
     Ok(lbe_sim::Config {
         link: scenario.link.clone(),

@@ -110,6 +110,11 @@ pub struct Summary {
     /// server's `time_in_levels_s`.
     #[serde(flatten)]
     pub deadline: Option<DeadlineOutcome>,
+    /// When the transfer finished (the end of `duration_s`): a download's
+    /// last byte received, an upload's receipt read. Not in `--json`; what
+    /// a caller timing the whole connection (lbe-lab's web flows) needs.
+    #[serde(skip)]
+    pub finished_at: Instant,
 }
 
 impl Summary {
@@ -330,5 +335,6 @@ pub fn run(args: ClientArgs, stop: &AtomicBool) -> Result<Summary, Error> {
             .args
             .deadline
             .map(|d| DeadlineOutcome::new(d, duration_s, outcome.time_in_levels_s)),
+        finished_at: end,
     })
 }

@@ -1,0 +1,577 @@
+//! The foreground workloads in real time, through lbe-netem on loopback:
+//! what a user feels beside the bulk flows (docs/foreground.md).
+//!
+//! - web: each arrival of the flow's seeded Poisson schedule
+//!   (`lbe_workload::arrivals`) is a new QUIC connection of quic-bulk's
+//!   client library (a thread each, so downloads overlap when they arrive
+//!   faster than they finish), against a quic-bulk server of the workloads
+//!   (no qlog, no Retry: a web server's handshake is one round trip);
+//! - ping: a small UDP request every `interval` to an echo server behind
+//!   the bottleneck; the reply comes back through the bottleneck's queue;
+//! - video: chunk after chunk as `lbe_workload::playout` asks for them,
+//!   each a quic-bulk download of `bitrate` × `chunk` bytes;
+//! - cbr: a UDP sender behind the bottleneck, started by the client's
+//!   hello datagram, at `rate` (on and off in turn when asked).
+//!
+//! The figures are `lbe_workload::figures`'s, over the analysis window
+//! (the flow's own start to stop when the scenario has none).
+
+use std::net::SocketAddr;
+use std::net::UdpSocket;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+use std::time::Instant;
+
+use lbe_app_kit::tls::ServerTrust;
+use lbe_workload::figures::Download;
+use lbe_workload::figures::Echo;
+use lbe_workload::figures::Harm;
+use lbe_workload::figures::Outcome;
+use lbe_workload::figures::WorkloadFigures;
+use lbe_workload::playout::Playout;
+use quic_bulk::client::ClientArgs;
+use quic_bulk::protocol::Amount;
+use quic_bulk::protocol::Direction;
+use serde::Serialize;
+
+use crate::h3::wait_until;
+use crate::scenario::CbrFlow;
+use crate::scenario::Flow;
+use crate::scenario::FlowKind;
+use crate::scenario::PingFlow;
+use crate::scenario::VideoFlow;
+use crate::scenario::WebFlow;
+
+/// How long a web download that arrived before its flow's stop may run on
+/// past it before it counts as unfinished.
+pub const WEB_DRAIN: Duration = Duration::from_secs(30);
+
+/// How long a ping flow waits for replies past its stop; a request
+/// without a reply by then is lost.
+pub const PING_WAIT: Duration = Duration::from_secs(2);
+
+/// Bytes of a ping request and of its reply (UDP payload): a call's or a
+/// game's small packets.
+pub const PING_BYTES: usize = 100;
+
+/// Bytes of a cbr datagram (UDP payload).
+pub const CBR_BYTES: usize = 1200;
+
+/// A workload flow's entry in `summary.json` (`workloads`).
+#[derive(Debug, Serialize)]
+pub struct WorkloadSummary {
+    pub id: usize,
+    pub name: String,
+    /// "web", "ping", "video" or "cbr".
+    pub kind: &'static str,
+    /// The controller of a web or video flow's connections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    pub start_s: f64,
+    pub stop_s: f64,
+    #[serde(flatten)]
+    pub figures: WorkloadFigures,
+    /// The same flow's figures with every bulk flow removed (`--baseline`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<WorkloadFigures>,
+    /// These figures against the baseline's (`--baseline`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harm: Option<Harm>,
+}
+
+impl WorkloadSummary {
+    pub fn new(flow: &Flow, figures: WorkloadFigures) -> Self {
+        WorkloadSummary {
+            id: flow.id,
+            name: flow.name.clone(),
+            kind: flow.kind.name(),
+            cc: matches!(flow.kind, FlowKind::Web(_) | FlowKind::Video(_))
+                .then(|| flow.cc.to_string()),
+            start_s: flow.start.as_secs_f64(),
+            stop_s: flow.stop().map_or(0.0, |d| d.as_secs_f64()),
+            figures,
+            baseline: None,
+            harm: None,
+        }
+    }
+
+    /// Adds the baseline's figures of the same flow, and the harm.
+    pub fn with_baseline(mut self, baseline: WorkloadFigures) -> Self {
+        self.harm = self.figures.harm(&baseline);
+        self.baseline = Some(baseline);
+        self
+    }
+}
+
+/// What a workload flow needs of the run.
+pub struct Context<'a> {
+    /// Scenario time 0.
+    pub t0: Instant,
+    /// Ctrl-C or an error elsewhere: stop at once.
+    pub stop: &'a AtomicBool,
+    /// lbe-netem's address for the flow.
+    pub connect: SocketAddr,
+    /// How web and video connections check the workloads' server.
+    pub trust: &'a ServerTrust,
+    /// Seeds the web flows' schedules (the scenario's seed, or 1).
+    pub seed: u64,
+    /// The analysis window, scenario time.
+    pub window: Option<(Duration, Duration)>,
+    /// A cbr flow's sender's count of datagrams sent.
+    pub cbr_sent: Option<&'a AtomicU64>,
+}
+
+impl Context<'_> {
+    fn now(&self) -> Duration {
+        self.t0.elapsed()
+    }
+}
+
+/// Runs a workload flow from its start to its stop; its figures.
+pub fn run(flow: &Flow, ctx: &Context) -> Result<WorkloadFigures, String> {
+    let stop = flow.stop().ok_or("a workload flow has a stop time")?;
+    let window = ctx.window.unwrap_or((flow.start, stop));
+    match &flow.kind {
+        FlowKind::Web(web) => Ok(run_web(flow, web, stop, window, ctx)),
+        FlowKind::Ping(ping) => run_ping(flow, ping, stop, window, ctx),
+        FlowKind::Video(video) => Ok(run_video(flow, video, stop, ctx)),
+        FlowKind::Cbr(_) => run_cbr(flow, stop, window, ctx),
+        FlowKind::QuicBulk | FlowKind::H3(_) => Err("not a workload flow".to_string()),
+    }
+}
+
+fn download_args(flow: &Flow, ctx: &Context, bytes: u64, label: String) -> ClientArgs {
+    let mut args = ClientArgs::loopback(
+        ctx.connect,
+        ctx.trust.clone(),
+        flow.cc.clone(),
+        Amount::Bytes(bytes),
+        Direction::Download,
+        &label,
+    );
+    args.pacing = flow.pacing;
+    args
+}
+
+/// Sets `abort` once `until` (scenario time) passes, on `ctx.stop`, or
+/// returns when `done` is set.
+fn watchdog(ctx: &Context, until: Duration, abort: &AtomicBool, done: &AtomicBool) {
+    while !done.load(Ordering::Relaxed) {
+        if ctx.stop.load(Ordering::Relaxed) || ctx.now() >= until {
+            abort.store(true, Ordering::Relaxed);
+            return;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn run_web(
+    flow: &Flow,
+    web: &WebFlow,
+    stop: Duration,
+    window: (Duration, Duration),
+    ctx: &Context,
+) -> WorkloadFigures {
+    let schedule = lbe_workload::arrivals::schedule(
+        web.arrivals_per_s,
+        flow.start,
+        stop,
+        &web.sizes_bytes,
+        lbe_workload::arrivals::flow_seed(ctx.seed, flow.id),
+    );
+    let abort = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let downloads = thread::scope(|scope| {
+        scope.spawn(|| watchdog(ctx, stop + WEB_DRAIN, &abort, &done));
+        let mut running = Vec::new();
+        for (k, arrival) in schedule.iter().enumerate() {
+            if !wait_until(ctx.t0, arrival.at, ctx.stop) {
+                break;
+            }
+            let args = download_args(
+                flow,
+                ctx,
+                arrival.size_bytes,
+                format!("{}_{}", flow.name, k + 1),
+            );
+            let abort = &abort;
+            running.push((
+                arrival,
+                scope.spawn(move || quic_bulk::client::run(args, abort)),
+            ));
+        }
+        let downloads: Vec<Download> = running
+            .into_iter()
+            .map(|(arrival, handle)| {
+                let outcome = match handle.join() {
+                    // From the arrival (the connection's first packet) to
+                    // the last byte received; not quic-bulk's closing
+                    // report exchange.
+                    Ok(Ok(done)) => Outcome::Finished(
+                        done.finished_at
+                            .saturating_duration_since(ctx.t0)
+                            .saturating_sub(arrival.at),
+                    ),
+                    Ok(Err(_)) if abort.load(Ordering::Relaxed) => Outcome::Unfinished,
+                    _ => Outcome::Failed,
+                };
+                Download {
+                    at: arrival.at,
+                    size_bytes: arrival.size_bytes,
+                    outcome,
+                }
+            })
+            .collect();
+        done.store(true, Ordering::Relaxed);
+        downloads
+    });
+    WorkloadFigures::web(&downloads, window)
+}
+
+fn run_video(flow: &Flow, video: &VideoFlow, stop: Duration, ctx: &Context) -> WorkloadFigures {
+    let mut playout = Playout::new(video.playout, flow.start);
+    let mut failed = 0;
+    let mut chunk = 0;
+    if wait_until(ctx.t0, flow.start, ctx.stop) {
+        while let Some(due) = playout.next_request_at() {
+            if due >= stop || !wait_until(ctx.t0, due, ctx.stop) {
+                break;
+            }
+            playout.requested(ctx.now());
+            chunk += 1;
+            let args = download_args(
+                flow,
+                ctx,
+                video.chunk_bytes(),
+                format!("{}_{chunk}", flow.name),
+            );
+            let (abort, done) = (AtomicBool::new(false), AtomicBool::new(false));
+            let result = thread::scope(|scope| {
+                scope.spawn(|| watchdog(ctx, stop, &abort, &done));
+                let result = quic_bulk::client::run(args, &abort);
+                done.store(true, Ordering::Relaxed);
+                result
+            });
+            match result {
+                Ok(done) => playout.arrived(done.finished_at.saturating_duration_since(ctx.t0)),
+                // In flight at the stream's end.
+                Err(_) if abort.load(Ordering::Relaxed) => break,
+                Err(_) => {
+                    failed += 1;
+                    playout.failed(ctx.now());
+                    thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+    }
+    let f = playout.finish(stop);
+    WorkloadFigures::Video {
+        stalls: f.stalls,
+        stall_s: f.stall_s,
+        startup_s: f.startup_s,
+        chunks: f.chunks,
+        failed,
+    }
+}
+
+fn client_socket(connect: SocketAddr) -> Result<UdpSocket, String> {
+    let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .and_then(|s| s.connect(connect).map(|()| s))
+        .map_err(|e| format!("udp socket: {e}"))?;
+    Ok(socket)
+}
+
+fn run_ping(
+    flow: &Flow,
+    ping: &PingFlow,
+    stop: Duration,
+    window: (Duration, Duration),
+    ctx: &Context,
+) -> Result<WorkloadFigures, String> {
+    let socket = client_socket(ctx.connect)?;
+    let mut sent: Vec<Duration> = Vec::new();
+    let mut rtt: Vec<Option<Duration>> = Vec::new();
+    let mut buf = [0u8; 2048];
+    let mut next = flow.start;
+    let end = stop + PING_WAIT;
+    loop {
+        let now = ctx.now();
+        if ctx.stop.load(Ordering::Relaxed) || now >= end {
+            break;
+        }
+        if next < stop && now >= next {
+            let mut request = [0u8; PING_BYTES];
+            request[..8].copy_from_slice(&(sent.len() as u64).to_be_bytes());
+            // A full socket buffer loses the request, as a network would.
+            let _ = socket.send(&request);
+            sent.push(now);
+            rtt.push(None);
+            next += ping.interval;
+            continue;
+        }
+        let wake = if next < stop { next.min(end) } else { end };
+        let timeout = wake.saturating_sub(now).max(Duration::from_micros(100));
+        socket
+            .set_read_timeout(Some(timeout))
+            .map_err(|e| format!("udp socket: {e}"))?;
+        if let Ok(n) = socket.recv(&mut buf) {
+            let at = ctx.now();
+            if n >= 8 {
+                let seq = u64::from_be_bytes(buf[..8].try_into().expect("8 bytes")) as usize;
+                if let (Some(slot), Some(t)) = (rtt.get_mut(seq), sent.get(seq)) {
+                    slot.get_or_insert(at.saturating_sub(*t));
+                }
+            }
+        }
+    }
+    let echoes: Vec<Echo> = sent
+        .iter()
+        .zip(&rtt)
+        .map(|(s, r)| Echo {
+            sent_at: *s,
+            rtt: *r,
+        })
+        .collect();
+    Ok(WorkloadFigures::ping(&echoes, flow.rtt, window))
+}
+
+fn run_cbr(
+    flow: &Flow,
+    stop: Duration,
+    window: (Duration, Duration),
+    ctx: &Context,
+) -> Result<WorkloadFigures, String> {
+    let FlowKind::Cbr(_) = flow.kind else {
+        return Err("not a cbr flow".to_string());
+    };
+    let socket = client_socket(ctx.connect)?;
+    if !wait_until(ctx.t0, flow.start, ctx.stop) {
+        return Err("interrupted".to_string());
+    }
+    let mut arrivals: Vec<(Duration, u64)> = Vec::new();
+    let mut buf = [0u8; 2048];
+    let mut hello_at = None;
+    let end = stop + Duration::from_secs(1);
+    socket
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .map_err(|e| format!("udp socket: {e}"))?;
+    while ctx.now() < end && !ctx.stop.load(Ordering::Relaxed) {
+        // Hello until the first datagram comes (once a second).
+        if arrivals.is_empty()
+            && ctx.now() < stop
+            && hello_at.is_none_or(|t: Duration| ctx.now() >= t + Duration::from_secs(1))
+        {
+            let _ = socket.send(b"cbr");
+            hello_at = Some(ctx.now());
+        }
+        if let Ok(n) = socket.recv(&mut buf) {
+            arrivals.push((ctx.now(), n as u64));
+        }
+    }
+    let sent = ctx.cbr_sent.map_or(0, |s| s.load(Ordering::Relaxed));
+    Ok(WorkloadFigures::cbr(
+        sent,
+        &arrivals,
+        (flow.start, stop),
+        window,
+    ))
+}
+
+/// A UDP server behind the bottleneck for a ping flow (echo) or a cbr flow
+/// (sender), on its own thread until dropped or [`UdpServer::finish`]ed.
+pub struct UdpServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    sent: Arc<AtomicU64>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl UdpServer {
+    /// The echo server of a ping flow: every datagram goes back to its
+    /// sender as it is.
+    pub fn echo() -> Result<Self, String> {
+        Self::spawn(|socket, stop, _sent| {
+            let mut buf = [0u8; 2048];
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok((n, from)) = socket.recv_from(&mut buf) {
+                    let _ = socket.send_to(&buf[..n], from);
+                }
+            }
+        })
+    }
+
+    /// The sender of a cbr flow: from the first datagram it receives, for
+    /// `length`, [`CBR_BYTES`] datagrams to its sender at `rate_bps` while
+    /// on (on for `on`, off for `off`, in turn, when set).
+    pub fn cbr(cbr: CbrFlow, length: Duration) -> Result<Self, String> {
+        Self::spawn(move |socket, stop, sent| {
+            let mut buf = [0u8; 2048];
+            let peer = loop {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Ok((_, from)) = socket.recv_from(&mut buf) {
+                    break from;
+                }
+            };
+            let gap_s = (CBR_BYTES * 8) as f64 / cbr.rate_bps as f64;
+            let begun = Instant::now();
+            let mut datagram = [0u8; CBR_BYTES];
+            let mut count: u64 = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let elapsed = begun.elapsed();
+                if elapsed >= length {
+                    return;
+                }
+                let on_s = on_time(elapsed, cbr.on_off).as_secs_f64();
+                let due = (on_s / gap_s).floor() as u64 + 1;
+                while count < due {
+                    datagram[..8].copy_from_slice(&count.to_be_bytes());
+                    let _ = socket.send_to(&datagram, peer);
+                    count += 1;
+                    sent.store(count, Ordering::Relaxed);
+                }
+                thread::sleep(Duration::from_secs_f64(gap_s.min(0.001)));
+            }
+        })
+    }
+
+    fn spawn(
+        body: impl FnOnce(UdpSocket, &AtomicBool, &AtomicU64) + Send + 'static,
+    ) -> Result<Self, String> {
+        let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .map_err(|e| format!("udp server: {e}"))?;
+        socket
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .map_err(|e| format!("udp server: {e}"))?;
+        let addr = socket
+            .local_addr()
+            .map_err(|e| format!("udp server: {e}"))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(AtomicU64::new(0));
+        let thread = {
+            let (stop, sent) = (stop.clone(), sent.clone());
+            thread::spawn(move || body(socket, &stop, &sent))
+        };
+        Ok(UdpServer {
+            addr,
+            stop,
+            sent,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The datagrams a cbr sender has sent so far.
+    pub fn sent(&self) -> &AtomicU64 {
+        &self.sent
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for UdpServer {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+/// Time spent on in the first `elapsed` of an on/off source that starts
+/// on (all of it without `on_off`).
+pub fn on_time(elapsed: Duration, on_off: Option<(Duration, Duration)>) -> Duration {
+    let Some((on, off)) = on_off else {
+        return elapsed;
+    };
+    let period = (on + off).as_nanos();
+    let e = elapsed.as_nanos();
+    let on_ns = on.as_nanos();
+    let total = (e / period) * on_ns + (e % period).min(on_ns);
+    Duration::from_nanos(total as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_baseline_adds_its_figures_and_the_harm_by_name() {
+        let text = "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
+                    [[flow]]\ncc = \"cubic\"\nstop = \"30s\"\n\
+                    [[flow]]\nname = \"web\"\nkind = \"web\"\narrivals = \"1/s\"\nsize = \"500kB\"\nstop = \"30s\"\n\
+                    [[flow]]\nname = \"ping\"\nkind = \"ping\"\nstop = \"30s\"\n";
+        let s = crate::scenario::parse(std::path::Path::new("s.toml"), text).unwrap();
+        let fct = |v: &[f64]| WorkloadFigures::Web {
+            fct_s: lbe_workload::figures::Fct::of(v),
+            unfinished: 0,
+            failed: 0,
+        };
+        let echo = |ms: u64| Echo {
+            sent_at: Duration::from_secs(1),
+            rtt: Some(Duration::from_millis(ms)),
+        };
+        let ping = |ms: u64| {
+            WorkloadFigures::ping(
+                &[echo(ms)],
+                s.flows[2].rtt,
+                (Duration::ZERO, Duration::from_secs(30)),
+            )
+        };
+        let mut with = vec![
+            WorkloadSummary::new(&s.flows[1], fct(&[2.0, 3.0])),
+            WorkloadSummary::new(&s.flows[2], ping(150)),
+        ];
+        let alone = s.without_bulk().unwrap();
+        crate::add_baseline(
+            &mut with,
+            vec![
+                WorkloadSummary::new(&alone.flows[1], ping(51)),
+                WorkloadSummary::new(&alone.flows[0], fct(&[1.0, 1.5])),
+            ],
+        );
+        let json = serde_json::to_value(&with).unwrap();
+        assert_eq!(
+            json[0],
+            serde_json::json!({
+                "id": 2, "name": "web", "kind": "web", "cc": "cubic",
+                "start_s": 0.0, "stop_s": 30.0,
+                "fct_s": {"n": 2, "p50": 2.0, "p95": 3.0, "p99": 3.0, "mean": 2.5},
+                "unfinished": 0, "failed": 0,
+                "baseline": {
+                    "fct_s": {"n": 2, "p50": 1.0, "p95": 1.5, "p99": 1.5, "mean": 1.25},
+                    "unfinished": 0, "failed": 0
+                },
+                "harm": {"fct_p95_ratio": 2.0}
+            })
+        );
+        assert_eq!(json[1]["kind"], "ping");
+        assert!(json[1].get("cc").is_none());
+        assert_eq!(json[1]["added_delay_ms"]["p95"], 100.0);
+        assert_eq!(json[1]["baseline"]["added_delay_ms"]["p95"], 1.0);
+        assert_eq!(
+            json[1]["harm"],
+            serde_json::json!({"added_delay_p95_ms": 99.0})
+        );
+    }
+
+    #[test]
+    fn an_on_off_source_is_on_first() {
+        let s = Duration::from_secs;
+        let on_off = Some((s(5), s(5)));
+        assert_eq!(on_time(s(3), on_off), s(3));
+        assert_eq!(on_time(s(7), on_off), s(5));
+        assert_eq!(on_time(s(12), on_off), s(7));
+        assert_eq!(on_time(s(12), None), s(12));
+    }
+}
