@@ -1159,7 +1159,13 @@ mod tests {
         );
         assert_eq!(
             cfg.set("G", "3").unwrap_err().to_string(),
-            "unknown parameter 'G' for 'cdg' (allowed: g, beta, window, min_cwnd, shadow_window, ineffective_backoff, seed)"
+            "unknown parameter 'G' for 'cdg' (allowed: g, beta, window, min_cwnd, shadow_window, ineffective_backoff, seed, delay)"
+        );
+        cfg.set("delay", "owd").unwrap();
+        assert_eq!(cfg.delay, DelayMode::OneWay);
+        assert_eq!(
+            cfg.set("delay", "1way").unwrap_err().to_string(),
+            "bad value '1way' for 'delay': expected auto, owd or rtt"
         );
     }
 }

@@ -604,7 +604,6 @@ impl DelayEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::CongestionController;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
@@ -1054,11 +1053,11 @@ mod tests {
     #[test]
     fn a_reverse_path_queue_stops_the_rtt_signal_but_not_the_one_way_delay() {
         use crate::ControllerConfig as C;
-        let ledbatpp = |spec| match config(spec) {
+        let ledbatpp = |spec: &str| match config(spec) {
             C::LedbatPlusPlus(c) => reverse_queue(crate::ledbatpp::LedbatPlusPlus::new(c, path())),
             _ => unreachable!(),
         };
-        let ledbat = |spec| match config(spec) {
+        let ledbat = |spec: &str| match config(spec) {
             C::Ledbat(c) => reverse_queue(crate::ledbat::Ledbat::new(c, path())),
             _ => unreachable!(),
         };
@@ -1084,7 +1083,7 @@ mod tests {
             assert!(w_owd > 4 * w_rtt, "{name}: {w_owd} vs {w_rtt}");
         }
 
-        let cdg = |spec| match config(spec) {
+        let cdg = |spec: &str| match config(spec) {
             C::Cdg(c) => reverse_queue(crate::cdg::Cdg::new(c, path())),
             _ => unreachable!(),
         };
