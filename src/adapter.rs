@@ -9,6 +9,7 @@ use lbe_cc::AckedPacket;
 use lbe_cc::CongestionController;
 use lbe_cc::ControllerConfig;
 use lbe_cc::LossEvent;
+use lbe_cc::OneWayDelaySample;
 use lbe_cc::PathInfo;
 use lbe_cc::RttInfo;
 
@@ -49,6 +50,7 @@ impl quiche::CongestionControlFactory for PluginFactory {
         Box::new(Adapter {
             controller,
             acked: Vec::new(),
+            one_way_delay: None,
         })
     }
 }
@@ -58,6 +60,9 @@ struct Adapter {
     controller: Box<dyn CongestionController>,
     /// Reused across ACKs so that the per-ACK path does not allocate.
     acked: Vec<AckedPacket>,
+    /// The one-way delay quiche reported for the ACK it reports next
+    /// (`on_one_way_delay` comes right before `on_packets_acked`).
+    one_way_delay: Option<OneWayDelaySample>,
 }
 
 impl fmt::Debug for Adapter {
@@ -102,6 +107,14 @@ impl quiche::CongestionControl for Adapter {
             acked: &self.acked,
             bytes_in_flight: bytes_in_flight as u64,
             rtt: rtt_info(rtt),
+            one_way_delay: self.one_way_delay.take(),
+        });
+    }
+
+    fn on_one_way_delay(&mut self, sample: quiche::OneWayDelay) {
+        self.one_way_delay = Some(OneWayDelaySample {
+            peer_receive_time: sample.peer_receive_time,
+            time_sent: sample.time_sent,
         });
     }
 

@@ -52,6 +52,7 @@ fn per_ack(c: &mut Criterion) {
                         rttvar: Duration::from_millis(5),
                         max_ack_delay: Duration::from_millis(25),
                     },
+                    one_way_delay: None,
                 };
                 cc.on_ack(black_box(&ack));
                 black_box(cc.window())

@@ -208,6 +208,7 @@ fn main() {
                         rttvar: f.rttvar,
                         max_ack_delay: Duration::from_millis(25),
                     },
+                    one_way_delay: None,
                 });
                 f.in_flight -= p.bytes;
                 if now >= window_start {

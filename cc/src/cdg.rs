@@ -111,7 +111,9 @@
 use std::time::Duration;
 use std::time::Instant;
 
-use crate::delay;
+use crate::delay::DelayMode;
+use crate::delay::DelaySource;
+use crate::delay::Rebase;
 use crate::flight::FlightSize;
 use crate::pacing;
 use crate::params;
@@ -182,6 +184,9 @@ pub struct CdgConfig {
     /// [`DEFAULT_SEED`] with the first RTT sample. Spec key `seed`, `auto` or
     /// 0 to 18446744073709551615.
     seed: Option<u64>,
+    /// Which delay signal the gradients are of. Default `auto`. Spec key
+    /// `delay`, `auto`, `owd` or `rtt` ([`crate::delay`]).
+    delay: DelayMode,
 }
 
 impl Default for CdgConfig {
@@ -194,6 +199,7 @@ impl Default for CdgConfig {
             shadow_window: false,
             ineffective_backoff: false,
             seed: None,
+            delay: DelayMode::Auto,
         }
     }
 }
@@ -209,6 +215,7 @@ impl CdgConfig {
         "shadow_window",
         "ineffective_backoff",
         "seed",
+        "delay",
     ];
 
     /// Sets one `key=value` parameter of a `--cc` spec, range-checked; the
@@ -233,6 +240,7 @@ impl CdgConfig {
                     })?),
                 }
             }
+            "delay" => self.delay = DelayMode::parse(key, value)?,
             _ => return Err(params::unknown_key("cdg", key, Self::KEYS)),
         }
         Ok(())
@@ -289,6 +297,8 @@ pub struct Cdg {
     round_min: Duration,
     round_max: Duration,
     prev: Option<(Duration, Duration)>,
+    /// Where the delay samples come from (spec key `delay`).
+    source: DelaySource,
     /// The last `window` (g_min, g_max) pairs, ns.
     gradients: [(i64, i64); MAX_WINDOW],
     next: usize,
@@ -332,6 +342,7 @@ impl Cdg {
             round_min: Duration::MAX,
             round_max: Duration::ZERO,
             prev: None,
+            source: DelaySource::new(cfg.delay),
             gradients: [(0, 0); MAX_WINDOW],
             next: 0,
             filled: 0,
@@ -491,13 +502,36 @@ impl CongestionController for Cdg {
         if ack.rtt.new_sample {
             self.srtt = Some(ack.rtt.smoothed_rtt);
             // Linux's tcp_cdg_acked: samples count in every state.
-            let sample = delay::adjusted_rtt(&ack.rtt);
-            if self.rng.is_none() {
-                let ns = sample.as_nanos() as u64;
-                self.rng = Some(SplitMix64::new(DEFAULT_SEED ^ ns.rotate_left(29)));
+            if let Some(s) = self.source.sample(ack) {
+                match s.rebase {
+                    Rebase::None => (),
+                    // A new signal: the gradient restarts from this round.
+                    Rebase::Restart => {
+                        self.round_min = Duration::MAX;
+                        self.round_max = Duration::ZERO;
+                        self.prev = None;
+                    }
+                    // Gradients are differences: shift what they subtract.
+                    Rebase::Shift(d) => {
+                        if self.round_min != Duration::MAX {
+                            self.round_min += d;
+                        }
+                        if self.round_max != Duration::ZERO {
+                            self.round_max += d;
+                        }
+                        self.prev = self.prev.map(|(lo, hi)| (lo + d, hi + d));
+                    }
+                }
+                let sample = s.delay;
+                if self.rng.is_none() {
+                    // The seed mixes the first sample as before: the RTT
+                    // sample, or the one-way delay as mapped by the source.
+                    let ns = sample.as_nanos() as u64;
+                    self.rng = Some(SplitMix64::new(DEFAULT_SEED ^ ns.rotate_left(29)));
+                }
+                self.round_min = self.round_min.min(sample);
+                self.round_max = self.round_max.max(sample);
             }
-            self.round_min = self.round_min.min(sample);
-            self.round_max = self.round_max.max(sample);
         }
         // Whether this ACK completes the reduction under way, if any.
         let reduction_completed = if self.s.recovery.in_recovery() {
@@ -609,6 +643,7 @@ impl CongestionController for Cdg {
             ssthresh: (self.s.ssthresh != u64::MAX).then_some(self.s.ssthresh),
             backoff_scale: Some(Duration::from_secs_f64(self.cfg.g / 1e3)),
             gradient_us: self.last_gradient_ns.map(|g| (g / 1e3).round() as i64),
+            delay_signal: self.source.signal(),
             ..Snapshot::default()
         }
     }
@@ -1124,7 +1159,13 @@ mod tests {
         );
         assert_eq!(
             cfg.set("G", "3").unwrap_err().to_string(),
-            "unknown parameter 'G' for 'cdg' (allowed: g, beta, window, min_cwnd, shadow_window, ineffective_backoff, seed)"
+            "unknown parameter 'G' for 'cdg' (allowed: g, beta, window, min_cwnd, shadow_window, ineffective_backoff, seed, delay)"
+        );
+        cfg.set("delay", "owd").unwrap();
+        assert_eq!(cfg.delay, DelayMode::OneWay);
+        assert_eq!(
+            cfg.set("delay", "1way").unwrap_err().to_string(),
+            "bad value '1way' for 'delay': expected auto, owd or rtt"
         );
     }
 }

@@ -46,11 +46,52 @@
 //! LEDBAT's latency drift (seed `ledbatpp-experimental-evaluation` §2).
 //!
 //! queuing delay = current − base (never negative).
+//!
+//! # One-way delay (spec key `delay=auto|owd|rtt`)
+//!
+//! Where the peer sends timestamps (QUIC's TIMESTAMP frame,
+//! draft-huitema-quic-ts-08, negotiated by quiche's patch 0008), each ACK
+//! that gives a new RTT sample can also carry the forward one-way delay of
+//! its largest acknowledged packet ([`crate::OneWayDelaySample`]), the
+//! signal LEDBAT (RFC 6817) was designed on: its receiver timestamps data
+//! packets and the sender reads the one-way delay. A round trip also counts the queue of
+//! the reverse path, so an upload on the same line reads as the LBE's own
+//! queue. [`DelaySource`] picks the signal per ACK:
+//!
+//! * `rtt`: the per-ACK RTT sample above, always;
+//! * `owd`: the one-way delay only; ACKs without one give no sample;
+//! * `auto` (default): the round trip until the first one-way sample, then
+//!   the one-way delay only (the history restarts once, at the switch: the
+//!   two signals do not share a base).
+//!
+//! The two clocks differ by an unknown offset. As RFC 6817 explains for
+//! its own one-way measurements, the base delay, a minimum over the
+//! history, absorbs it, and only current − base is used. [`DelaySource`] maps the first one-way
+//! sample to [`OWD_HEADROOM`] (1 s) and later ones by the same offset, so
+//! the base and current delays of a one-way signal are 1 s plus what the
+//! path added since the first sample; the queuing delay is exact. A sample
+//! that would fall below zero (a receiver clock running slow for hours)
+//! shifts the whole history up instead ([`DelayEstimator::shift`]).
+//!
+//! The offset also drifts with the clocks' skew (RFC 6817 discusses clock
+//! skew among its measurement errors): with the receiver's clock fast by 100 ppm the one-way
+//! delay grows by 6 ms a minute, and a ten-minute minimum lags the true
+//! base by up to 60 ms, the whole target. With a one-way signal the
+//! estimator therefore fits a line through its complete buckets' minima
+//! (least squares over the times of the minima, at least
+//! [`DRIFT_MIN_BUCKETS`] buckets; the bucket under way is left out, so that
+//! a queue of the last seconds does not tilt it) and, when the slope is
+//! positive, projects each bucket's minimum
+//! to now along it before taking the minimum; the slope is capped at
+//! [`MAX_CLOCK_DRIFT`] (200 ppm, two ±100 ppm crystals). A slow receiver
+//! clock needs nothing: new minima follow it. Round-trip samples use one
+//! clock and never drift.
 
 use std::time::Duration;
 use std::time::Instant;
 
 use crate::params;
+use crate::AckEvent;
 use crate::ParamError;
 use crate::RttInfo;
 use crate::Snapshot;
@@ -68,6 +109,165 @@ pub const BASE_HISTORY: usize = 10;
 pub const MAX_BASE_HISTORY: usize = 60;
 /// Length of one base-history bucket: one minute (RFC 6817 §3.4.1).
 pub const BASE_BUCKET: Duration = Duration::from_secs(60);
+
+/// What the first one-way sample is mapped to (see the module docs).
+pub const OWD_HEADROOM: Duration = Duration::from_secs(1);
+
+/// Largest clock drift the base-delay history corrects, as a fraction
+/// (200 ppm: two clocks of ±100 ppm).
+pub const MAX_CLOCK_DRIFT: f64 = 200e-6;
+
+/// Buckets with a sample needed before drift is estimated.
+pub const DRIFT_MIN_BUCKETS: usize = 3;
+
+/// Which delay signal a controller reads (spec key `delay`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DelayMode {
+    /// One-way delay where the peer sends timestamps, else the round trip.
+    #[default]
+    Auto,
+    /// One-way delay only.
+    OneWay,
+    /// Round trip only (what the controllers did before timestamps).
+    RoundTrip,
+}
+
+impl DelayMode {
+    /// Parses a `delay=` value.
+    pub fn parse(key: &str, value: &str) -> Result<Self, ParamError> {
+        match value {
+            "auto" => Ok(Self::Auto),
+            "owd" => Ok(Self::OneWay),
+            "rtt" => Ok(Self::RoundTrip),
+            _ => Err(ParamError::BadValue {
+                key: key.to_string(),
+                value: value.to_string(),
+                allowed: "auto, owd or rtt".to_string(),
+            }),
+        }
+    }
+}
+
+/// The signal a delay sample came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// Forward one-way delay, from the peer's timestamps.
+    OneWay,
+    /// Round-trip time less the peer's ACK delay.
+    RoundTrip,
+}
+
+impl Signal {
+    /// `owd` or `rtt`, as in the `delay=` key and in qlog.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Signal::OneWay => "owd",
+            Signal::RoundTrip => "rtt",
+        }
+    }
+}
+
+/// What a controller must do to its stored delays before taking a sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rebase {
+    /// Nothing.
+    None,
+    /// The signal changed: forget every stored delay.
+    Restart,
+    /// Every stored delay moves up by this much (a one-way sample would
+    /// have fallen below zero).
+    Shift(Duration),
+}
+
+/// One ACK's delay sample (see [`DelaySource::sample`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DelaySample {
+    /// The delay.
+    pub delay: Duration,
+    /// Where it came from.
+    pub signal: Signal,
+    /// What to do to the stored delays first.
+    pub rebase: Rebase,
+}
+
+/// Picks each ACK's delay signal and maps one-way samples to durations
+/// (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub struct DelaySource {
+    mode: DelayMode,
+    signal: Option<Signal>,
+    /// The `time_sent` one-way samples are measured from.
+    epoch: Option<Instant>,
+    /// Added to the raw one-way delay (peer receive time − send time since
+    /// `epoch`), nanoseconds.
+    bias_ns: i128,
+}
+
+impl DelaySource {
+    /// A source for `mode`.
+    pub fn new(mode: DelayMode) -> Self {
+        Self {
+            mode,
+            ..Self::default()
+        }
+    }
+
+    /// The signal of the last sample, `None` before any.
+    pub fn signal(&self) -> Option<Signal> {
+        self.signal
+    }
+
+    /// The delay sample of `ack`, `None` when it has none (no new RTT
+    /// sample, or no one-way delay once the source is one-way).
+    pub fn sample(&mut self, ack: &AckEvent<'_>) -> Option<DelaySample> {
+        if !ack.rtt.new_sample {
+            return None;
+        }
+        let one_way = match self.mode {
+            DelayMode::RoundTrip => None,
+            DelayMode::Auto | DelayMode::OneWay => ack.one_way_delay,
+        };
+        let Some(s) = one_way else {
+            if self.mode == DelayMode::OneWay || self.signal == Some(Signal::OneWay) {
+                return None;
+            }
+            self.signal = Some(Signal::RoundTrip);
+            return Some(DelaySample {
+                delay: adjusted_rtt(&ack.rtt),
+                signal: Signal::RoundTrip,
+                rebase: Rebase::None,
+            });
+        };
+        let epoch = *self.epoch.get_or_insert(s.time_sent);
+        let sent_ns = if s.time_sent >= epoch {
+            (s.time_sent - epoch).as_nanos() as i128
+        } else {
+            -((epoch - s.time_sent).as_nanos() as i128)
+        };
+        let raw = s.peer_receive_time.as_nanos() as i128 - sent_ns;
+        let mut rebase = Rebase::None;
+        if self.signal != Some(Signal::OneWay) {
+            self.bias_ns = OWD_HEADROOM.as_nanos() as i128 - raw;
+            if self.signal.is_some() {
+                rebase = Rebase::Restart;
+            }
+            self.signal = Some(Signal::OneWay);
+        }
+        let mut value = raw + self.bias_ns;
+        if value < 0 {
+            self.bias_ns -= value;
+            rebase = Rebase::Shift(Duration::from_nanos(
+                u64::try_from(-value).unwrap_or(u64::MAX),
+            ));
+            value = 0;
+        }
+        Some(DelaySample {
+            delay: Duration::from_nanos(u64::try_from(value).unwrap_or(u64::MAX)),
+            signal: Signal::OneWay,
+            rebase,
+        })
+    }
+}
 
 /// The per-ACK delay sample: `latest_rtt` minus the (capped) ACK delay, when
 /// the result stays at or above `min_rtt` (see the module docs).
@@ -97,6 +297,9 @@ pub struct DelayConfig {
     /// Length of one base-history bucket. Default 60 s ([`BASE_BUCKET`]).
     /// Spec key `base_bucket`, 1 s to 1 h.
     pub(crate) base_bucket: Duration,
+    /// Which signal to read. Default [`DelayMode::Auto`]. Spec key
+    /// `delay`, `auto`, `owd` or `rtt`.
+    pub(crate) mode: DelayMode,
 }
 
 impl Default for DelayConfig {
@@ -105,13 +308,14 @@ impl Default for DelayConfig {
             current_filter: CURRENT_FILTER,
             base_history: BASE_HISTORY,
             base_bucket: BASE_BUCKET,
+            mode: DelayMode::Auto,
         }
     }
 }
 
 impl DelayConfig {
     /// The spec keys this struct handles.
-    pub const KEYS: [&'static str; 3] = ["current_filter", "base_history", "base_bucket"];
+    pub const KEYS: [&'static str; 4] = ["current_filter", "base_history", "base_bucket", "delay"];
 
     /// Sets one of [`Self::KEYS`]; `None` when `key` is not one of them.
     pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), ParamError>> {
@@ -127,6 +331,7 @@ impl DelayConfig {
                 Duration::from_secs(3600),
             )
             .map(|d| self.base_bucket = d),
+            "delay" => DelayMode::parse(key, value).map(|m| self.mode = m),
             _ => return None,
         };
         Some(result)
@@ -148,6 +353,10 @@ pub struct DelayEstimator {
     /// Ring of bucket minima, `Duration::MAX` meaning "no sample";
     /// `base[newest]` is the bucket time is in now.
     base: [Duration; MAX_BASE_HISTORY],
+    /// When each bucket's minimum was taken.
+    base_at: [Option<Instant>; MAX_BASE_HISTORY],
+    /// Whether the base corrects clock drift (one-way signals).
+    track_drift: bool,
     base_len: usize,
     newest: usize,
     bucket_len: Duration,
@@ -167,11 +376,62 @@ impl DelayEstimator {
             current_next: 0,
             current_min: None,
             base: [Duration::MAX; MAX_BASE_HISTORY],
+            base_at: [None; MAX_BASE_HISTORY],
+            track_drift: false,
             base_len: config.base_history.clamp(1, MAX_BASE_HISTORY),
             newest: 0,
             bucket_len: config.base_bucket.max(Duration::from_nanos(1)),
             bucket_end: None,
             base_min: None,
+        }
+    }
+
+    /// Whether the base delay corrects clock drift (see the module docs):
+    /// on for one-way signals.
+    pub fn set_track_drift(&mut self, on: bool) {
+        self.track_drift = on;
+    }
+
+    /// Forgets every sample (the signal changed).
+    pub fn restart(&mut self) {
+        let track_drift = self.track_drift;
+        let (current_len, base_len, bucket_len) =
+            (self.current_len, self.base_len, self.bucket_len);
+        *self = Self::new(&DelayConfig {
+            current_filter: current_len,
+            base_history: base_len,
+            base_bucket: bucket_len,
+            mode: DelayMode::Auto,
+        });
+        self.track_drift = track_drift;
+    }
+
+    /// Moves every stored sample up by `d` (a one-way signal was rebased).
+    pub fn shift(&mut self, d: Duration) {
+        for c in &mut self.current[..self.current_filled] {
+            *c = c.saturating_add(d);
+        }
+        for b in &mut self.base[..self.base_len] {
+            if *b != Duration::MAX {
+                *b = b.saturating_add(d);
+            }
+        }
+        self.current_min = self.current_min.map(|c| c.saturating_add(d));
+        self.base_min = self.base_min.map(|b| b.saturating_add(d));
+    }
+
+    /// Applies a [`DelaySample`]'s rebase, then records its delay at `now`
+    /// (with RFC 6817 §3.4.2's age limit `rtt` when given).
+    pub fn on_delay_sample(&mut self, now: Instant, sample: DelaySample, rtt: Option<Duration>) {
+        match sample.rebase {
+            Rebase::None => (),
+            Rebase::Restart => self.restart(),
+            Rebase::Shift(d) => self.shift(d),
+        }
+        self.set_track_drift(sample.signal == Signal::OneWay);
+        match rtt {
+            Some(rtt) => self.on_sample_within(now, sample.delay, rtt),
+            None => self.on_sample(now, sample.delay),
         }
     }
 
@@ -182,8 +442,11 @@ impl DelayEstimator {
             self.bucket_end = Some(now.checked_add(self.bucket_len).unwrap_or(now));
         }
         let slot = &mut self.base[self.newest];
-        *slot = (*slot).min(delay);
-        self.base_min = Some(self.base_min.map_or(delay, |b| b.min(delay)));
+        if delay < *slot {
+            *slot = delay;
+            self.base_at[self.newest] = Some(now);
+        }
+        self.refresh_base(now);
 
         let evicted = self.current[self.current_next];
         self.current[self.current_next] = delay;
@@ -231,17 +494,73 @@ impl DelayEstimator {
         let steps = 1 + (now - end).as_nanos() / len;
         if steps >= self.base_len as u128 {
             self.base[..self.base_len].fill(Duration::MAX);
+            self.base_at[..self.base_len].fill(None);
         } else {
             for _ in 0..steps {
                 self.newest = (self.newest + 1) % self.base_len;
                 self.base[self.newest] = Duration::MAX;
+                self.base_at[self.newest] = None;
             }
         }
         // `steps * len` fits: it is at most (now - end) + len.
         let shift = Duration::from_nanos(u64::try_from(steps * len).unwrap_or(u64::MAX));
         self.bucket_end = Some(end.checked_add(shift).unwrap_or(now));
-        let min = self.base[..self.base_len].iter().min().copied();
-        self.base_min = min.filter(|d| *d != Duration::MAX);
+        self.refresh_base(now);
+    }
+
+    /// The clock drift the base history shows, as a fraction: the least
+    /// squares slope of the complete buckets' minima over the times they
+    /// were taken, 0 with fewer than [`DRIFT_MIN_BUCKETS`] of them, capped
+    /// to `[0, MAX_CLOCK_DRIFT]`. The bucket time is in now is left out: a
+    /// queue of the last seconds would tilt the line.
+    pub fn drift(&self) -> f64 {
+        let points = || {
+            (0..self.base_len)
+                .filter(|&i| i != self.newest)
+                .filter_map(|i| {
+                    let at = self.base_at[i]?;
+                    (self.base[i] != Duration::MAX).then_some((at, nanos(self.base[i])))
+                })
+        };
+        let Some(t0) = points().map(|(at, _)| at).min() else {
+            return 0.0;
+        };
+        let xy = || points().map(move |(at, y)| (nanos(at - t0), y));
+        let n = xy().count();
+        if n < DRIFT_MIN_BUCKETS {
+            return 0.0;
+        }
+        let (mx, my) = xy().fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x, sy + y));
+        let (mx, my) = (mx / n as f64, my / n as f64);
+        let (sxy, sxx) = xy().fold((0.0, 0.0), |(sxy, sxx), (x, y)| {
+            (sxy + (x - mx) * (y - my), sxx + (x - mx) * (x - mx))
+        });
+        if sxx <= 0.0 {
+            return 0.0;
+        }
+        (sxy / sxx).clamp(0.0, MAX_CLOCK_DRIFT)
+    }
+
+    /// Recomputes the base at `now`: the buckets' minimum, each bucket's
+    /// minimum projected to `now` along the drift when it is tracked.
+    fn refresh_base(&mut self, now: Instant) {
+        let drift = if self.track_drift { self.drift() } else { 0.0 };
+        let mut base: Option<Duration> = None;
+        for i in 0..self.base_len {
+            let b = self.base[i];
+            if b == Duration::MAX {
+                continue;
+            }
+            let projected = match self.base_at[i] {
+                Some(at) if drift > 0.0 => {
+                    let age = nanos(now.saturating_duration_since(at));
+                    b.saturating_add(Duration::from_nanos((age * drift) as u64))
+                }
+                _ => b,
+            };
+            base = Some(base.map_or(projected, |m| m.min(projected)));
+        }
+        self.base_min = base;
     }
 
     /// Base delay: the minimum over the history, `None` before any sample
@@ -454,5 +773,324 @@ mod tests {
         assert_eq!(c.set("base_bucket", "30s"), Some(Ok(())));
         assert_eq!(c.base_bucket, Duration::from_secs(30));
         assert!(c.set("base_bucket", "10ms").unwrap().is_err());
+    }
+
+    fn ack_at<'a>(
+        now: Instant,
+        latest_rtt: Duration,
+        new_sample: bool,
+        one_way: Option<(Duration, Instant)>,
+    ) -> AckEvent<'a> {
+        AckEvent {
+            now,
+            acked: &[],
+            bytes_in_flight: 0,
+            rtt: RttInfo {
+                latest_rtt,
+                ack_delay: Duration::ZERO,
+                new_sample,
+                min_rtt: ms(50),
+                smoothed_rtt: latest_rtt,
+                rttvar: Duration::ZERO,
+                max_ack_delay: ms(25),
+            },
+            one_way_delay: one_way.map(|(peer_receive_time, time_sent)| crate::OneWayDelaySample {
+                peer_receive_time,
+                time_sent,
+            }),
+        }
+    }
+
+    fn sample(delay: Duration, signal: Signal, rebase: Rebase) -> Option<DelaySample> {
+        Some(DelaySample {
+            delay,
+            signal,
+            rebase,
+        })
+    }
+
+    #[test]
+    fn delay_mode_values_and_the_error_for_others() {
+        let mut c = DelayConfig::default();
+        assert_eq!(c.mode, DelayMode::Auto);
+        assert_eq!(c.set("delay", "owd"), Some(Ok(())));
+        assert_eq!(c.mode, DelayMode::OneWay);
+        assert_eq!(c.set("delay", "rtt"), Some(Ok(())));
+        assert_eq!(c.mode, DelayMode::RoundTrip);
+        assert_eq!(c.set("delay", "auto"), Some(Ok(())));
+        assert_eq!(c.mode, DelayMode::Auto);
+        assert_eq!(
+            c.set("delay", "oneway").unwrap().unwrap_err().to_string(),
+            "bad value 'oneway' for 'delay': expected auto, owd or rtt"
+        );
+        assert_eq!(Signal::OneWay.as_str(), "owd");
+        assert_eq!(Signal::RoundTrip.as_str(), "rtt");
+    }
+
+    #[test]
+    fn auto_reads_the_round_trip_until_the_first_one_way_sample() {
+        let t = Instant::now();
+        let mut src = DelaySource::new(DelayMode::Auto);
+        assert_eq!(src.signal(), None);
+        // No timestamps yet: the round trip.
+        let a = ack_at(t, ms(50), true, None);
+        assert_eq!(
+            src.sample(&a),
+            sample(ms(50), Signal::RoundTrip, Rebase::None)
+        );
+        // The first one-way sample maps to OWD_HEADROOM and restarts the
+        // history.
+        let a = ack_at(t + ms(150), ms(50), true, Some((ms(5000), t + ms(100))));
+        assert_eq!(
+            src.sample(&a),
+            sample(ms(1000), Signal::OneWay, Rebase::Restart)
+        );
+        // 130 ms more on the peer's clock, 100 ms more on ours: 30 ms more
+        // one-way delay.
+        let a = ack_at(t + ms(250), ms(80), true, Some((ms(5130), t + ms(200))));
+        assert_eq!(
+            src.sample(&a),
+            sample(ms(1030), Signal::OneWay, Rebase::None)
+        );
+        // Once one-way, an ACK without a timestamp gives no sample, nor does
+        // an ACK without a new RTT sample.
+        assert_eq!(src.sample(&ack_at(t + ms(300), ms(50), true, None)), None);
+        let a = ack_at(t + ms(350), ms(50), false, Some((ms(5200), t + ms(300))));
+        assert_eq!(src.sample(&a), None);
+        assert_eq!(src.signal(), Some(Signal::OneWay));
+    }
+
+    #[test]
+    fn owd_and_rtt_modes_read_one_signal_only() {
+        let t = Instant::now();
+        let with_ts = ack_at(t, ms(50), true, Some((ms(7), t)));
+        let without = ack_at(t, ms(60), true, None);
+        let mut owd = DelaySource::new(DelayMode::OneWay);
+        assert_eq!(owd.sample(&without), None);
+        assert_eq!(
+            owd.sample(&with_ts),
+            sample(ms(1000), Signal::OneWay, Rebase::None)
+        );
+        let mut rtt = DelaySource::new(DelayMode::RoundTrip);
+        assert_eq!(
+            rtt.sample(&with_ts),
+            sample(ms(50), Signal::RoundTrip, Rebase::None)
+        );
+        assert_eq!(
+            rtt.sample(&without),
+            sample(ms(60), Signal::RoundTrip, Rebase::None)
+        );
+    }
+
+    #[test]
+    fn the_clock_offset_does_not_change_the_samples() {
+        // The same path seen by a peer whose clock reads 3 hours more.
+        let t = Instant::now();
+        let offset = Duration::from_secs(3 * 3600);
+        let mut a = DelaySource::new(DelayMode::Auto);
+        let mut b = DelaySource::new(DelayMode::Auto);
+        for (i, owd) in [40u64, 45, 38, 90, 41].into_iter().enumerate() {
+            let sent = t + ms(10 * i as u64);
+            let recv = ms(20 + 10 * i as u64 + owd);
+            let sa = a.sample(&ack_at(sent + ms(60), ms(80), true, Some((recv, sent))));
+            let sb = b.sample(&ack_at(
+                sent + ms(60),
+                ms(80),
+                true,
+                Some((recv + offset, sent)),
+            ));
+            assert_eq!(sa, sb, "sample {i}");
+            assert_eq!(sa.unwrap().delay, ms(1000 + owd - 40), "sample {i}");
+        }
+    }
+
+    #[test]
+    fn a_one_way_sample_below_zero_shifts_the_history_up() {
+        let t = Instant::now();
+        let mut src = DelaySource::new(DelayMode::OneWay);
+        let mut d = DelayEstimator::new(&DelayConfig::default());
+        let first = src
+            .sample(&ack_at(t, ms(50), true, Some((ms(5000), t))))
+            .unwrap();
+        d.on_delay_sample(t, first, None);
+        assert_eq!(d.base(), Some(ms(1000)));
+        // 1.5 s less on the peer's clock for the same send time: a sample
+        // of -0.5 s, shifted to 0 and the history 0.5 s up with it.
+        let low = src
+            .sample(&ack_at(t + ms(10), ms(50), true, Some((ms(3500), t))))
+            .unwrap();
+        assert_eq!(
+            low,
+            DelaySample {
+                delay: Duration::ZERO,
+                signal: Signal::OneWay,
+                rebase: Rebase::Shift(ms(500)),
+            }
+        );
+        let mut shifted = d.clone();
+        shifted.shift(ms(500));
+        assert_eq!(
+            (shifted.base(), shifted.current()),
+            (Some(ms(1500)), Some(ms(1500)))
+        );
+        d.on_delay_sample(t + ms(10), low, None);
+        assert_eq!((d.base(), d.current()), (Some(ms(0)), Some(ms(0))));
+        // Later samples keep the new offset: 5000 ms now reads 1.5 s.
+        let again = src
+            .sample(&ack_at(t + ms(20), ms(50), true, Some((ms(5000), t))))
+            .unwrap();
+        assert_eq!(again.delay, ms(1500));
+        assert_eq!(again.rebase, Rebase::None);
+    }
+
+    /// One-way delay of a 20 ms path seen through a receiver clock 100 ppm
+    /// fast, `t` after the start: 20 ms + t / 10 000.
+    fn skewed(t: Duration) -> Duration {
+        ms(20) + Duration::from_nanos(t.as_nanos() as u64 / 10_000)
+    }
+
+    #[test]
+    fn the_base_follows_a_100_ppm_clock_skew_for_30_minutes() {
+        let t0 = Instant::now();
+        let mut tracking = DelayEstimator::new(&DelayConfig::default());
+        tracking.set_track_drift(true);
+        let mut plain = DelayEstimator::new(&DelayConfig::default());
+        // A sample every 100 ms for 30 minutes.
+        let step = ms(100);
+        let mut t = Duration::ZERO;
+        while t < Duration::from_secs(1800) {
+            tracking.on_sample(t0 + t, skewed(t));
+            plain.on_sample(t0 + t, skewed(t));
+            if t >= Duration::from_secs(180) {
+                // Three complete buckets: the base is the delay now, within
+                // a microsecond.
+                let base = tracking.base().unwrap();
+                let truth = skewed(t);
+                assert!(
+                    base.max(truth) - base.min(truth) <= Duration::from_micros(1),
+                    "at {t:?}: base {base:?}, one-way delay {truth:?}"
+                );
+                assert_eq!(tracking.queuing(), Duration::ZERO, "at {t:?}");
+            }
+            t += step;
+        }
+        assert!(
+            (tracking.drift() - 100e-6).abs() < 1e-9,
+            "{}",
+            tracking.drift()
+        );
+        // Without the correction the base is the oldest bucket's minimum,
+        // the sample of minute 20: 140 ms, 59.96 ms of false queue.
+        // The drift is measured the same, but not applied.
+        assert!((plain.drift() - 100e-6).abs() < 1e-9);
+        assert_eq!(plain.base(), Some(ms(140)));
+        assert_eq!(
+            plain.current(),
+            Some(skewed(Duration::from_millis(1_799_600)))
+        );
+        assert_eq!(plain.queuing(), Duration::from_micros(59_960));
+
+        // A real queue of 40 ms still reads as one, less the 30 us the
+        // clock drifted over the four samples of the current filter.
+        for _ in 0..4 {
+            tracking.on_sample(t0 + t, skewed(t) + ms(40));
+            t += step;
+        }
+        let q = tracking.queuing();
+        let expect = Duration::from_micros(39_970);
+        assert!(
+            q.max(expect) - q.min(expect) <= Duration::from_micros(1),
+            "{q:?}"
+        );
+    }
+
+    #[test]
+    fn a_flat_or_falling_base_is_not_corrected() {
+        let t0 = Instant::now();
+        let mut d = DelayEstimator::new(&DelayConfig::default());
+        d.set_track_drift(true);
+        // A receiver clock 100 ppm slow: new minima follow it, no drift.
+        let mut t = Duration::ZERO;
+        while t < Duration::from_secs(600) {
+            let owd = ms(80) - Duration::from_nanos(t.as_nanos() as u64 / 10_000);
+            d.on_sample(t0 + t, owd);
+            assert_eq!(d.base(), Some(owd));
+            t += ms(500);
+        }
+        assert_eq!(d.drift(), 0.0);
+    }
+
+    /// 5 round trips on an empty path (40 ms RTT, 20 ms forward one-way
+    /// delay), then 30 with 200 ms queued on the reverse path only (an
+    /// upload on the same line): the RTT is 240 ms, the forward one-way
+    /// delay still 20 ms. The peer's clock reads 2 hours more than ours.
+    fn reverse_queue<C: crate::CongestionController>(cc: C) -> (u64, Snapshot) {
+        let mut d = crate::testkit::Driver::new(cc);
+        let offset = Duration::from_secs(7200);
+        for round in 0..35 {
+            let rtt = if round < 5 { ms(40) } else { ms(240) };
+            let sent = d.last_ack;
+            d.one_way = Some(crate::OneWayDelaySample {
+                peer_receive_time: offset + (sent - d.epoch) + ms(20),
+                time_sent: sent,
+            });
+            d.round(rtt, 12_000);
+        }
+        (d.cc.window(), d.cc.snapshot())
+    }
+
+    fn config(spec: &str) -> crate::ControllerConfig {
+        spec.parse().unwrap()
+    }
+
+    fn path() -> crate::PathInfo {
+        crate::PathInfo {
+            max_datagram_size: 1200,
+            initial_window_packets: 10,
+        }
+    }
+
+    #[test]
+    fn a_reverse_path_queue_stops_the_rtt_signal_but_not_the_one_way_delay() {
+        use crate::ControllerConfig as C;
+        let ledbatpp = |spec: &str| match config(spec) {
+            C::LedbatPlusPlus(c) => reverse_queue(crate::ledbatpp::LedbatPlusPlus::new(c, path())),
+            _ => unreachable!(),
+        };
+        let ledbat = |spec: &str| match config(spec) {
+            C::Ledbat(c) => reverse_queue(crate::ledbat::Ledbat::new(c, path())),
+            _ => unreachable!(),
+        };
+        for (name, run) in [
+            ("ledbatpp", &ledbatpp as &dyn Fn(&str) -> (u64, Snapshot)),
+            ("ledbat", &ledbat),
+        ] {
+            let (w_owd, owd) = run(&format!("{name}:delay=owd"));
+            let (w_auto, auto) = run(&format!("{name}:delay=auto"));
+            let (w_rtt, rtt) = run(&format!("{name}:delay=rtt"));
+            assert_eq!(
+                (w_auto, auto),
+                (w_owd, owd),
+                "{name}: auto reads the one-way delay"
+            );
+            assert_eq!(owd.delay_signal, Some(Signal::OneWay), "{name}");
+            assert_eq!(owd.queuing_delay, Some(Duration::ZERO), "{name}");
+            // The one-way base: OWD_HEADROOM, whatever the clocks' offset.
+            assert_eq!(owd.base_delay, Some(OWD_HEADROOM), "{name}");
+            assert_eq!(rtt.delay_signal, Some(Signal::RoundTrip), "{name}");
+            assert_eq!(rtt.queuing_delay, Some(ms(200)), "{name}");
+            assert_eq!(rtt.base_delay, Some(ms(40)), "{name}");
+            assert!(w_owd > 4 * w_rtt, "{name}: {w_owd} vs {w_rtt}");
+        }
+
+        let cdg = |spec: &str| match config(spec) {
+            C::Cdg(c) => reverse_queue(crate::cdg::Cdg::new(c, path())),
+            _ => unreachable!(),
+        };
+        let (_, owd) = cdg("cdg:delay=owd");
+        assert_eq!(owd.delay_signal, Some(Signal::OneWay));
+        assert_eq!(owd.gradient_us, Some(0), "a constant one-way delay");
+        let (_, rtt) = cdg("cdg:delay=rtt");
+        assert_eq!(rtt.delay_signal, Some(Signal::RoundTrip));
     }
 }

@@ -90,6 +90,7 @@ use std::time::Instant;
 use crate::delay;
 use crate::delay::DelayConfig;
 use crate::delay::DelayEstimator;
+use crate::delay::DelaySource;
 use crate::flight::FlightSize;
 use crate::pacing;
 use crate::params;
@@ -235,6 +236,7 @@ impl LedbatConfig {
         "current_filter",
         "base_history",
         "base_bucket",
+        "delay",
     ];
 
     /// Sets one `key=value` parameter of a `--cc` spec, range-checked; the
@@ -407,6 +409,8 @@ pub struct Ledbat {
     s: State,
     saved: Checkpoint<State>,
     delay: DelayEstimator,
+    /// Where the delay samples come from (spec key `delay`).
+    source: DelaySource,
     dynamic: Option<DynamicGain>,
     flight: FlightSize,
     /// Smoothed RTT of the latest ACK that carried a sample.
@@ -439,6 +443,7 @@ impl Ledbat {
             },
             saved: Checkpoint::default(),
             delay: DelayEstimator::new(&cfg.delay),
+            source: DelaySource::new(cfg.delay.mode),
             flight: FlightSize::default(),
             dynamic,
             srtt: None,
@@ -562,8 +567,12 @@ impl CongestionController for Ledbat {
             self.srtt = Some(ack.rtt.smoothed_rtt);
             // RFC 6817 §3.4.2: no sample older than an RTT (the smoothed
             // RTT) in the current-delay filter.
-            self.delay
-                .on_sample_within(now, delay::adjusted_rtt(&ack.rtt), ack.rtt.smoothed_rtt);
+            match self.source.sample(ack) {
+                Some(s) => self
+                    .delay
+                    .on_delay_sample(now, s, Some(ack.rtt.smoothed_rtt)),
+                None => self.delay.advance(now),
+            }
         } else {
             self.delay.advance(now);
         }
@@ -634,8 +643,13 @@ impl CongestionController for Ledbat {
 
     fn snapshot(&self) -> Snapshot {
         let gain = self.dynamic.as_ref().map_or(self.cfg.gain, |d| d.gain);
-        self.delay
-            .snapshot(self.window(), self.s.ssthresh, self.cfg.target, gain)
+        let snapshot = self
+            .delay
+            .snapshot(self.window(), self.s.ssthresh, self.cfg.target, gain);
+        Snapshot {
+            delay_signal: self.source.signal(),
+            ..snapshot
+        }
     }
 }
 

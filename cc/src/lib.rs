@@ -123,6 +123,22 @@ pub struct RttInfo {
     pub max_ack_delay: Duration,
 }
 
+/// A forward one-way delay sample: the peer's clock when it received the
+/// ACK's largest acknowledged packet, and when that packet was sent by ours
+/// (QUIC's timestamp extension, draft-huitema-quic-ts-08).
+///
+/// The clocks differ by an unknown offset that drifts with their skew:
+/// `peer_receive_time − (time_sent − E)`, for a fixed instant `E`, is the
+/// one-way delay plus that offset. [`delay::DelaySource`] turns it into a
+/// delay sample whose base (RFC 6817 §4.1's minimum) absorbs the offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OneWayDelaySample {
+    /// The peer's clock, since its epoch, when it received the packet.
+    pub peer_receive_time: Duration,
+    /// When the packet was sent, by this endpoint's clock.
+    pub time_sent: Instant,
+}
+
 /// An ACK frame's effect on the sender.
 #[derive(Clone, Copy, Debug)]
 pub struct AckEvent<'a> {
@@ -135,6 +151,9 @@ pub struct AckEvent<'a> {
     pub bytes_in_flight: u64,
     /// RTT state after the ACK was processed.
     pub rtt: RttInfo,
+    /// The forward one-way delay of the ACK's largest acknowledged packet,
+    /// when the peer sends timestamps and this ACK gave a new RTT sample.
+    pub one_way_delay: Option<OneWayDelaySample>,
 }
 
 impl AckEvent<'_> {
@@ -184,6 +203,10 @@ pub struct Snapshot {
     pub backoff_scale: Option<Duration>,
     /// CDG's last delay gradient, signed, in microseconds per round.
     pub gradient_us: Option<i64>,
+    /// The delay signal the controller's last sample came from:
+    /// [`delay::Signal`] (`owd` or `rtt`), `None` before any sample and for
+    /// controllers without a delay signal.
+    pub delay_signal: Option<delay::Signal>,
 }
 
 /// A congestion controller driven by explicit events.

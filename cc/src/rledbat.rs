@@ -356,6 +356,7 @@ impl ReceiverLedbat {
             acked: &[],
             bytes_in_flight: flight,
             rtt,
+            one_way_delay: None,
         });
         self.after_event(now);
     }
@@ -400,6 +401,7 @@ impl ReceiverLedbat {
             acked: &acked,
             bytes_in_flight: flight,
             rtt,
+            one_way_delay: None,
         });
         self.after_event(now);
     }

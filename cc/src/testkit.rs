@@ -7,6 +7,7 @@ use crate::AckEvent;
 use crate::AckedPacket;
 use crate::CongestionController;
 use crate::LossEvent;
+use crate::OneWayDelaySample;
 use crate::RttInfo;
 
 /// Maximum datagram size used by the scripts, bytes.
@@ -29,6 +30,8 @@ pub(crate) struct Driver<C> {
     pub last_ack: Instant,
     pub min_rtt: Duration,
     pub max_ack_delay: Duration,
+    /// The one-way delay sample the next ACK carries, if any.
+    pub one_way: Option<OneWayDelaySample>,
 }
 
 impl<C: CongestionController> Driver<C> {
@@ -41,6 +44,7 @@ impl<C: CongestionController> Driver<C> {
             last_ack: epoch,
             min_rtt: Duration::MAX,
             max_ack_delay: ms(25),
+            one_way: None,
         }
     }
 
@@ -82,6 +86,7 @@ impl<C: CongestionController> Driver<C> {
                 rttvar: Duration::ZERO,
                 max_ack_delay: self.max_ack_delay,
             },
+            one_way_delay: self.one_way.take(),
         };
         self.cc.on_ack(&ack);
         self.last_ack = self.now;

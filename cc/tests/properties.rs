@@ -188,6 +188,7 @@ fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
                     acked: &acked,
                     bytes_in_flight: ack.in_flight,
                     rtt,
+                    one_way_delay: None,
                 });
                 last = Some((acked, ack.in_flight, rtt));
             }
@@ -198,6 +199,7 @@ fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
                         acked,
                         bytes_in_flight: *in_flight,
                         rtt: *rtt,
+                        one_way_delay: None,
                     });
                 }
             }

@@ -218,6 +218,12 @@ impl Transport {
         config.set_max_stream_window(self.max_stream_data);
         config.set_disable_active_migration(true);
         config.enable_pacing(self.pacing);
+        // Every endpoint of ours offers the timestamp extension
+        // (draft-huitema-quic-ts-08, quiche patch 0008): between two of
+        // them each ACK carries the peer's clock, and the LEDBAT family
+        // reads the forward one-way delay (`delay=auto`). A peer that does
+        // not offer it (quic-go, aioquic, stock quiche) sees stock QUIC.
+        config.enable_timestamps(true);
     }
 }
 

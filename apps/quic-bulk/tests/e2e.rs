@@ -605,3 +605,38 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+#[test]
+fn both_ends_exchange_timestamps() {
+    // quic-bulk's client and server both offer the timestamp extension
+    // (draft-huitema-quic-ts-08, patch 0008): the packets the sender
+    // receives carry TIMESTAMP frames (type 0x2f5, which qlog logs as an
+    // unknown frame of type 757) beside their ACKs.
+    let (_scratch, dir) = tempdir("timestamps");
+    let server = start_server(&dir);
+    let s = transfer(
+        server.local_addr(),
+        &server.trust(),
+        "ledbatpp",
+        Direction::Download,
+        2_000_000,
+        &dir,
+        "timestamps",
+    );
+    let qlog = std::fs::read_to_string(s.qlog.as_deref().expect("sender qlog")).unwrap();
+    let received = |needle: &str| {
+        qlog.split('\u{1e}')
+            .filter(|r| r.contains("packet_received") && r.contains(needle))
+            .count()
+    };
+    let with_timestamp = received("\"frame_type_bytes\":757");
+    let with_ack = received("\"frame_type\":\"ack\"");
+    assert!(
+        with_timestamp > 10,
+        "{with_timestamp} packets with a TIMESTAMP"
+    );
+    assert!(
+        with_timestamp <= with_ack,
+        "{with_timestamp} TIMESTAMPs, {with_ack} ACKs"
+    );
+}

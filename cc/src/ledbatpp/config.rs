@@ -195,6 +195,7 @@ impl LedbatPlusPlusConfig {
         "current_filter",
         "base_history",
         "base_bucket",
+        "delay",
     ];
 
     /// Sets one `key=value` parameter of a `--cc` spec, range-checked; the

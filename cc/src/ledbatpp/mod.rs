@@ -88,6 +88,8 @@ use std::time::Instant;
 
 use crate::delay;
 use crate::delay::DelayEstimator;
+use crate::delay::DelaySource;
+use crate::delay::Signal;
 use crate::flight::FlightSize;
 use crate::pacing;
 use crate::recovery::RecoveryPeriod;
@@ -219,6 +221,8 @@ pub struct LedbatPlusPlus {
     round_cwnd: f64,
     rounds: Rounds,
     delay: DelayEstimator,
+    /// Where the delay samples come from (spec key `delay`).
+    source: DelaySource,
     flight: FlightSize,
     /// Smoothed RTT of the latest ACK that carried a sample.
     srtt: Option<Duration>,
@@ -271,6 +275,7 @@ impl LedbatPlusPlus {
             round_cwnd: cwnd,
             rounds: Rounds::default(),
             delay: DelayEstimator::new(&cfg.delay),
+            source: DelaySource::new(cfg.delay.mode),
             flight: FlightSize::default(),
             srtt: None,
             gain: 1.0 / cfg.gain_divisor_max as f64,
@@ -370,12 +375,19 @@ impl CongestionController for LedbatPlusPlus {
             Some(_) => true,
             None => false,
         };
-        if ack.rtt.new_sample && !skipping {
-            self.delay.on_sample(now, delay::adjusted_rtt(&ack.rtt));
-        } else {
-            self.delay.advance(now);
+        match (ack.rtt.new_sample && !skipping)
+            .then(|| self.source.sample(ack))
+            .flatten()
+        {
+            Some(s) => self.delay.on_delay_sample(now, s, None),
+            None => self.delay.advance(now),
         }
-        let base = self.delay.base();
+        // -01 §4.2's gain is of the base round trip: a one-way base carries
+        // the clocks' offset, so the path's minimum RTT stands in for it.
+        let base = match self.source.signal() {
+            Some(Signal::OneWay) => Some(ack.rtt.min_rtt),
+            _ => self.delay.base(),
+        };
         if base != self.gain_base {
             self.gain_base = base;
             self.gain = self.gain_for(base);
@@ -479,8 +491,13 @@ impl CongestionController for LedbatPlusPlus {
 
     fn snapshot(&self) -> Snapshot {
         let gain = self.gain;
-        self.delay
-            .snapshot(self.window(), self.s.ssthresh, self.cfg.target, gain)
+        let snapshot = self
+            .delay
+            .snapshot(self.window(), self.s.ssthresh, self.cfg.target, gain);
+        Snapshot {
+            delay_signal: self.source.signal(),
+            ..snapshot
+        }
     }
 }
 
