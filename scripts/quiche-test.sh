@@ -21,7 +21,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 src="$root/target/quiche-patched/quiche-0.30.0"
 [ -f "$src/Cargo.toml" ] || { echo "quiche-test: error: $src is missing; run 'make quiche' first" >&2; exit 1; }
 if [ $# -eq 0 ]; then
-    set -- recovery:: connection_window_limit late_stream_frames data_blocked stream_acked_bytes
+    set -- clock:: recovery:: connection_window_limit late_stream_frames data_blocked stream_acked_bytes
 fi
 cd "$src"
-CARGO_TARGET_DIR="$root/target" exec "${CARGO:-cargo}" test --locked --release --features qlog --lib -- "$@"
+CARGO_TARGET_DIR="$root/target" exec "${CARGO:-cargo}" test --locked --release --features qlog,virtual-clock --lib -- "$@"
