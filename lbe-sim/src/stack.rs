@@ -512,7 +512,11 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
             sim.push(epoch + t, Ev::Stop(i));
         }
     }
+    // quiche's own random choices (packet numbers skipped, the client's
+    // first connection ID) from the run's seed: patch 0007.
+    quiche::seed_thread_rand(Some(config.seed));
     sim.run_loop();
+    quiche::seed_thread_rand(None);
     quiche::clock::set_virtual_now(None);
     if let Some(e) = sim.error.take() {
         return Err(e);
@@ -548,9 +552,6 @@ impl Sim<'_> {
             }
             self.events += 1;
             quiche::clock::set_virtual_now(Some(at));
-            if std::env::var_os("LBE_SIM_TRACE").is_some() {
-                eprintln!(
-                    "{:?} {:?}",
                     at.saturating_duration_since(self.epoch),
                     match &ev {
                         Ev::ToServer(i, d) => format!("ToServer({i}, {} bytes)", d.len()),
