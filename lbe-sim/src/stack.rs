@@ -552,13 +552,6 @@ impl Sim<'_> {
             }
             self.events += 1;
             quiche::clock::set_virtual_now(Some(at));
-                    at.saturating_duration_since(self.epoch),
-                    match &ev {
-                        Ev::ToServer(i, d) => format!("ToServer({i}, {} bytes)", d.len()),
-                        e => format!("{e:?}"),
-                    }
-                );
-            }
             match ev {
                 Ev::Open(i) => self.open(i, at),
                 Ev::Stop(i) => {
