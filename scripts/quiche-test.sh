@@ -3,14 +3,15 @@
 # by default those of our patches: congestion::custom and every recovery and
 # congestion-control test beside them (patch 0006's congestion::registry
 # among them), and patch 0004's (receive-window limit, late STREAM frames,
-# DATA_BLOCKED and quiche's own DATA_BLOCKED tests), and patch 0005's
-# (stream_acked_bytes), and patch 0008's (timestamp: the TIMESTAMP frame, the
+# DATA_BLOCKED and quiche's own DATA_BLOCKED tests), patch 0005's
+# (stream_acked_bytes), patch 0007's (clock:: and rand::: virtual time and
+# seeded randomness, hence the virtual-clock feature), and patch 0008's (timestamp: the TIMESTAMP frame, the
 # enable_timestamp transport parameter, and the one-way delay reaching a
 # plug-in); `scripts/quiche-test.sh ''` runs all of quiche's ~1150 tests.
 #
 #   scripts/quiche-test.sh [TEST_FILTER...]
-#       (default: recovery:: connection_window_limit late_stream_frames data_blocked
-#        stream_acked_bytes timestamp)
+#       (default: clock:: rand:: recovery:: connection_window_limit
+#        late_stream_frames data_blocked stream_acked_bytes timestamp)
 #
 # The crate is built as quiche's own CI builds it: with the Cargo.lock that
 # ships in the .crate (`--locked`), plus its dev-dependencies (rstest, url;
@@ -23,7 +24,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 src="$root/target/quiche-patched/quiche-0.30.0"
 [ -f "$src/Cargo.toml" ] || { echo "quiche-test: error: $src is missing; run 'make quiche' first" >&2; exit 1; }
 if [ $# -eq 0 ]; then
-    set -- recovery:: connection_window_limit late_stream_frames data_blocked stream_acked_bytes timestamp
+    set -- clock:: rand:: recovery:: connection_window_limit late_stream_frames data_blocked stream_acked_bytes timestamp
 fi
 cd "$src"
-CARGO_TARGET_DIR="$root/target" exec "${CARGO:-cargo}" test --locked --release --features qlog --lib -- "$@"
+CARGO_TARGET_DIR="$root/target" exec "${CARGO:-cargo}" test --locked --release --features qlog,virtual-clock --lib -- "$@"

@@ -39,11 +39,11 @@ pub mod record;
 pub mod rtt;
 pub mod rx;
 pub mod sender;
+pub mod stack;
 
 use std::time::Duration;
 
 pub use ack::AckPolicy;
-pub use engine::run;
 pub use engine::FlowStats;
 pub use engine::SimOutput;
 pub use rx::ReceiverWindowStats;
@@ -73,9 +73,44 @@ pub struct Config {
     /// receiver acknowledges it with one ACK, the sender takes every ACK in
     /// before it sends again). See [`HOST_LATENCY`].
     pub host_latency: Duration,
+    /// Which engine runs the flows.
+    pub engine: Engine,
     /// Also write each flow's events as a qlog file (the sender's) into this
     /// directory, named as our apps name theirs (`lbe_cc::qlog_name`).
     pub qlog_dir: Option<std::path::PathBuf>,
+}
+
+/// What runs the flows' connections.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// quiche's legacy recovery re-stated around the real controllers
+    /// ([`sender`], [`rtt`], [`ack`], [`rx`]).
+    #[default]
+    Restated,
+    /// quiche itself in virtual time ([`stack`]): real connections, TLS
+    /// handshake, quiche's loss detection, pacer and ACKs, `bbr2` too.
+    Quiche,
+}
+
+impl std::str::FromStr for Engine {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "restated" => Ok(Engine::Restated),
+            "quiche" => Ok(Engine::Quiche),
+            other => Err(format!(
+                "unknown simulator engine '{other}' (allowed: restated, quiche)"
+            )),
+        }
+    }
+}
+
+/// Runs `config` on its [`Config::engine`].
+pub fn run(config: &Config) -> Result<SimOutput, String> {
+    match config.engine {
+        Engine::Restated => engine::run(config),
+        Engine::Quiche => stack::run(config),
+    }
 }
 
 /// The default [`Config::host_latency`], fitted to the lab.

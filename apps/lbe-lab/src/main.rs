@@ -34,6 +34,11 @@ enum Command {
         /// run always does; the simulator computes its figures in memory).
         #[arg(long, requires = "sim")]
         qlog: bool,
+        /// With --sim: what runs the connections: `restated` (quiche's
+        /// recovery re-stated around the real controllers, the default) or
+        /// `quiche` (quiche itself in virtual time; `bbr2` too).
+        #[arg(long, requires = "sim", default_value = "restated")]
+        engine: lbe_sim::Engine,
         /// Skip the HTML report and plots.
         #[arg(long)]
         no_report: bool,
@@ -161,6 +166,7 @@ fn main() -> ExitCode {
             out,
             sim: true,
             qlog,
+            engine,
             no_report,
             baseline: _,
             quiet,
@@ -170,7 +176,7 @@ fn main() -> ExitCode {
                     eprintln!("{line}");
                 }
             };
-            lbe_lab::sim::run_file(&scenario, &out, !no_report, qlog, &log).map(|summary| {
+            lbe_lab::sim::run_file(&scenario, &out, !no_report, qlog, engine, &log).map(|summary| {
                 for f in &summary.flows {
                     print_flow(&f.name, &f.cc, &f.figures);
                 }
@@ -182,6 +188,7 @@ fn main() -> ExitCode {
             out,
             sim: false,
             qlog: _,
+            engine: _,
             no_report,
             baseline,
             quiet,

@@ -96,6 +96,7 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
         ack_policy: lbe_sim::AckPolicy::default(),
         host_latency: lbe_sim::HOST_LATENCY,
         qlog_dir: None,
+        engine: lbe_sim::Engine::default(),
         framing: lbe_sim::Framing::default(),
     })
 }
@@ -111,8 +112,18 @@ pub fn simulate_into(
     scenario: &Scenario,
     qlog_dir: Option<&Path>,
 ) -> Result<(SimSummary, qlog_analysis::Analysis), String> {
+    simulate_on(scenario, qlog_dir, lbe_sim::Engine::default())
+}
+
+/// [`simulate_into`] on the given engine (`lbe-lab run --sim --engine`).
+pub fn simulate_on(
+    scenario: &Scenario,
+    qlog_dir: Option<&Path>,
+    engine: lbe_sim::Engine,
+) -> Result<(SimSummary, qlog_analysis::Analysis), String> {
     let mut config = config(scenario)?;
     config.qlog_dir = qlog_dir.map(Path::to_path_buf);
+    config.engine = engine;
     let out = lbe_sim::run(&config)?;
     let base = qlog_dir.and_then(Path::parent);
     let qlogs: Vec<Option<String>> = out
@@ -180,11 +191,12 @@ pub fn run_file(
     out: &Path,
     report: bool,
     qlog: bool,
+    engine: lbe_sim::Engine,
     log: &dyn Fn(&str),
 ) -> Result<SimSummary, String> {
     let scenario = crate::prepare_out(scenario_path, out)?;
     let qlog_dir = out.join("qlog");
-    let (summary, analysis) = simulate_into(&scenario, qlog.then_some(qlog_dir.as_path()))?;
+    let (summary, analysis) = simulate_on(&scenario, qlog.then_some(qlog_dir.as_path()), engine)?;
     crate::write_summary(out, &summary, log)?;
     if report {
         let (html, _warnings) = qlog_analysis::report::build_from_analysis(

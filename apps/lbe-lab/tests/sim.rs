@@ -59,7 +59,15 @@ stop = "60s"
 fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
     let (dir, file) = temp_file("lbe-sim-det", "pair.toml", &with_seed(&pair(), 7));
     let read = |out: &str| {
-        lbe_lab::sim::run_file(&file, &dir.join(out), true, false, &|_| {}).unwrap();
+        lbe_lab::sim::run_file(
+            &file,
+            &dir.join(out),
+            true,
+            false,
+            lbe_sim::Engine::default(),
+            &|_| {},
+        )
+        .unwrap();
         std::fs::read(dir.join(out).join("summary.json")).unwrap()
     };
     let a = read("a");
@@ -76,7 +84,15 @@ fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
     // With qlog files, the same figures; and qlog-analysis reads the files
     // back to the same summary (one source of truth for every metric).
     std::fs::write(&file, with_seed(&pair(), 7)).unwrap();
-    let s = lbe_lab::sim::run_file(&file, &dir.join("q"), false, true, &|_| {}).unwrap();
+    let s = lbe_lab::sim::run_file(
+        &file,
+        &dir.join("q"),
+        false,
+        true,
+        lbe_sim::Engine::default(),
+        &|_| {},
+    )
+    .unwrap();
     let with_qlog: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("q/summary.json")).unwrap()).unwrap();
     let mut without = json.clone();
