@@ -6,7 +6,13 @@
 #   scripts/paper-figures.sh [OUT] [SWEEP.toml...]     (default OUT: paper-figures)
 #
 # Builds what it needs first. Prints each sweep's runs and time, and where
-# its figures are.
+# its figures are. docs/seeds/<seed>.md says, figure by figure, which sweep
+# makes it, the seed's numbers and ours. One sweep at a time, each on every
+# core (`--jobs` is lbe-lab's default); on a cluster, run a sweep as shards
+# with sweeps/cluster/ instead. CPU time measured on this 2-core machine
+# (the engine of lbe-sim at commit 8200a57): a 200 s run of two flows at
+# 10 Mbit/s takes about 1.5 s of one core (sweeps/seed004-table1.toml: 16
+# runs, 24 s); the sweeps scale with runs x duration x rate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-paper-figures}

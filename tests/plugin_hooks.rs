@@ -11,6 +11,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 use lbe_app_kit::tls;
+use lbe_cc::ledbatpp::STATE_NAMES;
 use lbe_cc::RttInfo;
 use lbe_test_support::figure;
 use lbe_test_support::fresh_dir;
@@ -400,15 +401,8 @@ fn a_plugin_chosen_by_its_name_in_quiche_is_the_one_that_runs() {
     let (windows, states) = by_name("ledbatpp:profile=full");
     assert_eq!(windows.first(), Some(&(2 * MSS)), "{windows:?}");
     assert_eq!(states.first().map(String::as_str), Some("slow_start"));
-    let ledbatpp_states = [
-        "slow_start",
-        "congestion_avoidance",
-        "recovery",
-        "slowdown",
-        "ramp_up",
-    ];
     assert!(
-        states.iter().all(|s| ledbatpp_states.contains(&s.as_str())),
+        states.iter().all(|s| STATE_NAMES.contains(&s.as_str())),
         "{states:?}"
     );
     let (windows, _) = by_name("cubic");

@@ -6,7 +6,7 @@
 //! - [`ChildGuard`], [`Run`]: child processes killed on drop, and what a
 //!   finished one printed; [`wait_for`]: polling with a hang guard.
 //! - [`qlog_events`], [`cc_states`], [`qlogs_named`]: reading JSON-SEQ qlogs.
-//! - [`scenario_text`]: the `[link]` and `[analysis]` tables of inline
+//! - [`scenario_text`]: the `[link]`, `[[flow]]` and `[analysis]` tables of inline
 //!   scenario files.
 //! - [`figure`]: THE writer of the `flake-figure:` lines that
 //!   `scripts/flake-check.sh` collects over repeated runs.

@@ -10,6 +10,18 @@ pub fn link(rate: &str, rtt: &str, buffer: &str) -> String {
     format!("\n[link]\nrate = \"{rate}\"\nrtt = \"{rtt}\"\nbuffer = \"{buffer}\"\n")
 }
 
+/// A `[[flow]]` table: controller `cc` (a `--cc` spec, `"cubic"`) sending
+/// from `start` to `stop` (`"10s"`). More keys of the flow
+/// (`receiver_lbe = true`) may follow it directly.
+pub fn flow(cc: &str, start: &str, stop: &str) -> String {
+    format!("[[flow]]\ncc = \"{cc}\"\nstart = \"{start}\"\nstop = \"{stop}\"\n")
+}
+
+/// [`flow`] with a `name` (the flow's label in summaries and figures).
+pub fn named_flow(name: &str, cc: &str, start: &str, stop: &str) -> String {
+    flow(cc, start, stop) + &format!("name = \"{name}\"\n")
+}
+
 /// The `[analysis]` table: the figures' window, `from` to `to` (`"20s"`).
 pub fn window(from: &str, to: &str) -> String {
     format!("[analysis]\nfrom = \"{from}\"\nto = \"{to}\"\n")
@@ -25,6 +37,11 @@ mod tests {
             link("20mbit", "50ms", "500ms") + "loss = 0.01\n" + &window("20s", "60s"),
             "\n[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\nloss = 0.01\n\
              [analysis]\nfrom = \"20s\"\nto = \"60s\"\n"
+        );
+        assert_eq!(
+            flow("cubic", "10s", "50s") + &named_flow("lbe", "ledbatpp", "0s", "50s"),
+            "[[flow]]\ncc = \"cubic\"\nstart = \"10s\"\nstop = \"50s\"\n\
+             [[flow]]\ncc = \"ledbatpp\"\nstart = \"0s\"\nstop = \"50s\"\nname = \"lbe\"\n"
         );
     }
 }

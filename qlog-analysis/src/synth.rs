@@ -345,20 +345,19 @@ pub fn write_sender(
                 &mut truth,
             )?;
         }
-        if t >= next_slowdown_ms {
-            set_state(&mut streamer, &mut state, "slowdown", t, &mut truth)?;
+        let slowdown_phase = if t >= next_slowdown_ms {
             slowdown_until = t + 2.0 * flow.base_rtt_ms;
             next_slowdown_ms += flow.slowdown_every_s * 1e3;
+            Some("slowdown")
         } else if state == "slowdown" && t >= slowdown_until {
-            set_state(&mut streamer, &mut state, "ramp_up", t, &mut truth)?;
+            Some("ramp_up")
         } else if state == "ramp_up" && t >= slowdown_until + 2.0 * flow.base_rtt_ms {
-            set_state(
-                &mut streamer,
-                &mut state,
-                "congestion_avoidance",
-                t,
-                &mut truth,
-            )?;
+            Some("congestion_avoidance")
+        } else {
+            None
+        };
+        if let Some(new) = slowdown_phase {
+            set_state(&mut streamer, &mut state, new, t, &mut truth)?;
         }
         // Send.
         let (off, len) = retransmit.pop_front().unwrap_or_else(|| {

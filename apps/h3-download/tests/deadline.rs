@@ -16,17 +16,12 @@ fn a_background_download_with_a_deadline_reports_it_met_and_the_time_per_level()
     // The default --deadline-cc (ledbatpp:profile=full) sends it.
     let server = TestServer::start(&root, |_| {});
     let target = out.join("f.bin");
-    let j = fetch(&[
-        "--ca",
+    let j = fetch_to(
         server.ca(),
         &server.url("/f.bin"),
-        "-o",
-        target.to_str().unwrap(),
-        "--background",
-        "--deadline",
-        "10s",
-        "--json",
-    ])
+        &target,
+        &["--background", "--deadline", "10s", "--json"],
+    )
     .json();
     assert!(std::fs::read(&target).unwrap() == data);
     assert_eq!(j["deadline_s"], 10.0);
@@ -47,15 +42,12 @@ fn a_background_download_with_a_deadline_reports_it_met_and_the_time_per_level()
     assert!(levels[1..].iter().all(|t| *t == 0.0), "{levels:?}");
 
     // Without --deadline the JSON has none of the deadline fields.
-    let j = fetch(&[
-        "--ca",
+    let j = fetch_to(
         server.ca(),
         &server.url("/f.bin"),
-        "-o",
-        out.join("g.bin").to_str().unwrap(),
-        "--background",
-        "--json",
-    ])
+        &out.join("g.bin"),
+        &["--background", "--json"],
+    )
     .json();
     for key in ["deadline_s", "finished_s", "met", "time_in_levels_s"] {
         assert!(j.get(key).is_none(), "{key} in {j}");

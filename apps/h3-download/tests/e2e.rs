@@ -40,15 +40,7 @@ fn downloads_20mb_normally_and_in_the_background() {
     let url = server.url("/big.bin");
 
     let normal = out.join("normal.bin");
-    let j = fetch(&[
-        "--ca",
-        server.ca(),
-        &url,
-        "-o",
-        normal.to_str().unwrap(),
-        "--json",
-    ])
-    .json();
+    let j = fetch_to(server.ca(), &url, &normal, &["--json"]).json();
     assert_eq!(j["status"], 200);
     assert_eq!(j["size"], 20 * MB);
     assert_eq!(j["bytes_transferred"], 20 * MB);
@@ -64,19 +56,19 @@ fn downloads_20mb_normally_and_in_the_background() {
     // slowdowns): `--lbe sender`, without the receiver's cap, which on
     // loopback keeps the sender application-limited, in slow start
     // (tests/receiver.rs covers the receiver's side).
-    let j = fetch(&[
-        "--ca",
+    let j = fetch_to(
         server.ca(),
         &url,
-        "-o",
-        background.to_str().unwrap(),
-        "--background",
-        "--lbe",
-        "sender",
-        "--json",
-        "--qlog-dir",
-        client_qlogs.to_str().unwrap(),
-    ])
+        &background,
+        &[
+            "--background",
+            "--lbe",
+            "sender",
+            "--json",
+            "--qlog-dir",
+            client_qlogs.to_str().unwrap(),
+        ],
+    )
     .json();
     assert_eq!(j["status"], 200);
     assert_eq!(j["background"], true);
@@ -135,15 +127,12 @@ fn the_switch_comes_before_the_response() {
         a.background_cc = "fixed:packets=4".parse().unwrap();
     });
     let target = out.join("f");
-    let j = fetch(&[
-        "--ca",
+    let j = fetch_to(
         server.ca(),
         &server.url("/f"),
-        "-o",
-        target.to_str().unwrap(),
-        "--background",
-        "--json",
-    ])
+        &target,
+        &["--background", "--json"],
+    )
     .json();
     assert_eq!(j["size"], 2 * MB);
     server.stop();
@@ -205,14 +194,12 @@ fn resumes_after_a_kill_and_transfers_only_the_rest() {
 
     let mut child = ChildGuard(
         h3_fetch()
-            .args([
-                "--ca",
+            .args(fetch_args(
                 server.ca(),
                 &format!("https://{}/big.bin", relay.addr),
-                "-o",
-                target.to_str().unwrap(),
-                "--json",
-            ])
+                &target,
+                &["--json"],
+            ))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -233,15 +220,12 @@ fn resumes_after_a_kill_and_transfers_only_the_rest() {
 
     // The same URL (the part file is tied to it), nothing held back now.
     relay.open();
-    let j = fetch(&[
-        "--ca",
+    let j = fetch_to(
         server.ca(),
         &format!("https://{}/big.bin", relay.addr),
-        "-o",
-        target.to_str().unwrap(),
-        "--resume",
-        "--json",
-    ])
+        &target,
+        &["--resume", "--json"],
+    )
     .json();
     assert_eq!(j["status"], 206);
     assert_eq!(j["resumed_from"], kept);
@@ -273,7 +257,7 @@ fn an_interrupted_fetch_keeps_a_resumable_part_file() {
     let url = format!("https://{}/f", relay.addr);
     let mut child = ChildGuard(
         h3_fetch()
-            .args(["--ca", server.ca(), &url, "-o", target.to_str().unwrap()])
+            .args(fetch_args(server.ca(), &url, &target, &[]))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -293,16 +277,7 @@ fn an_interrupted_fetch_keeps_a_resumable_part_file() {
     assert!(!target.exists());
     let kept = std::fs::metadata(&part).unwrap().len();
     relay.open();
-    let j = fetch(&[
-        "--ca",
-        server.ca(),
-        &url,
-        "-o",
-        target.to_str().unwrap(),
-        "--resume",
-        "--json",
-    ])
-    .json();
+    let j = fetch_to(server.ca(), &url, &target, &["--resume", "--json"]).json();
     assert_eq!(j["resumed_from"], kept);
     assert!(std::fs::read(&target).unwrap() == data);
 }
@@ -344,16 +319,7 @@ fn resume_never_splices_a_changed_file() {
         .unwrap();
 
     let target = out.join("f");
-    let j = fetch(&[
-        "--ca",
-        server.ca(),
-        &url,
-        "-o",
-        target.to_str().unwrap(),
-        "--resume",
-        "--json",
-    ])
-    .json();
+    let j = fetch_to(server.ca(), &url, &target, &["--resume", "--json"]).json();
     assert_eq!(j["status"], 200, "the changed file is sent whole");
     assert_eq!(j["resumed_from"], 0);
     assert_eq!(j["bytes_transferred"], 3 * MB);
@@ -375,16 +341,7 @@ fn resume_of_a_complete_part_file_transfers_nothing() {
         .to_string();
     fake_interrupted(&out, &url, &etag, &data);
     let target = out.join("f");
-    let j = fetch(&[
-        "--ca",
-        server.ca(),
-        &url,
-        "-o",
-        target.to_str().unwrap(),
-        "--resume",
-        "--json",
-    ])
-    .json();
+    let j = fetch_to(server.ca(), &url, &target, &["--resume", "--json"]).json();
     assert_eq!(j["bytes_transferred"], 0);
     assert_eq!(j["resumed_from"], MB);
     assert_eq!(j["digest_verified"], true);
@@ -395,14 +352,7 @@ fn resume_of_a_complete_part_file_transfers_nothing() {
     bad[1000] ^= 1;
     fake_interrupted(&out, &url, &etag, &bad);
     std::fs::remove_file(&target).unwrap();
-    let r = fetch(&[
-        "--ca",
-        server.ca(),
-        &url,
-        "-o",
-        target.to_str().unwrap(),
-        "--resume",
-    ]);
+    let r = fetch_to(server.ca(), &url, &target, &["--resume"]);
     let line = r.error_line("h3-fetch");
     assert!(
         line.contains("does not match the server's SHA-256"),
@@ -421,15 +371,7 @@ fn without_resume_a_part_file_is_replaced() {
     let url = server.url("/f");
     fake_interrupted(&out, &url, "\"whatever\"", &content(2 * MB, 8));
     let target = out.join("f");
-    let j = fetch(&[
-        "--ca",
-        server.ca(),
-        &url,
-        "-o",
-        target.to_str().unwrap(),
-        "--json",
-    ])
-    .json();
+    let j = fetch_to(server.ca(), &url, &target, &["--json"]).json();
     assert_eq!(j["bytes_transferred"], MB);
     assert!(std::fs::read(&target).unwrap() == data);
 }
@@ -627,15 +569,7 @@ fn a_digest_that_is_not_ready_in_time_is_left_out() {
     std::fs::write(root.join("f"), &data).unwrap();
     let server = TestServer::start(&root, |a| a.digest_wait = Duration::ZERO);
     let target = out.join("f");
-    let j = fetch(&[
-        "--ca",
-        server.ca(),
-        &server.url("/f"),
-        "-o",
-        target.to_str().unwrap(),
-        "--json",
-    ])
-    .json();
+    let j = fetch_to(server.ca(), &server.url("/f"), &target, &["--json"]).json();
     // The first answer goes out without waiting: length checked only.
     assert_eq!(j["digest_verified"], false);
     assert!(std::fs::read(&target).unwrap() == data);
@@ -666,38 +600,23 @@ fn fetch_errors_are_one_line_and_leave_no_file() {
         .local_addr()
         .unwrap()
         .port();
-    let r = fetch(&[
-        "--ca",
+    let r = fetch_to(
         server.ca(),
         &format!("https://127.0.0.1:{port}/f"),
-        "-o",
         t,
-        "--timeout",
-        "1s",
-    ]);
+        &["--timeout", "1s"],
+    );
     let line = r.error_line("h3-fetch");
     assert!(line.contains("no answer from 127.0.0.1"), "{line}");
     nothing_left();
 
     // Unwritable path: found before connecting.
     std::fs::write(out.join("file"), b"x").unwrap();
-    let r = fetch(&[
-        "--ca",
-        server.ca(),
-        &server.url("/f"),
-        "-o",
-        out.join("file/f").to_str().unwrap(),
-    ]);
+    let r = fetch_to(server.ca(), &server.url("/f"), &out.join("file/f"), &[]);
     let line = r.error_line("h3-fetch");
     assert!(line.contains("cannot write"), "{line}");
     std::fs::remove_file(out.join("file")).unwrap();
-    let r = fetch(&[
-        "--ca",
-        server.ca(),
-        &server.url("/f"),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let r = fetch_to(server.ca(), &server.url("/f"), &out, &[]);
     assert!(r.error_line("h3-fetch").contains("is a directory"));
     nothing_left();
 
@@ -719,16 +638,7 @@ fn fetch_errors_are_one_line_and_leave_no_file() {
     assert!(!target.exists());
     let kept = std::fs::metadata(out.join("f.part")).unwrap().len();
     assert!(kept <= 1 << 20);
-    let j = fetch(&[
-        "--ca",
-        server.ca(),
-        &server.url("/f"),
-        "-o",
-        t,
-        "--resume",
-        "--json",
-    ])
-    .json();
+    let j = fetch_to(server.ca(), &server.url("/f"), t, &["--resume", "--json"]).json();
     assert_eq!(j["resumed_from"], kept);
     assert_eq!(j["size"], 2 * MB);
 }

@@ -42,17 +42,12 @@ fn fetch_with_receiver_lbe(
     target: &std::path::Path,
     extra: &[&str],
 ) -> serde_json::Value {
-    let mut args = vec![
-        "--ca",
+    let mut args = fetch_args(
         ca,
         url,
-        "-o",
-        target.to_str().unwrap(),
-        "--background",
-        "--lbe",
-        "receiver",
-        "--json",
-    ];
+        target,
+        &["--background", "--lbe", "receiver", "--json"],
+    );
     args.extend_from_slice(extra);
     fetch(&args).json()
 }
@@ -181,14 +176,7 @@ fn lbe_modes_in_the_summary() {
     let url = server.url("/f");
     let target = out.join("f");
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "--ca",
-            server.ca(),
-            url.as_str(),
-            "-o",
-            target.to_str().unwrap(),
-            "--json",
-        ];
+        let mut args = fetch_args(server.ca(), &url, &target, &["--json"]);
         args.extend_from_slice(extra);
         let j = fetch(&args).json();
         assert!(std::fs::read(&target).unwrap() == data);

@@ -9,24 +9,17 @@ pub use lbe_scenario::*;
 mod tests {
     use std::path::Path;
 
-    use super::*;
+    use lbe_test_support::scenario_text::flow;
+    use lbe_test_support::scenario_text::link;
 
-    const H3: &str = r#"
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "500ms"
-[[flow]]
-cc = "cubic"
-stop = "40s"
-[[flow]]
-kind = "h3"
-bytes = "10MB"
-"#;
+    use super::*;
 
     #[test]
     fn h3_flows_are_not_simulated() {
-        let s = parse(Path::new("s.toml"), H3).unwrap();
+        let text = link("20mbit", "50ms", "500ms")
+            + &flow("cubic", "0s", "40s")
+            + "[[flow]]\nkind = \"h3\"\nbytes = \"10MB\"\n";
+        let s = parse(Path::new("s.toml"), &text).unwrap();
         assert_eq!(
             crate::sim::config(&s).unwrap_err(),
             "flow 'flow2': kind = \"h3\" is not simulated (h3-fetch against a real server): run without --sim"

@@ -117,12 +117,7 @@ background = true
 lbe = "receiver"
 stop = "30s"
 name = "download"
-[[flow]]
-cc = "cubic"
-start = "5s"
-stop = "30s"
-name = "cubic"
-"#),
+"# + &named_flow("cubic", "cubic", "5s", "30s")),
     );
     let (s, out) = run_real("yield", &scenario);
     let download = s.flows[0].transfer.h3().unwrap();

@@ -19,30 +19,17 @@ fn simulate(text: &str, seed: u64) -> (SimSummary, qlog_analysis::Analysis) {
 }
 
 fn alone(cc: &str, rtt: &str, buffer: &str, loss: f64) -> String {
-    format!(
-        r#"{}loss = {loss}
-{}[[flow]]
-cc = "{cc}"
-stop = "120s"
-"#,
-        link("20mbit", rtt, buffer),
-        window("10s", "120s"),
-    )
+    link("20mbit", rtt, buffer)
+        + &format!("loss = {loss}\n")
+        + &window("10s", "120s")
+        + &flow(cc, "0s", "120s")
 }
 
 fn vs_cubic(cc: &str, buffer: &str, cubic_stop: &str) -> String {
-    format!(
-        r#"{}{}[[flow]]
-cc = "{cc}"
-stop = "60s"
-[[flow]]
-cc = "cubic"
-start = "10s"
-stop = "{cubic_stop}"
-"#,
-        link("20mbit", "50ms", buffer),
-        window("20s", "40s"),
-    )
+    link("20mbit", "50ms", buffer)
+        + &window("20s", "40s")
+        + &flow(cc, "0s", "60s")
+        + &flow("cubic", "10s", cubic_stop)
 }
 
 fn share(s: &SimSummary, flow: usize) -> f64 {
@@ -125,18 +112,10 @@ fn two_full_flows_10s_apart_share_fairly() {
     // At 20 ms it took decrease_constant=0.25 (it was 0.83-0.92 with C = 1).
     for rtt in ["20ms", "50ms", "100ms"] {
         for seed in SEEDS {
-            let text = format!(
-                r#"{}{}[[flow]]
-cc = "ledbatpp:profile=full"
-stop = "100s"
-[[flow]]
-cc = "ledbatpp:profile=full"
-start = "10s"
-stop = "100s"
-"#,
-                link("20mbit", rtt, "500ms"),
-                window("40s", "100s"),
-            );
+            let text = link("20mbit", rtt, "500ms")
+                + &window("40s", "100s")
+                + &flow("ledbatpp:profile=full", "0s", "100s")
+                + &flow("ledbatpp:profile=full", "10s", "100s");
             let (s, _) = simulate(&text, seed);
             let jain = s.jain_index.unwrap();
             assert!(jain >= 0.95, "{rtt} seed {seed}: Jain {jain}");
@@ -148,9 +127,7 @@ stop = "100s"
 fn four_full_flows_10s_apart_share_fairly() {
     let mut text = link("20mbit", "50ms", "500ms") + &window("90s", "150s");
     for start in [0, 10, 20, 30] {
-        text += &format!(
-            "[[flow]]\ncc = \"ledbatpp:profile=full\"\nstart = \"{start}s\"\nstop = \"150s\"\n"
-        );
+        text += &flow("ledbatpp:profile=full", &format!("{start}s"), "150s");
     }
     for seed in SEEDS {
         let (s, _) = simulate(&text, seed);

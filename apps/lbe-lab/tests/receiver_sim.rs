@@ -22,35 +22,26 @@ fn simulate(text: &str) -> SimSummary {
 /// One download alone for 40 s (figures from its 3rd second), the server
 /// running `cc`, the receiver capping it or not.
 fn alone(seed: u64, buffer: &str, cc: &str, receiver_lbe: bool) -> SimSummary {
-    simulate(&format!(
-        r#"seed = {seed}{}{}[[flow]]
-cc = "{cc}"
-receiver_lbe = {receiver_lbe}
-stop = "40s"
-"#,
-        link("20mbit", "50ms", buffer),
-        window("3s", "40s"),
-    ))
+    simulate(
+        &(format!("seed = {seed}")
+            + &link("20mbit", "50ms", buffer)
+            + &window("3s", "40s")
+            + &flow(cc, "0s", "40s")
+            + &format!("receiver_lbe = {receiver_lbe}\n")),
+    )
 }
 
 /// The download, and a CUBIC download joining after 15 s (as the real-time
 /// `netem_share` measurement); figures over 20-60 s.
 fn shared(seed: u64, buffer: &str, cc: &str, receiver_lbe: bool) -> SimSummary {
-    simulate(&format!(
-        r#"seed = {seed}{}{}[[flow]]
-name = "background"
-cc = "{cc}"
-receiver_lbe = {receiver_lbe}
-stop = "60s"
-[[flow]]
-name = "cubic"
-cc = "cubic"
-start = "15s"
-stop = "60s"
-"#,
-        link("20mbit", "50ms", buffer),
-        window("20s", "60s"),
-    ))
+    simulate(
+        &(format!("seed = {seed}")
+            + &link("20mbit", "50ms", buffer)
+            + &window("20s", "60s")
+            + &named_flow("background", cc, "0s", "60s")
+            + &format!("receiver_lbe = {receiver_lbe}\n")
+            + &named_flow("cubic", "cubic", "15s", "60s")),
+    )
 }
 
 fn cubic_share(s: &SimSummary) -> f64 {
@@ -119,12 +110,8 @@ fn against_cubic_with_a_30ms_buffer_the_receiver_yields_through_losses() {
 #[test]
 fn receiver_lbe_is_simulated_only_and_a_bool() {
     let text = &(link("20mbit", "50ms", "500ms")
-        + r#"[[flow]]
-name = "dl"
-cc = "cubic"
-receiver_lbe = true
-stop = "5s"
-"#);
+        + &named_flow("dl", "cubic", "0s", "5s")
+        + "receiver_lbe = true\n");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let out = std::env::temp_dir().join(format!("lbe-rx-real-{}", std::process::id()));
     let err = lbe_lab::run::run(&scenario(text), &out, &stop, &|_| {}).unwrap_err();

@@ -24,6 +24,9 @@ use std::process::Command;
 
 use lbe_app_kit::python_venv;
 use lbe_app_kit::python_venv::InstallError;
+use lbe_test_support::scenario_text::link;
+use lbe_test_support::scenario_text::named_flow;
+use lbe_test_support::scenario_text::window;
 use serde_json::Value;
 
 /// The Playwright release the check is written against.
@@ -38,24 +41,12 @@ const MIN_HTML_FONT_PX: f64 = 12.0;
 const MIN_FIGURE_FONT_PX: f64 = 9.0;
 
 /// A small scenario: 10 s of LEDBAT++ and then CUBIC on 20 Mbit/s.
-const SCENARIO: &str = r#"
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "200ms"
-[analysis]
-from = "4s"
-to = "10s"
-[[flow]]
-cc = "ledbatpp"
-stop = "10s"
-name = "background"
-[[flow]]
-cc = "cubic"
-start = "3s"
-stop = "10s"
-name = "foreground"
-"#;
+fn small_scenario() -> String {
+    link("20mbit", "50ms", "200ms")
+        + &window("4s", "10s")
+        + &named_flow("background", "ledbatpp", "0s", "10s")
+        + &named_flow("foreground", "cubic", "3s", "10s")
+}
 
 /// A small sweep: LEDBAT++ alone at three base RTTs, two seeds, one figure.
 const SWEEP: &str = r#"
@@ -176,7 +167,7 @@ fn lab_and_sweep_reports_render_in_chromium_at_desktop_and_phone_width() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let scenario = dir.join("small.toml");
-    std::fs::write(&scenario, SCENARIO).unwrap();
+    std::fs::write(&scenario, small_scenario()).unwrap();
     let sweep = dir.join("browser-check.toml");
     std::fs::write(&sweep, SWEEP).unwrap();
     let run_out = dir.join("run");

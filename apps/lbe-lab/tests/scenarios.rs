@@ -56,11 +56,7 @@ fn cubic_through_the_emulator_fills_the_link_at_its_base_rtt() {
         "cubic",
         &(link("20mbit", "40ms", "100ms")
             + &window("5s", "20s")
-            + r#"[[flow]]
-cc = "cubic"
-stop = "20s"
-name = "cubic"
-"#),
+            + &named_flow("cubic", "cubic", "0s", "20s")),
     );
     let test = "cubic_through_the_emulator_fills_the_link_at_its_base_rtt";
     let utilization = figure(test, "utilization", s.utilization.unwrap());
@@ -90,11 +86,7 @@ fn ledbatpp_alone_uses_most_of_the_link_and_keeps_the_queue_near_target() {
         "solo",
         &(link("20mbit", "50ms", "500ms")
             + &window("10s", "35s")
-            + r#"[[flow]]
-cc = "ledbatpp"
-stop = "35s"
-name = "lbe"
-"#),
+            + &named_flow("lbe", "ledbatpp", "0s", "35s")),
     );
     let test = "ledbatpp_alone_uses_most_of_the_link_and_keeps_the_queue_near_target";
     // Seed: ~0.9 of capacity (the periodic slowdowns cost ~10 %).
@@ -126,16 +118,8 @@ fn two_flows_share_the_emulated_link_and_are_analysed() {
         "two-flows",
         &(link("10mbit", "50ms", "200ms")
             + &window("10s", "20s")
-            + r#"[[flow]]
-cc = "ledbatpp"
-stop = "20s"
-name = "lbe"
-[[flow]]
-cc = "cubic"
-start = "5s"
-stop = "20s"
-name = "cubic"
-"#),
+            + &named_flow("lbe", "ledbatpp", "0s", "20s")
+            + &named_flow("cubic", "cubic", "5s", "20s")),
     );
     let test = "two_flows_share_the_emulated_link_and_are_analysed";
     assert_eq!(s.flows.len(), 2);

@@ -46,13 +46,8 @@ fn with_seed(text: &str, seed: u64) -> String {
 fn pair() -> String {
     link("20mbit", "50ms", "500ms")
         + &window("20s", "60s")
-        + r#"[[flow]]
-cc = "ledbatpp"
-stop = "60s"
-[[flow]]
-cc = "ledbatpp"
-stop = "60s"
-"#
+        + &flow("ledbatpp", "0s", "60s")
+        + &flow("ledbatpp", "0s", "60s")
 }
 
 #[test]
@@ -163,7 +158,7 @@ fn a_summary_has_the_keys_of_a_real_run() {
 
 #[test]
 fn what_the_simulator_cannot_run_is_refused_with_the_reason() {
-    let bbr = pair().replace("cc = \"ledbatpp\"\nstop", "cc = \"bbr2\"\nstop");
+    let bbr = pair().replace("cc = \"ledbatpp\"", "cc = \"bbr2\"");
     let e = lbe_lab::sim::simulate(&scenario(&bbr)).err().unwrap();
     assert!(e.contains("bbr2 runs on quiche's gcongestion"), "{e}");
     let cross = pair().replace(
@@ -189,19 +184,10 @@ fn two_ledbatpp_flows_starting_together_split_the_link() {
 /// well over a third of the link (plain LEDBAT's keeps about 1 %, below).
 #[test]
 fn a_late_ledbatpp_flow_does_not_take_the_link() {
-    let text = pair()
-        .replace(
-            "[[flow]]\ncc = \"ledbatpp\"\nstop = \"60s\"\n[[flow]]",
-            "[[flow]]\ncc = \"ledbatpp\"\nstop = \"90s\"\n[[flow]]",
-        )
-        .replace(
-            "cc = \"ledbatpp\"\nstop = \"60s\"\n",
-            "cc = \"ledbatpp\"\nstart = \"10s\"\nstop = \"90s\"\n",
-        )
-        .replace(
-            "from = \"20s\"\nto = \"60s\"",
-            "from = \"30s\"\nto = \"90s\"",
-        );
+    let text = link("20mbit", "50ms", "500ms")
+        + &window("30s", "90s")
+        + &flow("ledbatpp", "0s", "90s")
+        + &flow("ledbatpp", "10s", "90s");
     for seed in 1..=3 {
         let s = simulate(&with_seed(&text, seed));
         assert_eq!(s.flows[1].start_s, 10.0);
@@ -231,14 +217,8 @@ fn plain_ledbat_shows_the_late_comer_advantage() {
 fn vs_cubic(buffer: &str) -> String {
     link("20mbit", "50ms", buffer)
         + &window("20s", "50s")
-        + r#"[[flow]]
-cc = "ledbatpp"
-stop = "50s"
-[[flow]]
-cc = "cubic"
-start = "10s"
-stop = "50s"
-"#
+        + &flow("ledbatpp", "0s", "50s")
+        + &flow("cubic", "10s", "50s")
 }
 
 /// Seed 000 §6: with a 500 ms buffer CUBIC takes most of the link; with a
@@ -265,14 +245,8 @@ fn ledbatpp_yields_to_cubic() {
 fn cdg_share_against_cubic_rises_with_g() {
     let text = link("10mbit", "50ms", "50ms")
         + &window("45s", "100s")
-        + r#"[[flow]]
-cc = "cdg:g=G"
-stop = "100s"
-[[flow]]
-cc = "cubic:rollback=off"
-start = "30s"
-stop = "100s"
-"#;
+        + &flow("cdg:g=G", "0s", "100s")
+        + &flow("cubic:rollback=off", "30s", "100s");
     let mut shares = Vec::new();
     for g in ["0.1", "2", "6", "120"] {
         let mean = (1..=3)

@@ -270,6 +270,14 @@ fn cli(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// Runs `quic-bulk client --connect ADDR --cc CC --bytes BYTES OPTIONS...`
+/// ([`cli`]'s answer).
+fn client(addr: &str, cc: &str, bytes: &str, options: &[&str]) -> (bool, String, String) {
+    let mut args = vec!["client", "--connect", addr, "--cc", cc, "--bytes", bytes];
+    args.extend_from_slice(options);
+    cli(&args)
+}
+
 #[test]
 fn cli_rejects_bad_input_with_one_clear_line() {
     let cases: &[(&[&str], &str)] = &[
@@ -357,18 +365,7 @@ fn cli_reports_an_unreachable_server() {
     // Nothing listens on this port: the socket is bound and never read.
     let idle = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = idle.local_addr().unwrap().to_string();
-    let (ok, out, err) = cli(&[
-        "client",
-        "--connect",
-        &addr,
-        "--cc",
-        "cubic",
-        "--bytes",
-        "1MB",
-        "--timeout",
-        "1s",
-        "--json",
-    ]);
+    let (ok, out, err) = client(&addr, "cubic", "1MB", &["--timeout", "1s", "--json"]);
     assert!(!ok);
     assert!(out.is_empty());
     assert_eq!(
@@ -424,20 +421,12 @@ fn cli_json_and_clean_shutdown() {
         .unwrap();
     let mut out = None;
     for _ in 0..50 {
-        let (ok, stdout, _) = cli(&[
-            "client",
-            "--connect",
+        let (ok, stdout, _) = client(
             &addr,
-            "--cc",
             "ledbatpp",
-            "--bytes",
             "2MB",
-            "--json",
-            "--timeout",
-            "1s",
-            "--ca",
-            cert.to_str().unwrap(),
-        ]);
+            &["--json", "--timeout", "1s", "--ca", cert.to_str().unwrap()],
+        );
         if ok {
             out = Some(stdout);
             break;
@@ -524,38 +513,29 @@ fn cli_client_verifies_the_server_certificate_by_default() {
         .strip_prefix("quic-bulk server: listening on ")
         .unwrap_or_else(|| panic!("no address in {first:?}"))
         .to_string();
-    let client = |extra: &[&str]| {
-        let mut args = vec![
-            "client",
-            "--connect",
-            &addr,
-            "--cc",
-            "cubic",
-            "--bytes",
-            "1MB",
-            "--json",
-        ];
-        args.extend_from_slice(extra);
-        cli(&args)
+    let cubic_1mb = |extra: &[&str]| {
+        let mut options = vec!["--json"];
+        options.extend_from_slice(extra);
+        client(&addr, "cubic", "1MB", &options)
     };
     let refused = "quic-bulk: error: the server's certificate for 127.0.0.1 did not verify: self \
                    signed certificate (TLS alert 48, unknown_ca); use --ca PATH to trust that \
                    certificate or its CA, or -k/--insecure to skip verification";
 
     // Not trusted by default: one line.
-    let (ok, out, err) = client(&[]);
+    let (ok, out, err) = cubic_1mb(&[]);
     assert!(!ok);
     assert_eq!((out.as_str(), err.trim_end()), ("", refused));
 
     // Trusted with the written certificate; the payload is checked.
-    let (ok, out, err) = client(&["--ca", ca]);
+    let (ok, out, err) = cubic_1mb(&["--ca", ca]);
     assert!(ok, "{err}");
     assert_eq!(err, "");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["bytes"], 1_000_000);
 
     // The certificate names 127.0.0.1, not another host.
-    let (ok, _, err) = client(&["--ca", ca, "--server-name", "example.com"]);
+    let (ok, _, err) = cubic_1mb(&["--ca", ca, "--server-name", "example.com"]);
     assert!(!ok);
     assert_eq!(
         err.trim_end(),
@@ -563,11 +543,11 @@ fn cli_client_verifies_the_server_certificate_by_default() {
          mismatch (TLS alert 42, bad_certificate); use --ca PATH to trust that certificate or its \
          CA, or -k/--insecure to skip verification"
     );
-    let (ok, _, err) = client(&["--ca", ca, "--server-name", "localhost"]);
+    let (ok, _, err) = cubic_1mb(&["--ca", ca, "--server-name", "localhost"]);
     assert!(ok, "{err}");
 
     // -k: not verified, and it says so.
-    let (ok, out, err) = client(&["-k"]);
+    let (ok, out, err) = cubic_1mb(&["-k"]);
     assert!(ok, "{err}");
     assert_eq!(
         err,
@@ -578,7 +558,7 @@ fn cli_client_verifies_the_server_certificate_by_default() {
 
     // A missing or malformed --ca file: one line.
     let missing = dir.join("missing.pem");
-    let (ok, _, err) = client(&["--ca", missing.to_str().unwrap()]);
+    let (ok, _, err) = cubic_1mb(&["--ca", missing.to_str().unwrap()]);
     assert!(!ok);
     assert_eq!(
         err.trim_end(),
@@ -587,7 +567,7 @@ fn cli_client_verifies_the_server_certificate_by_default() {
             missing.display()
         )
     );
-    let (ok, _, err) = client(&["--ca", dir.to_str().unwrap()]);
+    let (ok, _, err) = cubic_1mb(&["--ca", dir.to_str().unwrap()]);
     assert!(!ok);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(

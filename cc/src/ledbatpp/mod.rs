@@ -131,6 +131,17 @@ pub use profiles::FULL_TARGET_MARGIN;
 pub use profiles::SLOWDOWN_PERIOD_MAX;
 use slowdown::Schedule;
 
+/// Every state LEDBAT++ reports ([`CongestionController::state`], qlog's
+/// `congestion_state_updated`): its phases per draft -01, and `recovery`
+/// while a loss's recovery period lasts.
+pub const STATE_NAMES: [&str; 5] = [
+    "slow_start",
+    "congestion_avoidance",
+    "recovery",
+    "slowdown",
+    "ramp_up",
+];
+
 /// How much LEDBAT++ defers to other traffic; [`crate::deadline`] lowers it
 /// above level 0 (`LedbatPlusPlus::set_deference`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -297,6 +308,7 @@ impl LedbatPlusPlus {
         )
     }
 
+    /// One of [`STATE_NAMES`].
     fn state_name(&self) -> &'static str {
         match self.s.phase {
             Phase::Slowdown { .. } => "slowdown",

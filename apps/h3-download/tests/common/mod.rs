@@ -99,6 +99,25 @@ pub fn fetch(args: &[&str]) -> Run {
     h3_fetch().args(args).output().unwrap().into()
 }
 
+/// h3-fetch's arguments for a download of `url` into `target`, trusting
+/// the certificate in the file `ca` (`--ca CA URL -o TARGET`), then
+/// `options` (`"--json"`).
+pub fn fetch_args<'a, P: AsRef<Path> + ?Sized>(
+    ca: &'a str,
+    url: &'a str,
+    target: &'a P,
+    options: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec!["--ca", ca, url, "-o", target.as_ref().to_str().unwrap()];
+    args.extend_from_slice(options);
+    args
+}
+
+/// Runs h3-fetch with [`fetch_args`].
+pub fn fetch_to<P: AsRef<Path> + ?Sized>(ca: &str, url: &str, target: &P, options: &[&str]) -> Run {
+    fetch(&fetch_args(ca, url, target, options))
+}
+
 /// h3-fetch of a URL nothing answers (`https://127.0.0.1:1/f -o /tmp/x`)
 /// with these options: for command lines refused before any connection.
 pub fn fetch_nowhere(options: &[&str]) -> Run {

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-pub use lbe_test_support::scenario_text::link;
-pub use lbe_test_support::scenario_text::window;
+pub use lbe_test_support::scenario_text::*;
 pub use lbe_test_support::*;
 
 use lbe_lab::run::Summary;
