@@ -456,14 +456,7 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
     }
     // Virtual time starts here; quiche reads `epoch + elapsed`.
     let epoch = Instant::now();
-    let link = lbe_link::Link::new(&lbe_link::LinkConfig {
-        rate_bps: Some(config.link.rate_bps),
-        buffer: Some(config.link.buffer),
-        loss: config.link.loss,
-        seed: config.seed,
-        overhead: lbe_link::IPV4_UDP_OVERHEAD,
-        ..lbe_link::LinkConfig::default()
-    });
+    let link = lbe_link::Link::new(&config.link.bottleneck(config.seed));
     let mut sim = Sim {
         config,
         epoch,
@@ -838,7 +831,8 @@ impl Sim<'_> {
             // The download's direction crosses the bottleneck.
             Side::Server => {
                 let size = datagram.len();
-                self.link.enqueue(now, size, one_way, (i, datagram));
+                self.link
+                    .enqueue_flow(now, i as u64, size, one_way, (i, datagram));
                 self.schedule_link();
             }
             // The return path is not congested.
@@ -927,6 +921,9 @@ impl Sim<'_> {
             analysis,
             flows: stats,
             link: self.link.totals().clone(),
+            flow_drops: (0..config.flows.len() as u64)
+                .map(|i| self.link.flow_drops(i))
+                .collect(),
             events: self.events,
             duration: end.saturating_duration_since(self.epoch),
             qlogs: std::mem::take(&mut self.qlogs),

@@ -28,10 +28,9 @@ mod tests {
 
     #[test]
     fn workload_flows_are_not_simulated_yet() {
-        let text = H3.replace(
-            "kind = \"h3\"\nbytes = \"10MB\"",
-            "kind = \"ping\"\nstop = \"10s\"",
-        );
+        let text = link("20mbit", "50ms", "500ms")
+            + &flow("cubic", "0s", "40s")
+            + "[[flow]]\nkind = \"ping\"\nstop = \"10s\"\n";
         let s = parse(Path::new("s.toml"), &text).unwrap();
         assert_eq!(
             crate::sim::config(&s).unwrap_err(),
