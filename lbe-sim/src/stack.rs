@@ -619,7 +619,7 @@ impl Sim<'_> {
     /// reaches it.
     fn accept(&mut self, i: usize, now: Instant) {
         let mut scid = [0u8; 16];
-        let mut rng = SplitMix64::new(self.config.seed ^ 0xacce_97 ^ (i as u64 + 1));
+        let mut rng = SplitMix64::new(self.config.seed ^ 0x00ac_ce97 ^ (i as u64 + 1));
         for b in scid.iter_mut() {
             *b = rng.next_u64() as u8;
         }
@@ -715,17 +715,10 @@ impl Sim<'_> {
             // The request: one byte and the stream's FIN.
             f.request_sent = conn.stream_send(DATA_STREAM, b"?", true) == Ok(1);
         }
-        loop {
-            match conn.stream_recv(DATA_STREAM, &mut self.buf) {
-                Ok((n, fin)) => {
-                    f.received += n as u64;
-                    if fin && f.done_at.is_none() {
-                        if let FlowEnd::Bytes(_) = self.config.flows[i].end {
-                            f.done_at = Some(now);
-                        }
-                    }
-                }
-                Err(_) => break,
+        while let Ok((n, fin)) = conn.stream_recv(DATA_STREAM, &mut self.buf) {
+            f.received += n as u64;
+            if fin && f.done_at.is_none() && matches!(self.config.flows[i].end, FlowEnd::Bytes(_)) {
+                f.done_at = Some(now);
             }
         }
     }
