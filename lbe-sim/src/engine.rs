@@ -1,7 +1,5 @@
 //! The event loop: virtual time, the bottleneck, senders and receivers.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::time::Duration;
 use std::time::Instant;
 
@@ -15,6 +13,7 @@ use quiche_lbe::lbe_cc::rng::SplitMix64;
 
 use crate::ack::AckPolicy;
 use crate::ack::Received;
+use crate::queue::EventQueue;
 use crate::record::Recorder;
 use crate::rtt::RttEstimator;
 use crate::rx::Frames;
@@ -88,30 +87,6 @@ struct AckFrame {
     ack_delay: Duration,
     /// A receiver-driven flow's other frames (none otherwise).
     frames: Frames,
-}
-
-struct Queued {
-    at: Instant,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Queued {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-impl Eq for Queued {}
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Queued {
-    // A min-heap on (time, insertion order).
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
-    }
 }
 
 struct Receiver {
@@ -194,8 +169,7 @@ pub struct SimOutput {
 struct Sim<'a> {
     config: &'a Config,
     epoch: Instant,
-    queue: BinaryHeap<Queued>,
-    seq: u64,
+    queue: EventQueue<Ev>,
     /// Items: (flow, packet number), kept small: the delay line is a heap.
     link: lbe_link::Link<Datagram>,
     link_due: Option<Instant>,
@@ -242,13 +216,12 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
     let mut sim = Sim {
         config,
         epoch,
-        queue: BinaryHeap::new(),
-        seq: 0,
+        queue: EventQueue::new(),
         link,
         link_due: None,
         flows: Vec::new(),
         events: 0,
-        rng: SplitMix64::new(config.seed ^ 0x5eed_1a7e_0c10_c4a1),
+        rng: crate::queue::latency_rng(config),
     };
     let mut qlogs = Vec::new();
     if let Some(dir) = &config.qlog_dir {
@@ -378,20 +351,11 @@ impl FlowState {
 
 impl Sim<'_> {
     fn push(&mut self, at: Instant, ev: Ev) {
-        self.seq += 1;
-        self.queue.push(Queued {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        self.queue.push(at, ev);
     }
 
-    /// One wake-up latency of an endpoint's loop: exponential with mean
-    /// [`Config::host_latency`], from the run's seed, so that seeds differ
-    /// as repeated lab runs do (see [`crate::HOST_LATENCY`]).
     fn wake_latency(&mut self) -> Duration {
-        let u = self.rng.next_f64();
-        self.config.host_latency.mul_f64(-(1.0 - u).ln())
+        crate::queue::wake_latency(&mut self.rng, self.config)
     }
 
     fn t_ms(&self, now: Instant) -> f64 {
@@ -399,7 +363,7 @@ impl Sim<'_> {
     }
 
     fn run_loop(&mut self) {
-        while let Some(Queued { at, ev, .. }) = self.queue.pop() {
+        while let Some((at, ev)) = self.queue.pop() {
             self.events += 1;
             if self.flows.iter().all(|f| f.done_at.is_some()) {
                 break;
@@ -742,12 +706,7 @@ impl Sim<'_> {
                         .map(|t| t.saturating_duration_since(self.epoch).as_secs_f64()),
                     FlowEnd::Stop(_) => None,
                 },
-                time_in_levels_s: state.progress.as_ref().map(|p| {
-                    p.time_in_levels()
-                        .iter()
-                        .map(Duration::as_secs_f64)
-                        .collect()
-                }),
+                time_in_levels_s: crate::queue::time_in_levels_s(state.progress.as_ref()),
                 receiver_window: state.rx.as_ref().map(ReceiverControl::stats),
             });
             flows.push(MemoryFlow {
@@ -763,13 +722,7 @@ impl Sim<'_> {
                 role: Role::Server,
             });
         }
-        let options = qlog_analysis::Options {
-            from_s: config.window.map(|(f, _)| f.as_secs_f64()),
-            to_s: config.window.map(|(_, t)| t.as_secs_f64()),
-            link_rate_bps: Some(config.link.rate_bps as f64),
-            datagram_overhead_bytes: u64::from(lbe_link::IPV4_UDP_OVERHEAD),
-            ..qlog_analysis::Options::default()
-        };
+        let options = crate::queue::analysis_options(config);
         let analysis =
             qlog_analysis::analyze_in_memory(flows, &options).map_err(|e| e.to_string())?;
         Ok(SimOutput {

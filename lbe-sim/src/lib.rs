@@ -35,6 +35,7 @@
 
 pub mod ack;
 mod engine;
+mod queue;
 pub mod record;
 pub mod rtt;
 pub mod rx;

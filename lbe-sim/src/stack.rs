@@ -29,8 +29,6 @@
 //! the client does not verify it: both ends run in this process and
 //! exchange datagrams only with each other.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::io::BufRead;
 use std::io::Read;
 use std::net::SocketAddr;
@@ -48,6 +46,7 @@ use quiche_lbe::lbe_cc::rng::SplitMix64;
 
 use crate::engine::FlowStats;
 use crate::engine::SimOutput;
+use crate::queue::EventQueue;
 use crate::Config;
 
 /// How early a paced datagram may leave, as in our apps
@@ -87,30 +86,6 @@ enum Ev {
     LinkDue,
     /// A client datagram reaches its server (the uncongested return path).
     ToServer(usize, Vec<u8>),
-}
-
-struct Queued {
-    at: Instant,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Queued {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-impl Eq for Queued {}
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Queued {
-    // A min-heap on (time, insertion order).
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
-    }
 }
 
 /// One side of a connection and what its loop holds.
@@ -174,8 +149,7 @@ impl FlowRun {
 struct Sim<'a> {
     config: &'a Config,
     epoch: Instant,
-    queue: BinaryHeap<Queued>,
-    seq: u64,
+    queue: EventQueue<Ev>,
     link: lbe_link::Link<(usize, Vec<u8>)>,
     link_due: Option<Instant>,
     flows: Vec<FlowRun>,
@@ -460,15 +434,14 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
     let mut sim = Sim {
         config,
         epoch,
-        queue: BinaryHeap::new(),
-        seq: 0,
+        queue: EventQueue::new(),
         link,
         link_due: None,
         flows: Vec::new(),
         client_configs,
         server_configs,
         events: 0,
-        rng: SplitMix64::new(config.seed ^ 0x5eed_1a7e_0c10_c4a1),
+        rng: crate::queue::latency_rng(config),
         buf: vec![0; 65536],
         error: None,
         qlogs: vec![None; config.flows.len()],
@@ -519,17 +492,11 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
 
 impl Sim<'_> {
     fn push(&mut self, at: Instant, ev: Ev) {
-        self.seq += 1;
-        self.queue.push(Queued {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        self.queue.push(at, ev);
     }
 
     fn wake_latency(&mut self) -> Duration {
-        let u = self.rng.next_f64();
-        self.config.host_latency.mul_f64(-(1.0 - u).ln())
+        crate::queue::wake_latency(&mut self.rng, self.config)
     }
 
     fn fail(&mut self, i: usize, what: String) {
@@ -539,7 +506,7 @@ impl Sim<'_> {
     }
 
     fn run_loop(&mut self) {
-        while let Some(Queued { at, ev, .. }) = self.queue.pop() {
+        while let Some((at, ev)) = self.queue.pop() {
             if self.error.is_some() || self.flows.iter().all(|f| f.done_at.is_some()) {
                 break;
             }
@@ -866,12 +833,7 @@ impl Sim<'_> {
                         .map(|t| t.saturating_duration_since(self.epoch).as_secs_f64()),
                     _ => None,
                 },
-                time_in_levels_s: state.progress.as_ref().map(|p| {
-                    p.time_in_levels()
-                        .iter()
-                        .map(Duration::as_secs_f64)
-                        .collect()
-                }),
+                time_in_levels_s: crate::queue::time_in_levels_s(state.progress.as_ref()),
                 receiver_window: None,
             });
             // Dropping the connection drops its qlog writer: the analysis
@@ -901,13 +863,7 @@ impl Sim<'_> {
                 role: Role::Server,
             });
         }
-        let options = qlog_analysis::Options {
-            from_s: config.window.map(|(f, _)| f.as_secs_f64()),
-            to_s: config.window.map(|(_, t)| t.as_secs_f64()),
-            link_rate_bps: Some(config.link.rate_bps as f64),
-            datagram_overhead_bytes: u64::from(lbe_link::IPV4_UDP_OVERHEAD),
-            ..qlog_analysis::Options::default()
-        };
+        let options = crate::queue::analysis_options(config);
         let analysis =
             qlog_analysis::analyze_in_memory(flows, &options).map_err(|e| e.to_string())?;
         Ok(SimOutput {
