@@ -166,6 +166,55 @@ pub struct SimOutput {
     pub qlogs: Vec<Option<std::path::PathBuf>>,
 }
 
+impl SimOutput {
+    /// The analysis's view of flow number `number` (from 1) of the run.
+    pub(crate) fn memory_flow(
+        analyzer: FlowAnalyzer,
+        flow: &lbe_scenario::Flow,
+        number: usize,
+    ) -> MemoryFlow {
+        MemoryFlow {
+            analyzer,
+            label: flow.sender_cc().to_string(),
+            cc: Some(flow.sender_cc().to_string()),
+            flow: Some(if flow.name.is_empty() {
+                format!("flow{number}")
+            } else {
+                flow.name.clone()
+            }),
+            target_ms: None,
+            role: Role::Server,
+        }
+    }
+
+    /// A finished run's output: the flows analysed together, with the
+    /// bottleneck's counts.
+    pub(crate) fn assemble<T>(
+        config: &Config,
+        flows: Vec<MemoryFlow>,
+        stats: Vec<FlowStats>,
+        link: &lbe_link::Link<T>,
+        events: u64,
+        duration: Duration,
+        qlogs: Vec<Option<std::path::PathBuf>>,
+    ) -> Result<SimOutput, String> {
+        let options = crate::queue::analysis_options(config);
+        let analysis =
+            qlog_analysis::analyze_in_memory(flows, &options).map_err(|e| e.to_string())?;
+        Ok(SimOutput {
+            analysis,
+            flows: stats,
+            link: link.totals().clone(),
+            flow_drops: (0..config.flows.len() as u64)
+                .map(|i| link.flow_drops(i))
+                .collect(),
+            events,
+            duration,
+            qlogs,
+        })
+    }
+}
+
 struct Sim<'a> {
     config: &'a Config,
     epoch: Instant,
@@ -709,32 +758,16 @@ impl Sim<'_> {
                 time_in_levels_s: crate::queue::time_in_levels_s(state.progress.as_ref()),
                 receiver_window: state.rx.as_ref().map(ReceiverControl::stats),
             });
-            flows.push(MemoryFlow {
-                analyzer: state.recorder.finish()?,
-                label: flow.sender_cc().to_string(),
-                cc: Some(flow.sender_cc().to_string()),
-                flow: Some(if flow.name.is_empty() {
-                    format!("flow{i}")
-                } else {
-                    flow.name.clone()
-                }),
-                target_ms: None,
-                role: Role::Server,
-            });
+            flows.push(SimOutput::memory_flow(state.recorder.finish()?, flow, i));
         }
-        let options = crate::queue::analysis_options(config);
-        let analysis =
-            qlog_analysis::analyze_in_memory(flows, &options).map_err(|e| e.to_string())?;
-        Ok(SimOutput {
-            analysis,
-            flows: stats,
-            link: self.link.totals().clone(),
-            flow_drops: (0..config.flows.len() as u64)
-                .map(|i| self.link.flow_drops(i))
-                .collect(),
-            events: self.events,
-            duration: end.saturating_duration_since(self.epoch),
-            qlogs: Vec::new(),
-        })
+        SimOutput::assemble(
+            config,
+            flows,
+            stats,
+            &self.link,
+            self.events,
+            end.saturating_duration_since(self.epoch),
+            Vec::new(),
+        )
     }
 }

@@ -40,8 +40,6 @@ use std::time::Instant;
 use lbe_scenario::FlowEnd;
 use lbe_scenario::GRACE;
 use qlog_analysis::flow::FlowAnalyzer;
-use qlog_analysis::MemoryFlow;
-use qlog_analysis::Role;
 use quiche_lbe::lbe_cc::rng::SplitMix64;
 
 use crate::engine::FlowStats;
@@ -850,32 +848,16 @@ impl Sim<'_> {
                     ))
                 }
             };
-            flows.push(MemoryFlow {
-                analyzer,
-                label: flow.sender_cc().to_string(),
-                cc: Some(flow.sender_cc().to_string()),
-                flow: Some(if flow.name.is_empty() {
-                    format!("flow{}", i + 1)
-                } else {
-                    flow.name.clone()
-                }),
-                target_ms: None,
-                role: Role::Server,
-            });
+            flows.push(SimOutput::memory_flow(analyzer, flow, i + 1));
         }
-        let options = crate::queue::analysis_options(config);
-        let analysis =
-            qlog_analysis::analyze_in_memory(flows, &options).map_err(|e| e.to_string())?;
-        Ok(SimOutput {
-            analysis,
-            flows: stats,
-            link: self.link.totals().clone(),
-            flow_drops: (0..config.flows.len() as u64)
-                .map(|i| self.link.flow_drops(i))
-                .collect(),
-            events: self.events,
-            duration: end.saturating_duration_since(self.epoch),
-            qlogs: std::mem::take(&mut self.qlogs),
-        })
+        SimOutput::assemble(
+            config,
+            flows,
+            stats,
+            &self.link,
+            self.events,
+            end.saturating_duration_since(self.epoch),
+            std::mem::take(&mut self.qlogs),
+        )
     }
 }
