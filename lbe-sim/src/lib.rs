@@ -25,8 +25,13 @@
 //! base RTTs after the flow's start, with one RTT sample of the base RTT,
 //! as a server's first 1-RTT data does), flow control (our apps' windows
 //! never limit these transfers) except for a receiver-driven flow
-//! ([`Flow::receiver_lbe`], [`rx`]: the connection's credit, capped by the
+//! ([`lbe_scenario::Flow::receiver_lbe`], [`rx`]: the connection's credit, capped by the
 //! receiver's LEDBAT++ window), and the hosts' own timing noise.
+//!
+//! That is the default engine ([`Engine::Restated`]). The other,
+//! [`Engine::Quiche`] ([`stack`]), runs quiche itself in virtual time
+//! (patch 0007): real connections with their handshakes, quiche's own
+//! recovery, pacer and ACKs, and `bbr2`.
 //!
 //! Nothing reads a clock: time is an `Instant` fixed at the start plus
 //! virtual durations, and the same configuration and seed always give the

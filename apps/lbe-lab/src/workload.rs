@@ -382,7 +382,7 @@ fn run_cbr(
 }
 
 /// A UDP server behind the bottleneck for a ping flow (echo) or a cbr flow
-/// (sender), on its own thread until dropped or [`UdpServer::finish`]ed.
+/// (sender), on its own thread until dropped.
 pub struct UdpServer {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
