@@ -32,10 +32,14 @@ fn downloads_20mb_normally_and_in_the_background() {
     // controller gets a 1 ms target here: the download then goes through
     // LEDBAT++'s whole state machine (slow start, congestion avoidance,
     // the periodic slowdown and its ramp-up), which CUBIC has no states
-    // for.
+    // for. It reads the round trip (`delay=rtt`): both ends offer
+    // timestamps, and with `delay=auto` it would read the forward one-way
+    // delay, which on loopback never queues 0.75 ms within 20 MB (the
+    // round trip does, with the client's ACK processing in it): the
+    // download then ended in slow start.
     let mut server = TestServer::start(&root, |a| {
         a.qlog_dir = Some(qlogs.clone());
-        a.background_cc = "ledbatpp:target=1ms".parse().unwrap();
+        a.background_cc = "ledbatpp:target=1ms,delay=rtt".parse().unwrap();
     });
     let url = server.url("/big.bin");
 
