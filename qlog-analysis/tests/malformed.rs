@@ -11,6 +11,7 @@
 //! | truncated last record (killed run)      | warning "FILE:LINE: warning: last record is cut short ..." |
 //! | truncated record followed by more       | the record skipped, warning "FILE:LINE: warning: a record cut short ..." |
 //! | syntax error in a record                | the record skipped, warning "FILE:LINE: warning: a record that is not valid JSON ..." |
+//! | syntax error after the name of an event the analysis does not use, in quiche's layout (`{"time":N,"name":"...",`) | counted as an unused event, not checked further |
 //! | first record is an event                | warning "FILE:1: warning: no qlog header record ...", events read |
 //! | plain JSON truncated inside events      | warning, the events before are kept          |
 //! | plain JSON with a wrong type            | the field skipped, warning naming the event's line |

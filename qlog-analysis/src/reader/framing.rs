@@ -22,8 +22,11 @@ pub const RS: u8 = 0x1e;
 pub const MAX_RECORD_BYTES: usize = 16 << 20;
 
 /// How many `\n` bytes `data` holds.
+///
+/// With `memchr`: the byte-by-byte count took 6.7 % of reading a 113 MB
+/// quiche qlog (every record's bytes are counted once for line numbers).
 pub fn count_newlines(data: &[u8]) -> u64 {
-    data.iter().filter(|&&b| b == b'\n').count() as u64
+    memchr::memchr_iter(b'\n', data).count() as u64
 }
 
 /// One record read by [`Records::next`].
@@ -113,7 +116,7 @@ impl<'r, R: BufRead> Records<'r, R> {
                 return Ok((false, any));
             }
             any = true;
-            let (take, found) = match avail.iter().position(|&b| b == self.sep) {
+            let (take, found) = match memchr::memchr(self.sep, avail) {
                 Some(i) => (i, true),
                 None => (avail.len(), false),
             };
