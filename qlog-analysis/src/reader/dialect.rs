@@ -177,7 +177,15 @@ pub fn decode_typed(kind: Kind, json: &str) -> Option<EventData> {
             EventData::QuicPacketLost(serde_json::from_str::<PacketLost>(json).ok()?)
         }
     };
-    let frames = match &data {
+    typed_is_sound(&data).then_some(data)
+}
+
+/// Whether a typed decode can be trusted: every stream frame has a length
+/// (a 0.3-style `length` the typed decode does not read leaves none) and
+/// an end that fits in a u64, and the RTTs are finite (non-finite ones are
+/// the lenient path's to report).
+pub fn typed_is_sound(data: &EventData) -> bool {
+    let frames = match data {
         EventData::QuicPacketSent(p) => p.frames.as_deref(),
         EventData::QuicPacketReceived(p) => p.frames.as_deref(),
         _ => None,
@@ -194,7 +202,7 @@ pub fn decode_typed(kind: Kind, json: &str) -> Option<EventData> {
         _ => true,
     });
     // Non-finite RTTs are the lenient path's to report.
-    let finite = match &data {
+    let finite = match data {
         EventData::QuicMetricsUpdated(m) => {
             [m.min_rtt, m.smoothed_rtt, m.latest_rtt, m.rtt_variance]
                 .iter()
@@ -203,7 +211,7 @@ pub fn decode_typed(kind: Kind, json: &str) -> Option<EventData> {
         }
         _ => true,
     };
-    (sound && finite).then_some(data)
+    sound && finite
 }
 
 struct Decoder<'a, 'n> {

@@ -374,6 +374,92 @@ fn is_json_number(s: &str) -> bool {
     b.is_empty()
 }
 
+/// An event's `time` as milliseconds: a JSON number, or a string holding
+/// one; finite.
+fn time_of(raw: &RawValue) -> Option<f64> {
+    match serde_json::from_str::<serde_json::Value>(raw.get()).ok()? {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .filter(|t: &f64| t.is_finite())
+}
+
+/// An event the analysis uses, in quiche's layout, its `data` decoded in
+/// the same pass as the envelope: `name` (a `quic:` name) comes before
+/// `data`, so the kind is known when `data` is met. Anything else (another
+/// order, another dialect, an escape in a key or the name, a field of
+/// another type, a duplicate key) fails, and the record takes the
+/// envelope-then-`data` path, which reads it as before. Why: that path
+/// scans each `data` twice; with this pass, reading the server qlog of a
+/// 10 s simulated LEDBAT++ download (18 MB) took 12.6 % fewer instructions
+/// (`valgrind --tool=callgrind`), with byte-identical summaries of every
+/// fixture.
+struct OnePass<'a> {
+    time: &'a RawValue,
+    name: &'a str,
+    data: EventData,
+}
+
+impl<'de> Deserialize<'de> for OnePass<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::{Error as _, IgnoredAny, MapAccess, Visitor};
+        struct OnePassVisitor;
+        impl<'de> Visitor<'de> for OnePassVisitor {
+            type Value = OnePass<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a qlog event with `time` and `name` before `data`")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let (mut time, mut name, mut data) = (None, None, None);
+                while let Some(key) = map.next_key::<&'de str>()? {
+                    match key {
+                        "time" if time.is_none() => time = Some(map.next_value::<&RawValue>()?),
+                        "name" if name.is_none() => name = Some(map.next_value::<&str>()?),
+                        "data" if data.is_none() => {
+                            let kind = name
+                                .filter(|n: &&str| n.starts_with("quic:"))
+                                .and_then(dialect::kind_of)
+                                .ok_or_else(|| A::Error::custom("not read in one pass"))?;
+                            data = Some(match kind {
+                                dialect::Kind::PacketSent => {
+                                    EventData::QuicPacketSent(map.next_value()?)
+                                }
+                                dialect::Kind::PacketReceived => {
+                                    EventData::QuicPacketReceived(map.next_value()?)
+                                }
+                                dialect::Kind::Metrics => {
+                                    EventData::QuicMetricsUpdated(map.next_value()?)
+                                }
+                                dialect::Kind::CongestionState => {
+                                    EventData::QuicCongestionStateUpdated(map.next_value()?)
+                                }
+                                dialect::Kind::PacketLost => {
+                                    EventData::QuicPacketLost(map.next_value()?)
+                                }
+                            });
+                        }
+                        "time" | "name" | "data" | "category" | "event" => {
+                            return Err(A::Error::custom("not read in one pass"));
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                match (time, name, data) {
+                    (Some(time), Some(name), Some(data)) => Ok(OnePass { time, name, data }),
+                    _ => Err(A::Error::custom("not read in one pass")),
+                }
+            }
+        }
+        d.deserialize_map(OnePassVisitor)
+    }
+}
+
 /// Whether a read goes on.
 pub(crate) enum Step {
     Continue,
@@ -644,6 +730,21 @@ impl<'s> Reader<'s> {
                 });
             }
         }
+        if let Ok(one) = serde_json::from_slice::<OnePass>(text) {
+            if let Some(time) = time_of(one.time) {
+                if dialect::typed_is_sound(&one.data) {
+                    if self.headers.is_empty() {
+                        self.begin_trace(TraceHeader::implicit(0, line));
+                    }
+                    let time_ms = self.clock(time);
+                    self.timed_events += 1;
+                    if self.headers_only {
+                        return Ok(Step::Stop);
+                    }
+                    return self.deliver(one.name, time_ms, one.data, line);
+                }
+            }
+        }
         let env = match serde_json::from_slice::<Envelope>(text) {
             Ok(env) => env,
             Err(e) if e.is_eof() && at_eof => {
@@ -681,16 +782,7 @@ impl<'s> Reader<'s> {
                 return Ok(Step::Continue);
             }
         };
-        let time = env
-            .time
-            .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok())
-            .and_then(|v| match v {
-                serde_json::Value::Number(n) => n.as_f64(),
-                serde_json::Value::String(s) => s.trim().parse().ok(),
-                _ => None,
-            })
-            .filter(|t: &f64| t.is_finite());
-        let Some(time) = time else {
+        let Some(time) = env.time.and_then(time_of) else {
             self.skip("an event without a numeric `time`".into(), line);
             return Ok(Step::Continue);
         };
@@ -723,6 +815,11 @@ impl<'s> Reader<'s> {
         let Some(data) = data else {
             return Ok(Step::Continue);
         };
+        self.deliver(&name, time_ms, data, line)
+    }
+
+    /// Hands a decoded event to the sink.
+    fn deliver(&mut self, name: &str, time_ms: f64, data: EventData, line: u64) -> Result<Step> {
         self.infer_role(&data);
         self.decoded += 1;
         let trace = self.headers.len() - 1;
@@ -815,7 +912,77 @@ impl<'s> Reader<'s> {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_json_number, unused_event_time};
+    use super::{is_json_number, read_qlog_from, unused_event_time, Event, OnePass};
+
+    /// The events a JSON-SEQ text gives, and the read's counts.
+    fn events_of(records: &[&str]) -> (Vec<(f64, qlog::events::EventData)>, u64, u64) {
+        let mut text = String::from("\u{1e}{\"qlog_version\":\"0.3\",\"trace\":{}}\n");
+        for r in records {
+            text.push('\u{1e}');
+            text.push_str(r);
+            text.push('\n');
+        }
+        let mut events = Vec::new();
+        let stats = read_qlog_from(
+            std::io::Cursor::new(text),
+            std::path::Path::new("test.sqlog"),
+            &mut |e: Event| events.push((e.time_ms, e.data)),
+        )
+        .unwrap();
+        (events, stats.decoded_events, stats.other_events)
+    }
+
+    #[test]
+    fn one_pass_and_two_passes_read_the_same_events() {
+        let sent = r#"{"header":{"packet_type":"1RTT","packet_number":7},"raw":{"length":1350},"frames":[{"frame_type":"stream","stream_id":0,"offset":4096,"fin":false,"raw":{"payload_length":1300}}]}"#;
+        let metrics = r#"{"min_rtt":50.0,"smoothed_rtt":61.5,"latest_rtt":70.25,"congestion_window":40500,"bytes_in_flight":27000}"#;
+        // quiche's layout: `name` before `data` (the one-pass read).
+        let quiche_layout = [
+            format!(r#"{{"time":1.5,"name":"quic:packet_sent","data":{sent}}}"#),
+            format!(r#"{{"time":2,"name":"quic:recovery_metrics_updated","data":{metrics}}}"#),
+        ];
+        // The same events with `data` first, and one with an extra key:
+        // the envelope-then-data read.
+        let other_layout = [
+            format!(r#"{{"data":{sent},"time":1.5,"name":"quic:packet_sent"}}"#),
+            format!(
+                r#"{{"time":2,"data":{metrics},"name":"quic:recovery_metrics_updated","x":[1]}}"#
+            ),
+        ];
+        for r in &quiche_layout {
+            assert!(serde_json::from_str::<OnePass>(r).is_ok(), "{r}");
+        }
+        for r in &other_layout {
+            assert!(serde_json::from_str::<OnePass>(r).is_err(), "{r}");
+        }
+        let (a, a_decoded, a_other) = events_of(&quiche_layout.each_ref().map(String::as_str));
+        let (b, b_decoded, b_other) = events_of(&other_layout.each_ref().map(String::as_str));
+        assert_eq!((a_decoded, a_other), (2, 0));
+        assert_eq!((b_decoded, b_other), (2, 0));
+        assert_eq!(a.len(), 2);
+        assert_eq!(
+            format!("{a:?}"),
+            format!("{b:?}"),
+            "the two reads must give the same events"
+        );
+        assert_eq!((a[0].0, a[1].0), (1.5, 2.0));
+    }
+
+    #[test]
+    fn a_field_of_another_type_falls_back_and_is_reported_as_before() {
+        // `latest_rtt` as a string: the one-pass read fails; the lenient
+        // path keeps the other fields.
+        let (events, decoded, _) = events_of(&[
+            r#"{"time":3,"name":"quic:recovery_metrics_updated","data":{"latest_rtt":"x","congestion_window":1200}}"#,
+        ]);
+        assert_eq!(decoded, 1);
+        match &events[0].1 {
+            qlog::events::EventData::QuicMetricsUpdated(m) => {
+                assert_eq!((m.latest_rtt, m.congestion_window), (None, Some(1200)));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn json_numbers_are_rfc_8259_numbers() {
