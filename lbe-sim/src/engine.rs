@@ -30,8 +30,8 @@ use lbe_scenario::GRACE;
 const INITIAL_RTT: Duration = Duration::from_millis(333);
 /// quiche's default `max_ack_delay` transport parameter.
 const MAX_ACK_DELAY: Duration = Duration::from_millis(25);
-/// How early our apps release a paced datagram (`quiche_lbe::endpoint::RELEASE_SLACK`).
-const RELEASE_SLACK: Duration = Duration::from_millis(1);
+/// How early our apps release a paced datagram.
+use lbe_endpoint::RELEASE_SLACK;
 /// A sender's ACK-only datagram (a receiver-driven flow's sender
 /// acknowledging the receiver's packets when it has no data to send): the
 /// short header (1 + 16-byte connection ID + 2-byte packet number), a small

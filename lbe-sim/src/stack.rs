@@ -8,11 +8,12 @@
 //! so no wall-clock time reaches quiche and the same scenario and seed give
 //! the same datagrams, timers and figures.
 //!
-//! Around quiche, each endpoint does what our apps' event loops do
-//! (`lbe_app_kit::endpoint`): it takes in what arrived, runs quiche's timer
-//! when it is due, and sends until quiche has nothing more, holding a paced
-//! datagram until [`RELEASE_SLACK`] before its `SendInfo.at` (nothing more
-//! is built while one is held). Each wake-up after a datagram arrives comes
+//! Around quiche, each endpoint does what our apps' event loops do, with
+//! the same code (`lbe_endpoint`, which the apps' mio loops run too): it
+//! takes in what arrived, runs quiche's timer when it is due, and sends
+//! until quiche has nothing more, holding a paced datagram until
+//! [`RELEASE_SLACK`] before its `SendInfo.at` (nothing more is built while
+//! one is held). Each wake-up after a datagram arrives comes
 //! one host latency later ([`crate::Config::host_latency`]); timers and
 //! releases fire on time.
 //!
@@ -48,9 +49,8 @@ use crate::engine::SimOutput;
 use crate::queue::EventQueue;
 use crate::Config;
 
-/// How early a paced datagram may leave, as in our apps
-/// (`lbe_app_kit::endpoint::RELEASE_SLACK`: the poll's 1 ms resolution).
-pub const RELEASE_SLACK: Duration = Duration::from_millis(1);
+/// How early a paced datagram may leave, as in our apps.
+pub use lbe_endpoint::RELEASE_SLACK;
 
 /// The largest UDP payload our apps send and accept
 /// (`lbe_app_kit::tls::MAX_DATAGRAM_SIZE`).
@@ -90,8 +90,8 @@ enum Ev {
 /// One side of a connection and what its loop holds.
 struct Endpoint {
     conn: Option<quiche::Connection>,
-    /// A paced datagram quiche built that is not due yet.
-    held: Option<(Vec<u8>, Instant)>,
+    /// Holds a paced datagram quiche built that is not due yet.
+    sender: lbe_endpoint::PacedSender,
     /// Datagrams that arrived since the last wake-up.
     inbox: Vec<Vec<u8>>,
     wake_scheduled: bool,
@@ -103,7 +103,7 @@ impl Endpoint {
     fn new() -> Self {
         Self {
             conn: None,
-            held: None,
+            sender: lbe_endpoint::PacedSender::new(),
             inbox: Vec::new(),
             wake_scheduled: false,
             timer_at: None,
@@ -667,9 +667,7 @@ impl Sim<'_> {
                 // key change, a duplicate) is dropped, as our apps do.
                 let _ = conn.recv(&mut d, quiche::RecvInfo { from, to });
             }
-            if conn.timeout_instant().is_some_and(|t| t <= now) {
-                conn.on_timeout();
-            }
+            lbe_endpoint::on_timer(conn, now);
         }
         match side {
             Side::Client => self.client_app(i, now),
@@ -743,27 +741,15 @@ impl Sim<'_> {
     fn send(&mut self, i: usize, side: Side, now: Instant) {
         loop {
             let ep = self.flows[i].endpoint(side);
-            if let Some((_, at)) = &ep.held {
-                if *at > now + RELEASE_SLACK {
-                    break;
-                }
-                let (d, _) = ep.held.take().expect("held");
-                self.transmit(i, side, d, now);
-                continue;
-            }
             let Some(conn) = ep.conn.as_mut() else {
                 return;
             };
-            match conn.send(&mut self.buf) {
-                Ok((n, info)) => {
+            match ep.sender.next(conn, now, &mut self.buf) {
+                Ok(Some((n, _))) => {
                     let d = self.buf[..n].to_vec();
-                    if info.at > now + RELEASE_SLACK {
-                        ep.held = Some((d, info.at));
-                        break;
-                    }
                     self.transmit(i, side, d, now);
                 }
-                Err(quiche::Error::Done) => break,
+                Ok(None) => break,
                 Err(e) => {
                     self.fail(i, format!("send: quiche: {e}"));
                     return;
@@ -772,15 +758,7 @@ impl Sim<'_> {
         }
         // The next wake-up: quiche's timer or the held datagram's release.
         let ep = self.flows[i].endpoint(side);
-        let release = ep
-            .held
-            .as_ref()
-            .map(|(_, at)| at.checked_sub(RELEASE_SLACK).unwrap_or(*at));
-        let timer = ep.conn.as_ref().and_then(|c| c.timeout_instant());
-        let next = match (timer, release) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let next = ep.conn.as_ref().and_then(|c| ep.sender.wake_at(c));
         if let Some(at) = next {
             let at = at.max(now);
             if ep.timer_at != Some(at) {

@@ -39,6 +39,8 @@ use ring::rand::SecureRandom;
 use ring::rand::SystemRandom;
 
 use crate::Error;
+use lbe_endpoint::on_timer;
+use lbe_endpoint::PacedSender;
 use quiche_lbe::qlog::Role;
 
 pub mod client;
@@ -52,17 +54,9 @@ pub const CONN_ID_LEN: usize = 16;
 /// datagrams at loopback speed fits without drops.
 const SOCKET_BUFFER_BYTES: usize = 8 << 20;
 
-/// How early a paced datagram may leave: 1 ms, the resolution of the
-/// poll's timeout (`epoll_wait` takes whole milliseconds; mio rounds up).
-///
-/// The loop wakes `RELEASE_SLACK` before a held datagram is due and sends
-/// every datagram due by then, so it is never woken late by the rounding
-/// (a late release would restart quiche's schedule from the late time and
-/// lose rate) and sends bursts of at most about 1 ms at the pacing rate:
-/// two 1350-byte datagrams at 20 Mbit/s. Linux TCP sizes its paced bursts
-/// the same way: `sk_pacing_shift` = 10 makes a TSO burst about 1 ms of
-/// the pacing rate (net/ipv4/tcp_output.c, `tcp_tso_autosize()`).
-pub const RELEASE_SLACK: Duration = Duration::from_millis(1);
+/// How early a paced datagram may leave (`lbe_endpoint`'s, shared with the
+/// simulator).
+pub use lbe_endpoint::RELEASE_SLACK;
 
 /// A connection and its qlog.
 pub struct Conn {
@@ -72,15 +66,8 @@ pub struct Conn {
     role: Role,
     qlog_dir: Option<PathBuf>,
     qlog: Option<PathBuf>,
-    /// A datagram quiche built that is not due yet (pacing).
-    held: Option<Held>,
-}
-
-/// A datagram waiting for its release time.
-struct Held {
-    buf: Vec<u8>,
-    to: SocketAddr,
-    at: Instant,
+    /// Holds a paced datagram quiche built that is not due yet.
+    sender: PacedSender,
 }
 
 impl Conn {
@@ -91,7 +78,7 @@ impl Conn {
             role,
             qlog_dir: qlog_dir.map(Path::to_path_buf),
             qlog: None,
-            held: None,
+            sender: PacedSender::new(),
         }
     }
 
@@ -99,14 +86,7 @@ impl Conn {
     /// the held datagram's release (less [`RELEASE_SLACK`]), whichever is
     /// first.
     fn wake_at(&self) -> Option<Instant> {
-        let release = self
-            .held
-            .as_ref()
-            .map(|h| h.at.checked_sub(RELEASE_SLACK).unwrap_or(h.at));
-        match (self.quic.timeout_instant(), release) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.sender.wake_at(&self.quic)
     }
 
     /// Starts the qlog as `<label>-<role>-<cc_tag>-<id>.sqlog`, or renames
@@ -237,32 +217,14 @@ fn drain_sends(
     if !outbox.flush(sock).map_err(send_err)? {
         return Ok(false);
     }
-    if let Some(held) = conn.held.take() {
-        if held.at > Instant::now() + RELEASE_SLACK {
-            conn.held = Some(held);
-            return Ok(true);
-        }
-        if !outbox.send(sock, &held.buf, held.to).map_err(send_err)? {
-            return Ok(false);
-        }
-    }
-    let paced = conn.quic.pacing_enabled();
     loop {
-        match conn.quic.send(out) {
-            Ok((n, info)) => {
-                if paced && info.at > Instant::now() + RELEASE_SLACK {
-                    conn.held = Some(Held {
-                        buf: out[..n].to_vec(),
-                        to: info.to,
-                        at: info.at,
-                    });
-                    return Ok(true);
-                }
-                if !outbox.send(sock, &out[..n], info.to).map_err(send_err)? {
+        match conn.sender.next(&mut conn.quic, Instant::now(), out) {
+            Ok(Some((n, to))) => {
+                if !outbox.send(sock, &out[..n], to).map_err(send_err)? {
                     return Ok(false);
                 }
             }
-            Err(quiche::Error::Done) => return Ok(true),
+            Ok(None) => return Ok(true),
             Err(e) => {
                 log::warn!("{} send failed: {e:?}", conn.quic.trace_id());
                 conn.quic.close(false, 0x1, b"send failed").ok();
@@ -282,11 +244,4 @@ fn poll_timeout(wake_at: Option<Instant>, cap: Duration) -> Duration {
 
 fn send_err(e: io::Error) -> Error {
     Error::new(format!("UDP send failed: {e}"))
-}
-
-/// Fires `conn`'s timer if it is due.
-fn on_timer(conn: &mut quiche::Connection, now: Instant) {
-    if conn.timeout_instant().is_some_and(|t| t <= now) {
-        conn.on_timeout();
-    }
 }

@@ -1,0 +1,216 @@
+//! What an endpoint does around a `quiche::Connection`, sans-IO: one home
+//! for the rules our apps' mio loops (`lbe_app_kit::endpoint`) and the
+//! simulator's virtual-time loop (`lbe_sim`'s quiche engine) both follow.
+//! Neither reads a clock here: the caller passes `now` (the wall clock in
+//! the apps, the virtual time in the simulator) and moves the bytes.
+//!
+//! # Pacing
+//!
+//! quiche tells when each datagram should leave in [`quiche::SendInfo::at`]
+//! (its BBRv2 always, a plug-in that returns a pacing rate through our
+//! patch; its Reno and CUBIC never pace and always say "now"). When the
+//! connection has pacing enabled ([`quiche::Config::enable_pacing`]),
+//! a datagram due later than [`RELEASE_SLACK`] from now is held, and the
+//! connection builds nothing more until it has left: one connection's
+//! datagrams never change order, and quiche stamps each packet's send time
+//! at most one packet interval early. The endpoint wakes at
+//! [`PacedSender::wake_at`]: the earlier of quiche's timer and the held
+//! datagram's release less [`RELEASE_SLACK`].
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+use std::time::Instant;
+
+/// How early a paced datagram may leave: 1 ms, the resolution of the apps'
+/// poll timeout (`epoll_wait` takes whole milliseconds; mio rounds up).
+///
+/// The endpoint wakes `RELEASE_SLACK` before a held datagram is due and
+/// sends every datagram due by then, so it is never woken late by the
+/// rounding (a late release would restart quiche's schedule from the late
+/// time and lose rate) and sends bursts of at most about 1 ms at the
+/// pacing rate: two 1350-byte datagrams at 20 Mbit/s. Linux TCP sizes its
+/// paced bursts the same way: `sk_pacing_shift` = 10 makes a TSO burst
+/// about 1 ms of the pacing rate (net/ipv4/tcp_output.c,
+/// `tcp_tso_autosize()`). The simulator keeps the same slack so that it
+/// sends what the apps send.
+pub const RELEASE_SLACK: Duration = Duration::from_millis(1);
+
+/// A datagram quiche built that is not due yet.
+#[derive(Debug)]
+struct Held {
+    bytes: Vec<u8>,
+    to: SocketAddr,
+    at: Instant,
+}
+
+/// One connection's sending side: takes datagrams from quiche and holds
+/// the first one that is not due (see the crate docs).
+#[derive(Debug, Default)]
+pub struct PacedSender {
+    held: Option<Held>,
+}
+
+impl PacedSender {
+    /// A sender holding nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The next datagram to put on the wire at `now`, written into `out`
+    /// (at least as large as the connection's largest datagram): its
+    /// length and destination. `Ok(None)` when there is nothing to send
+    /// now: quiche has nothing (`Done`), or a paced datagram is held until
+    /// its release. Call it until it returns `Ok(None)`, then wake at
+    /// [`Self::wake_at`]. quiche's errors other than `Done` are returned.
+    pub fn next(
+        &mut self,
+        conn: &mut quiche::Connection,
+        now: Instant,
+        out: &mut [u8],
+    ) -> Result<Option<(usize, SocketAddr)>, quiche::Error> {
+        if let Some(held) = self.held.take() {
+            if held.at > now + RELEASE_SLACK {
+                self.held = Some(held);
+                return Ok(None);
+            }
+            let n = held.bytes.len();
+            out[..n].copy_from_slice(&held.bytes);
+            return Ok(Some((n, held.to)));
+        }
+        match conn.send(out) {
+            Ok((n, info)) => {
+                if conn.pacing_enabled() && info.at > now + RELEASE_SLACK {
+                    self.held = Some(Held {
+                        bytes: out[..n].to_vec(),
+                        to: info.to,
+                        at: info.at,
+                    });
+                    return Ok(None);
+                }
+                Ok(Some((n, info.to)))
+            }
+            Err(quiche::Error::Done) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether a paced datagram is waiting for its release.
+    pub fn is_holding(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// When the endpoint must wake up for this connection: quiche's timer
+    /// or the held datagram's release less [`RELEASE_SLACK`], whichever is
+    /// first.
+    pub fn wake_at(&self, conn: &quiche::Connection) -> Option<Instant> {
+        let release = self
+            .held
+            .as_ref()
+            .map(|h| h.at.checked_sub(RELEASE_SLACK).unwrap_or(h.at));
+        match (conn.timeout_instant(), release) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// Runs `conn`'s timer if it is due at `now`.
+pub fn on_timer(conn: &mut quiche::Connection, now: Instant) {
+    if conn.timeout_instant().is_some_and(|t| t <= now) {
+        conn.on_timeout();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client connection (its first send is a 1200-byte Initial, stamped
+    /// by quiche with its own clock: no pacing controller says later).
+    fn client(pacing: bool) -> quiche::Connection {
+        let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
+        config.set_application_protos(&[b"test"]).unwrap();
+        config.enable_pacing(pacing);
+        let local: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        let peer: SocketAddr = "127.0.0.1:4433".parse().unwrap();
+        let scid = quiche::ConnectionId::from_ref(&[7; 16]);
+        quiche::connect(None, &scid, local, peer, &mut config).unwrap()
+    }
+
+    #[test]
+    fn a_datagram_due_later_than_the_slack_is_held_then_released_unchanged() {
+        let mut conn = client(true);
+        let mut sender = PacedSender::new();
+        let mut out = [0u8; 1500];
+        // `now` 10 ms before quiche's clock: the Initial quiche stamps
+        // "now" is due 10 ms later than this `now`.
+        let early = Instant::now() - Duration::from_millis(10);
+        assert_eq!(sender.next(&mut conn, early, &mut out), Ok(None));
+        assert!(sender.is_holding());
+        assert_eq!(conn.stats().sent, 1);
+        let release = sender.wake_at(&conn).unwrap();
+        assert!(release > early);
+        // While it is held, quiche builds nothing more.
+        assert_eq!(sender.next(&mut conn, early, &mut out), Ok(None));
+        assert_eq!(conn.stats().sent, 1);
+        // At the release time less the slack it leaves, as built.
+        let (n, to) = sender.next(&mut conn, release, &mut out).unwrap().unwrap();
+        assert_eq!((n, to), (1200, "127.0.0.1:4433".parse().unwrap()));
+        assert!(!sender.is_holding());
+        // Later, whatever else quiche has (the ClientHello may take two
+        // Initials) leaves at once, and then nothing is held.
+        let late = Instant::now() + Duration::from_secs(1);
+        let rest = drain(&mut sender, &mut conn, late);
+        assert!(!sender.is_holding());
+        assert_eq!(conn.stats().sent, 1 + rest);
+    }
+
+    /// Sends everything due at `now`; how many datagrams.
+    fn drain(sender: &mut PacedSender, conn: &mut quiche::Connection, now: Instant) -> usize {
+        let mut out = [0u8; 1500];
+        let mut sent = 0;
+        while let Some((n, _)) = sender.next(conn, now, &mut out).unwrap() {
+            assert_eq!(n, 1200);
+            sent += 1;
+        }
+        sent
+    }
+
+    #[test]
+    fn without_pacing_nothing_is_held() {
+        let mut conn = client(false);
+        let mut sender = PacedSender::new();
+        let mut out = [0u8; 1500];
+        let early = Instant::now() - Duration::from_millis(10);
+        let (n, _) = sender.next(&mut conn, early, &mut out).unwrap().unwrap();
+        assert_eq!(n, 1200);
+        assert!(!sender.is_holding());
+        // Only quiche's timer (the PTO) wakes it.
+        assert_eq!(sender.wake_at(&conn), conn.timeout_instant());
+    }
+
+    #[test]
+    fn the_timer_runs_only_when_due() {
+        let mut conn = client(false);
+        let mut out = [0u8; 1500];
+        let mut sender = PacedSender::new();
+        assert!(drain(&mut sender, &mut conn, Instant::now()) >= 1);
+        let pto = conn.timeout_instant().unwrap();
+        on_timer(&mut conn, pto - Duration::from_millis(1));
+        // Not due: nothing to retransmit.
+        assert_eq!(sender.next(&mut conn, pto, &mut out), Ok(None));
+        // quiche reads its own clock in on_timeout; past the PTO by its
+        // clock too, the probe goes out.
+        std::thread::sleep(pto.saturating_duration_since(Instant::now()));
+        on_timer(&mut conn, pto);
+        let (n, _) = sender
+            .next(&mut conn, pto + Duration::from_secs(1), &mut out)
+            .unwrap()
+            .unwrap();
+        assert_eq!(n, 1200);
+        assert!(conn.stats().sent >= 2);
+    }
+}
