@@ -12,6 +12,13 @@
 //! the test binary, 2026-11-25, 24 s of wall time on the shared 2-core
 //! machine; the same runs at the sweeps' full lengths would take about
 //! 47 s, from the sweeps' per-run times).
+//!
+//! Each test fails against a broken controller (checked 2026-11-25 by
+//! breaking them on purpose, not committed): LEDBAT++ without slowdowns
+//! (alone 0.994), CDG with G fixed at 6 ms (G = 0.1: flows at 16 % and
+//! 14 %), LEDBAT's gain capped at 1 (G0 = 400 steady at 28.3 s, as
+//! G0 = 40), LEDBAT's decrease gain ignored ((5 ms; 10) and (5 ms; 1)
+//! identical), LEDBAT never decreasing on delay (F against Reno 0.787).
 
 mod common;
 
