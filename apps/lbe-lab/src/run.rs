@@ -173,6 +173,26 @@ pub fn run(
             f.name
         ));
     }
+    if let Some(f) = scenario
+        .flows
+        .iter()
+        .find(|f| f.direction == lbe_scenario::Direction::Upload)
+    {
+        return Err(format!(
+            "flow {}: direction = \"upload\" is simulated only for now (the lab reads a download's server qlog): run with --sim --engine quiche",
+            f.name
+        ));
+    }
+    if let Some(f) = scenario
+        .flows
+        .iter()
+        .find(|f| !f.client_clock.is_exact() || !f.server_clock.is_exact())
+    {
+        return Err(format!(
+            "flow {}: client/server clock offsets and skews are simulated only (real hosts have their own clocks): run with --sim --engine quiche",
+            f.name
+        ));
+    }
     let qlog_dir = out.join("qlog");
     std::fs::create_dir_all(&qlog_dir)
         .map_err(|e| format!("cannot create {}: {e}", qlog_dir.display()))?;
@@ -275,13 +295,7 @@ pub fn run(
     config.down.cross_traffic_bps = scenario.link.cross_traffic_bps;
     config.down.aqm = scenario.link.aqm;
     config.down.gilbert_elliott = scenario.link.gilbert_elliott;
-    let link = &scenario.link;
-    config.up.rate_bps = link.reverse_rate_bps;
-    config.up.buffer = link
-        .reverse_rate_bps
-        .map(|_| link.reverse_buffer.unwrap_or(link.buffer));
-    config.up.loss = link.reverse_loss;
-    config.up.seed = config.down.seed ^ 0x9e37_79b9_7f4a_7c15;
+    config.up = scenario.link.reverse_path(config.down.seed);
     config.stats = Some(out.join("netem-stats.jsonl"));
     for (i, (upstream, rtt)) in paths.iter().enumerate().skip(1) {
         let listen = SocketAddr::from(([127, 0, 0, 1], port(i)));
