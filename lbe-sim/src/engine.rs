@@ -237,6 +237,26 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
     if config.flows.is_empty() {
         return Err("a run needs at least one flow".into());
     }
+    if config.link.has_reverse() {
+        return Err(
+            "link reverse_rate and reverse_loss are simulated on the quiche engine only (here the client->server direction is a delay line): run with --engine quiche"
+                .to_string(),
+        );
+    }
+    for f in &config.flows {
+        if f.direction == lbe_scenario::Direction::Upload {
+            return Err(format!(
+                "flow {}: direction = \"upload\" is simulated on the quiche engine only: run with --engine quiche",
+                f.name
+            ));
+        }
+        if !f.client_clock.is_exact() || !f.server_clock.is_exact() {
+            return Err(format!(
+                "flow {}: client/server clock offsets and skews are simulated on the quiche engine only (this engine has no timestamps): run with --engine quiche",
+                f.name
+            ));
+        }
+    }
     // Every controller is built before anything runs, so a spec the
     // simulator cannot run fails at once.
     // A deadline-aware controller reads a progress handle of its own run

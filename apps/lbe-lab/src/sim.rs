@@ -65,12 +65,6 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
                 .to_string(),
         );
     }
-    if scenario.link.has_reverse() {
-        return Err(
-            "link reverse_rate and reverse_loss are not simulated (the simulator's client->server direction is a delay line): run without --sim"
-                .to_string(),
-        );
-    }
     if let Some(f) = scenario
         .flows
         .iter()
