@@ -87,6 +87,17 @@ fn an_owd_download_keeps_its_goodput_beside_an_upload() {
     }
 }
 
+/// Over the whole download (3-33 s, as `scripts/owd-realtime-table.sh`
+/// measures in real time, where it kept 0.71-0.77) it keeps 0.760 / 0.750
+/// / 0.745 (seeds 1-3): below the issue's 0.8 by the slow start it makes
+/// on an ACK clock that waits half a second in the uplink's queue (CUBIC's
+/// download keeps 0.777 over the same window). Seed 1 only, for CPU.
+#[test]
+fn over_the_whole_download_the_ramp_costs_a_quarter() {
+    let (kept, _) = kept(1, "ledbatpp:profile=full", "3s");
+    assert!(kept >= 0.7, "kept {kept:.3}");
+}
+
 /// On the round trip the uplink's queue reads as the download's own: it
 /// keeps 0.034 (seed 1; the issue measured 0.030 in real time), and the
 /// upload takes 1.74 Mbit/s of the 2.
@@ -110,8 +121,9 @@ fn skewed(skew_ppm: f64, secs: u64) -> SimSummary {
 /// Issue bar: a 100 ppm skew for 30 simulated minutes: the base delay
 /// follows the drifting one-way delay (the queue LEDBAT++ keeps stays at
 /// its target instead of shrinking as a lagging base would make it) and
-/// utilisation alone stays >= 0.95 of the link's goodput. Measured 0.984
-/// and a 60.4 ms queue over 4-10 min; unskewed 0.983 and 59.6 ms.
+/// utilisation alone stays >= 0.95 of the most goodput the link carries
+/// (`utilization_of_max`). Measured over 4-30 min: 0.983 and a 60.3 ms
+/// queue (p95 62.5); unskewed 0.983 and 59.7 ms. About 30 s of CPU.
 #[test]
 fn ledbatpp_fills_the_link_under_a_100_ppm_clock_skew() {
     let s = skewed(100.0, 1800);
