@@ -156,6 +156,10 @@ pub struct SimOutput {
     pub flows: Vec<FlowStats>,
     /// What the bottleneck counted.
     pub link: lbe_link::Totals,
+    /// What the client->server link counted, when the scenario limits
+    /// that direction (`[link] reverse_rate` or `reverse_loss`; the quiche
+    /// engine).
+    pub reverse_link: Option<lbe_link::Totals>,
     /// The bottleneck's drops of each flow (its key is its index).
     pub flow_drops: Vec<lbe_link::FlowDrops>,
     /// Events the loop processed.
@@ -205,6 +209,7 @@ impl SimOutput {
             analysis,
             flows: stats,
             link: link.totals().clone(),
+            reverse_link: None,
             flow_drops: (0..config.flows.len() as u64)
                 .map(|i| link.flow_drops(i))
                 .collect(),

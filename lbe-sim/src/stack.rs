@@ -1049,7 +1049,7 @@ impl Sim<'_> {
             };
             flows.push(SimOutput::memory_flow(analyzer, flow, i + 1));
         }
-        SimOutput::assemble(
+        let mut out = SimOutput::assemble(
             config,
             flows,
             stats,
@@ -1057,7 +1057,9 @@ impl Sim<'_> {
             self.events,
             end.saturating_duration_since(self.epoch),
             std::mem::take(&mut self.qlogs),
-        )
+        )?;
+        out.reverse_link = self.reverse.as_ref().map(|l| l.totals().clone());
+        Ok(out)
     }
 }
 

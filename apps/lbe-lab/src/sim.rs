@@ -25,6 +25,10 @@ pub type SimSummary = RunSummary<SimFlowSummary, SimTail>;
 pub struct SimTail {
     /// What the simulated bottleneck counted over the whole run.
     pub bottleneck: lbe_netem::Totals,
+    /// What the client->server link counted, when the scenario limits that
+    /// direction (`reverse_rate`, `reverse_loss`; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse_bottleneck: Option<lbe_netem::Totals>,
     /// Events the simulator processed (a measure of its work).
     pub events: u64,
 }
@@ -164,6 +168,7 @@ pub fn simulate_on(
     };
     let tail = |_: &qlog_analysis::Window| SimTail {
         bottleneck: out.link,
+        reverse_bottleneck: out.reverse_link,
         events: out.events,
     };
     let summary = RunSummary::new(

@@ -141,6 +141,8 @@ fn a_skew_beyond_the_estimators_correction_starves_ledbatpp() {
     let s = skewed(1000.0, 600);
     let u = s.utilization_of_max.unwrap();
     assert!(u < 0.5, "utilisation of max {u:.3}");
+    // No reverse keys: no uplink counts.
+    assert!(s.tail.reverse_bottleneck.is_none());
 }
 
 /// Reverse path, upload and clocks keep the run deterministic.
@@ -170,6 +172,16 @@ fn an_upload_alone_fills_the_uplink() {
     let t = &s.flows[0].transfer;
     assert!(t.stream_bytes > 4_000_000, "{t:?}");
     assert!(t.sent_packets > 3_000, "{t:?}");
+    // The uplink's counts are in the summary: CUBIC fills its buffer and
+    // loses datagrams there; the downlink carried only the server's ACKs.
+    let up = s
+        .tail
+        .reverse_bottleneck
+        .as_ref()
+        .expect("the uplink's counts");
+    assert!(up.drops_buffer > 0, "{up:?}");
+    assert!(up.delivered_packets > 3_000, "{up:?}");
+    assert_eq!(s.tail.bottleneck.drops_buffer, 0);
 }
 
 /// What the engines refuse, each in one line.
