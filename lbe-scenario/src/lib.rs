@@ -55,11 +55,11 @@
 //!                       # starting (k-1) x stagger after `start`, all
 //!                       # stopping at `stop` (at least 1)
 //! stagger = "1s"        # optional, with count (default 0s)
-//! direction = "upload"  # optional, quic-bulk flows, simulator's quiche
-//!                       # engine only (lbe-lab run --sim --engine quiche):
-//!                       # the client sends the bytes and `cc` is the
-//!                       # client's; "download" (the default): the server
-//!                       # sends
+//! direction = "upload"  # optional, quic-bulk flows (real time, and the
+//!                       # simulator's quiche engine, where it needs
+//!                       # reverse_rate): the client sends the bytes and
+//!                       # `cc` is the client's (quic-bulk --upload);
+//!                       # "download" (the default): the server sends
 //! server_clock_offset = "1s"   # optional, simulator's quiche engine only:
 //! server_clock_skew_ppm = 100  # each endpoint's clock reads offset +
 //! client_clock_offset = "0s"   # (1 + skew_ppm/1e6) x the simulated time

@@ -176,16 +176,6 @@ pub fn run(
     if let Some(f) = scenario
         .flows
         .iter()
-        .find(|f| f.direction == lbe_scenario::Direction::Upload)
-    {
-        return Err(format!(
-            "flow {}: direction = \"upload\" is simulated only for now (the lab reads a download's server qlog): run with --sim --engine quiche",
-            f.name
-        ));
-    }
-    if let Some(f) = scenario
-        .flows
-        .iter()
         .find(|f| !f.client_clock.is_exact() || !f.server_clock.is_exact())
     {
         return Err(format!(
@@ -533,7 +523,10 @@ fn run_quic_bulk(
             bind: None,
             cc: flow.cc.clone(),
             amount,
-            direction: Direction::Download,
+            direction: match flow.direction {
+                lbe_scenario::Direction::Download => Direction::Download,
+                lbe_scenario::Direction::Upload => Direction::Upload,
+            },
             qlog_dir: Some(qlog_dir.to_path_buf()),
             label: flow.name.clone(),
             handshake_timeout: Duration::from_secs(10),
@@ -550,7 +543,7 @@ fn run_quic_bulk(
         .qlog
         .as_ref()
         .map(PathBuf::from)
-        .ok_or_else(|| format!("{}: the server wrote no qlog", flow.name))?;
+        .ok_or_else(|| format!("{}: the sender wrote no qlog", flow.name))?;
     Ok((Transfer::QuicBulk(summary), qlog))
 }
 
