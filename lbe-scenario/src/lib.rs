@@ -29,10 +29,11 @@
 //!                       # ge_r = P(Bad->Good) (both required), ge_h (1-h =
 //!                       # loss in Bad, default 0), ge_k (1-k = loss in
 //!                       # Good, default 1), per datagram
-//! reverse_rate = "2mbit"   # optional, real time only: rate-limit the
-//!                          # client->server direction (lbe-netem
-//!                          # --reverse-rate); reverse_buffer (default: the
-//!                          # buffer), reverse_loss (random loss, 0 to 1)
+//! reverse_rate = "2mbit"   # optional: rate-limit the client->server
+//!                          # direction (lbe-netem --reverse-rate; in the
+//!                          # simulator, the quiche engine only);
+//!                          # reverse_buffer (default: the buffer),
+//!                          # reverse_loss (random loss, 0 to 1)
 //! [analysis]            # the window the figures are computed over (optional)
 //! from = "10s"
 //! to = "40s"
@@ -54,6 +55,16 @@
 //!                       # starting (k-1) x stagger after `start`, all
 //!                       # stopping at `stop` (at least 1)
 //! stagger = "1s"        # optional, with count (default 0s)
+//! direction = "upload"  # optional, quic-bulk flows (real time, and the
+//!                       # simulator's quiche engine, where it needs
+//!                       # reverse_rate): the client sends the bytes and
+//!                       # `cc` is the client's (quic-bulk --upload);
+//!                       # "download" (the default): the server sends
+//! server_clock_offset = "1s"   # optional, simulator's quiche engine only:
+//! server_clock_skew_ppm = 100  # each endpoint's clock reads offset +
+//! client_clock_offset = "0s"   # (1 + skew_ppm/1e6) x the simulated time
+//! client_clock_skew_ppm = 0    # (defaults 0s and 0; skew from -1000 to
+//!                              # 1000 ppm)
 //! receiver_lbe = true   # optional, simulator only (lbe-lab run --sim):
 //!                       # receiver-driven LBE, the receiver runs LEDBAT++
 //!                       # and caps the sender's flow-control credit at its
@@ -179,6 +190,23 @@ impl Link {
             cross_traffic_bps: self.cross_traffic_bps,
             aqm: self.aqm,
             gilbert_elliott: self.gilbert_elliott,
+        }
+    }
+
+    /// The client->server direction as `lbe-link` runs it (in `lbe-netem`
+    /// and in the simulator's quiche engine): `reverse_rate` with
+    /// `reverse_buffer` (the link's `buffer` by default) and
+    /// `reverse_loss`; a delay line without loss when none is set. Its loss
+    /// is seeded apart from the bottleneck's `seed`.
+    pub fn reverse_path(&self, seed: u64) -> lbe_link::LinkConfig {
+        lbe_link::LinkConfig {
+            rate_bps: self.reverse_rate_bps,
+            buffer: self
+                .reverse_rate_bps
+                .map(|_| self.reverse_buffer.unwrap_or(self.buffer)),
+            loss: self.reverse_loss,
+            seed: seed ^ 0x9e37_79b9_7f4a_7c15,
+            ..lbe_link::LinkConfig::default()
         }
     }
 
@@ -413,6 +441,43 @@ pub struct Flow {
     /// The `count` group it belongs to: the name its copies share (NAME
     /// of NAME-1..NAME-N); `None` for a flow without `count`.
     pub group: Option<String>,
+    /// Which end sends the bytes (`direction`).
+    pub direction: Direction,
+    /// The client's clock (`client_clock_offset`, `client_clock_skew_ppm`;
+    /// simulator's quiche engine only).
+    pub client_clock: Clock,
+    /// The server's clock (`server_clock_offset`, `server_clock_skew_ppm`).
+    pub server_clock: Clock,
+}
+
+/// Which end of a quic-bulk flow sends the bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Direction {
+    /// The server sends, the client receives (quic-bulk's default).
+    #[default]
+    Download,
+    /// The client sends, the server receives (`direction = "upload"`).
+    Upload,
+}
+
+/// An endpoint's clock in the simulator: at simulated time `t` since the
+/// run's start it reads `offset + (1 + skew_ppm / 10^6) x t`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Clock {
+    pub offset: Duration,
+    /// Parts per million the clock runs fast (negative: slow), from
+    /// [`Clock::MAX_SKEW_PPM`] below to above zero.
+    pub skew_ppm: f64,
+}
+
+impl Clock {
+    /// The largest skew a scenario may give, either way (ppm).
+    pub const MAX_SKEW_PPM: f64 = 1000.0;
+
+    /// A clock that reads the simulated time.
+    pub fn is_exact(&self) -> bool {
+        self.offset.is_zero() && self.skew_ppm == 0.0
+    }
 }
 
 impl Flow {
@@ -666,6 +731,11 @@ struct RawFlow {
     name: Option<Spanned<String>>,
     pacing: Option<Spanned<bool>>,
     receiver_lbe: Option<Spanned<bool>>,
+    direction: Option<Spanned<String>>,
+    client_clock_offset: Option<Spanned<String>>,
+    client_clock_skew_ppm: Option<Spanned<f64>>,
+    server_clock_offset: Option<Spanned<String>>,
+    server_clock_skew_ppm: Option<Spanned<f64>>,
     count: Option<Spanned<i64>>,
     stagger: Option<Spanned<String>>,
     // Foreground workloads (web, ping, video, cbr).
@@ -887,6 +957,57 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
             }
             None => format!("flow{id}"),
         };
+        let direction = match &f.direction {
+            None => Direction::Download,
+            Some(d) => match d.get_ref().as_str() {
+                "download" => Direction::Download,
+                "upload" => Direction::Upload,
+                other => {
+                    return Err(src.error(
+                        d.span(),
+                        format!("flow direction: '{other}' (allowed: download, upload)"),
+                    ))
+                }
+            },
+        };
+        if let (Direction::Upload, Some(r)) = (direction, &f.receiver_lbe) {
+            if *r.get_ref() {
+                return Err(src.error(
+                    r.span(),
+                    "flow receiver_lbe: a receiver-driven flow is a download, not direction = \"upload\"",
+                ));
+            }
+        }
+        let clock = |offset: &Option<Spanned<String>>,
+                     skew: &Option<Spanned<f64>>,
+                     end: &str|
+         -> Result<Clock, String> {
+            let offset = match offset {
+                Some(o) => src.value(
+                    o,
+                    &format!("flow {end}_clock_offset"),
+                    lbe_units::parse_duration,
+                )?,
+                None => Duration::ZERO,
+            };
+            let skew_ppm = match skew {
+                Some(s) if s.get_ref().is_nan() || s.get_ref().abs() > Clock::MAX_SKEW_PPM => {
+                    return Err(src.error(
+                        s.span(),
+                        format!(
+                            "flow {end}_clock_skew_ppm = {}: must be from -{max} to {max}",
+                            s.get_ref(),
+                            max = Clock::MAX_SKEW_PPM
+                        ),
+                    ))
+                }
+                Some(s) => *s.get_ref(),
+                None => 0.0,
+            };
+            Ok(Clock { offset, skew_ppm })
+        };
+        let client_clock = clock(&f.client_clock_offset, &f.client_clock_skew_ppm, "client")?;
+        let server_clock = clock(&f.server_clock_offset, &f.server_clock_skew_ppm, "server")?;
         let last_start = start + stagger * (count as u32 - 1);
         if let (FlowEnd::Stop(stop), Some(s)) = (end, &f.stagger) {
             if last_start >= stop {
@@ -928,6 +1049,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
                 deadline,
                 receiver_lbe: f.receiver_lbe.as_ref().is_some_and(|v| *v.get_ref()),
                 group: f.count.is_some().then(|| name_base.clone()),
+                direction,
+                client_clock,
+                server_clock,
             });
         }
     }
@@ -1065,6 +1189,29 @@ fn workload_keys(f: &RawFlow) -> [(&'static str, &'static str, Option<Range<usiz
 
 /// A flow's `kind`, with its own keys; the keys of the other kinds are
 /// errors.
+/// The simulated clock keys a flow sets, with where.
+fn clock_keys(f: &RawFlow) -> impl Iterator<Item = (&'static str, Option<Range<usize>>)> {
+    [
+        (
+            "client_clock_offset",
+            f.client_clock_offset.as_ref().map(|v| v.span()),
+        ),
+        (
+            "client_clock_skew_ppm",
+            f.client_clock_skew_ppm.as_ref().map(|v| v.span()),
+        ),
+        (
+            "server_clock_offset",
+            f.server_clock_offset.as_ref().map(|v| v.span()),
+        ),
+        (
+            "server_clock_skew_ppm",
+            f.server_clock_skew_ppm.as_ref().map(|v| v.span()),
+        ),
+    ]
+    .into_iter()
+}
+
 fn flow_kind(src: &Source, flow_span: Range<usize>, f: &RawFlow) -> Result<FlowKind, String> {
     let kind = match &f.kind {
         None => KIND_NAMES[0],
@@ -1109,7 +1256,11 @@ fn flow_kind(src: &Source, flow_span: Range<usize>, f: &RawFlow) -> Result<FlowK
     for (key, span) in [
         ("deadline", f.deadline.as_ref().map(|v| v.span())),
         ("pacing", f.pacing.as_ref().map(|v| v.span())),
-    ] {
+        ("direction", f.direction.as_ref().map(|v| v.span())),
+    ]
+    .into_iter()
+    .chain(clock_keys(f))
+    {
         if let Some(span) = span {
             return Err(src.error(
                 span,
@@ -1207,8 +1358,10 @@ fn workload_kind(
         ("deadline", s(f.deadline.as_ref().map(|v| v.span()))),
         ("pacing", s(f.pacing.as_ref().map(|v| v.span()))),
         ("receiver_lbe", s(f.receiver_lbe.as_ref().map(|v| v.span()))),
+        ("direction", s(f.direction.as_ref().map(|v| v.span()))),
     ]
     .into_iter()
+    .chain(clock_keys(f))
     .chain(workload_keys(f).into_iter().map(|(k, _, span)| (k, span)));
     for (key, span) in others {
         if let (Some(span), false) = (span, own.contains(&key)) {
@@ -1601,6 +1754,110 @@ name = "fg"
             let e = err(&with_link(extra));
             assert!(e.starts_with(want), "{extra}: {e}");
         }
+    }
+
+    #[test]
+    fn the_reverse_path_is_lbe_links_uplink() {
+        let s = parse(
+            Path::new("s.toml"),
+            &with_link("reverse_rate = \"2mbit\"\nreverse_loss = 0.01"),
+        )
+        .unwrap();
+        assert_eq!(
+            s.link.reverse_path(7),
+            lbe_link::LinkConfig {
+                rate_bps: Some(2_000_000),
+                // The link's buffer when reverse_buffer is not given.
+                buffer: Some(lbe_link::Buffer::Time(Duration::from_millis(500))),
+                loss: 0.01,
+                seed: 7 ^ 0x9e37_79b9_7f4a_7c15,
+                ..lbe_link::LinkConfig::default()
+            }
+        );
+        let s = parse(Path::new("s.toml"), &with_link("")).unwrap();
+        assert!(!s.link.has_reverse());
+        assert_eq!(
+            s.link.reverse_path(7),
+            lbe_link::LinkConfig {
+                seed: 7 ^ 0x9e37_79b9_7f4a_7c15,
+                ..lbe_link::LinkConfig::default()
+            }
+        );
+    }
+
+    /// `with_link("")` with `extra` lines in its flow (line 9 onwards).
+    fn with_flow(extra: &str) -> String {
+        format!("{}{extra}\n", with_link(""))
+    }
+
+    #[test]
+    fn direction_and_clock_keys() {
+        let s = parse(Path::new("s.toml"), &with_flow("")).unwrap();
+        assert_eq!(s.flows[0].direction, Direction::Download);
+        assert_eq!(s.flows[0].client_clock, Clock::default());
+        assert!(s.flows[0].server_clock.is_exact());
+        let s = parse(
+            Path::new("s.toml"),
+            &with_flow(
+                "direction = \"upload\"\nclient_clock_offset = \"2s\"\nclient_clock_skew_ppm = -100\nserver_clock_skew_ppm = 100.5",
+            ),
+        )
+        .unwrap();
+        let f = &s.flows[0];
+        assert_eq!(f.direction, Direction::Upload);
+        assert_eq!(
+            f.client_clock,
+            Clock {
+                offset: Duration::from_secs(2),
+                skew_ppm: -100.0
+            }
+        );
+        assert_eq!(
+            f.server_clock,
+            Clock {
+                offset: Duration::ZERO,
+                skew_ppm: 100.5
+            }
+        );
+        for (extra, want) in [
+            (
+                "direction = \"sideways\"",
+                "s.toml:9: flow direction: 'sideways' (allowed: download, upload)",
+            ),
+            (
+                "direction = \"upload\"\nreceiver_lbe = true",
+                "s.toml:10: flow receiver_lbe: a receiver-driven flow is a download, not direction = \"upload\"",
+            ),
+            (
+                "server_clock_skew_ppm = 1000.5",
+                "s.toml:9: flow server_clock_skew_ppm = 1000.5: must be from -1000 to 1000",
+            ),
+            (
+                "client_clock_skew_ppm = nan",
+                "s.toml:9: flow client_clock_skew_ppm = NaN: must be from -1000 to 1000",
+            ),
+            (
+                "client_clock_offset = \"-1s\"",
+                "s.toml:9: flow client_clock_offset: bad duration '-1s'",
+            ),
+        ] {
+            let e = err(&with_flow(extra));
+            assert!(e.starts_with(want), "{extra}: {e}");
+        }
+        assert_eq!(
+            err(&h3("direction = \"upload\"")),
+            "s.toml:12: flow direction: only quic-bulk flows take 'direction' (an h3 flow's sender is its server)"
+        );
+        assert_eq!(
+            err(&h3("server_clock_offset = \"1s\"")),
+            "s.toml:12: flow server_clock_offset: only quic-bulk flows take 'server_clock_offset' (an h3 flow's sender is its server)"
+        );
+        let ping = "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n[[flow]]\nkind = \"ping\"\nstop = \"10s\"\ndirection = \"upload\"\n";
+        let e = err(ping);
+        assert!(
+            e.starts_with("s.toml:8: flow direction: a ping flow does not take 'direction'"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -156,6 +156,10 @@ pub struct SimOutput {
     pub flows: Vec<FlowStats>,
     /// What the bottleneck counted.
     pub link: lbe_link::Totals,
+    /// What the client->server link counted, when the scenario limits
+    /// that direction (`[link] reverse_rate` or `reverse_loss`; the quiche
+    /// engine).
+    pub reverse_link: Option<lbe_link::Totals>,
     /// The bottleneck's drops of each flow (its key is its index).
     pub flow_drops: Vec<lbe_link::FlowDrops>,
     /// Events the loop processed.
@@ -205,6 +209,7 @@ impl SimOutput {
             analysis,
             flows: stats,
             link: link.totals().clone(),
+            reverse_link: None,
             flow_drops: (0..config.flows.len() as u64)
                 .map(|i| link.flow_drops(i))
                 .collect(),
@@ -236,6 +241,26 @@ fn ms(d: Duration) -> f32 {
 pub fn run(config: &Config) -> Result<SimOutput, String> {
     if config.flows.is_empty() {
         return Err("a run needs at least one flow".into());
+    }
+    if config.link.has_reverse() {
+        return Err(
+            "link reverse_rate and reverse_loss are simulated on the quiche engine only (here the client->server direction is a delay line): run with --engine quiche"
+                .to_string(),
+        );
+    }
+    for f in &config.flows {
+        if f.direction == lbe_scenario::Direction::Upload {
+            return Err(format!(
+                "flow {}: direction = \"upload\" is simulated on the quiche engine only: run with --engine quiche",
+                f.name
+            ));
+        }
+        if !f.client_clock.is_exact() || !f.server_clock.is_exact() {
+            return Err(format!(
+                "flow {}: client/server clock offsets and skews are simulated on the quiche engine only (this engine has no timestamps): run with --engine quiche",
+                f.name
+            ));
+        }
     }
     // Every controller is built before anything runs, so a spec the
     // simulator cannot run fails at once.

@@ -60,11 +60,14 @@ pub use sender::Framing;
 #[derive(Clone, Debug)]
 pub struct Config {
     /// The bottleneck: its rate, buffer and random loss (and the base RTT
-    /// of flows that do not set their own). Cross traffic is not simulated.
+    /// of flows that do not set their own); on the quiche engine also the
+    /// client->server direction (`reverse_rate`, `reverse_buffer`,
+    /// `reverse_loss`). Cross traffic is not simulated.
     pub link: lbe_scenario::Link,
-    /// The downloads through it, each with its sender's controller
+    /// The transfers through it, each with its sender's controller
     /// ([`lbe_scenario::Flow::sender_cc`]); every flow runs as a quic-bulk
-    /// transfer.
+    /// download, or on the quiche engine an upload
+    /// ([`lbe_scenario::Flow::direction`]) with its endpoints' clocks.
     pub flows: Vec<lbe_scenario::Flow>,
     /// The analysis window; the whole run when `None`.
     pub window: Option<(Duration, Duration)>,

@@ -20,9 +20,27 @@
 //! The application is a bulk download: the client sends a one-byte request
 //! on stream 0, the server answers on stream 0 with the flow's bytes (or
 //! until its stop time) and a FIN, and the client reads and discards them.
-//! The server's qlog (quiche's own, in memory) is parsed as it is written,
-//! on a thread of its own, by the same reader and `FlowAnalyzer` that read
-//! the lab's qlog files.
+//! An upload (`direction = "upload"`) turns it round: once the handshake is
+//! done the client sends the bytes on stream 0, runs the flow's controller,
+//! and the server reads them. The sender's qlog (quiche's own, in memory;
+//! the client's for an upload) is parsed as it is written, on a thread of
+//! its own, by the same reader and `FlowAnalyzer` that read the lab's qlog
+//! files.
+//!
+//! The path: server->client datagrams cross the bottleneck (`[link]`);
+//! client->server datagrams cross a second `lbe-link` link when the
+//! scenario sets `reverse_rate` or `reverse_loss`
+//! ([`lbe_scenario::Link::reverse_path`], the one `lbe-netem` runs), and
+//! are otherwise only delayed by the flow's rtt/2.
+//!
+//! Both ends offer the timestamp extension (patch 0008), as our apps do
+//! (`lbe_app_kit::tls::Transport`), so `delay=auto` reads the one-way delay.
+//! Each endpoint's quiche sees its own clock
+//! ([`lbe_scenario::Flow::client_clock`], `server_clock`): at simulated
+//! time `t` it reads `offset + (1 + skew_ppm / 10^6) t`. The times quiche
+//! hands back (its timer, a paced datagram's `SendInfo.at`) are in that
+//! clock and converted back to simulated time; a qlog's times are its
+//! endpoint's clock.
 //!
 //! TLS: the server has an RSA-2048 self-signed certificate made once per
 //! process from a key kept in the source (`simulated-server-key.pem`; an
@@ -39,6 +57,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 use std::time::Instant;
 
+use lbe_scenario::Clock;
+use lbe_scenario::Direction;
 use lbe_scenario::FlowEnd;
 use lbe_scenario::GRACE;
 use qlog_analysis::flow::FlowAnalyzer;
@@ -83,7 +103,10 @@ enum Ev {
     Timer(usize, Side, Instant),
     /// The bottleneck's next delivery is due.
     LinkDue,
-    /// A client datagram reaches its server (the uncongested return path).
+    /// The reverse link's next delivery is due.
+    ReverseDue,
+    /// A client datagram reaches its server (a return path the scenario
+    /// does not limit: rtt/2 of delay).
     ToServer(usize, Vec<u8>),
 }
 
@@ -114,23 +137,28 @@ impl Endpoint {
 struct FlowRun {
     client: Endpoint,
     server: Endpoint,
-    /// Bytes the server wrote to the stream.
+    /// Which end sends the bytes.
+    direction: Direction,
+    client_clock: Clock,
+    server_clock: Clock,
+    /// Bytes the sender wrote to the stream.
     written: u64,
-    /// The client sent its request (once the handshake let it).
+    /// The client sent its request (once the handshake let it; downloads).
     request_sent: bool,
-    /// The server answers once the request arrived.
+    /// The sender may write: the request arrived (a download), the
+    /// handshake is done (an upload).
     requested: bool,
     /// The FIN is written: nothing more to offer.
     fin_written: bool,
-    /// The server stopped taking new data (its stop time).
+    /// The sender stopped taking new data (its stop time).
     stopped: bool,
-    /// Bytes the client read.
+    /// Bytes the receiver read.
     received: u64,
     done_at: Option<Instant>,
     /// When the run gives up on the flow.
     deadline: Instant,
     progress: Option<quiche_lbe::lbe_cc::deadline::Progress>,
-    /// The server's qlog, parsed on its own thread.
+    /// The sender's qlog, parsed on its own thread.
     analysis: Option<std::thread::JoinHandle<Result<FlowAnalyzer, String>>>,
     client_addr: SocketAddr,
     server_addr: SocketAddr,
@@ -143,6 +171,55 @@ impl FlowRun {
             Side::Server => &mut self.server,
         }
     }
+
+    /// The end that sends the flow's bytes.
+    fn sender(&self) -> Side {
+        match self.direction {
+            Direction::Download => Side::Server,
+            Direction::Upload => Side::Client,
+        }
+    }
+
+    fn clock(&self, side: Side) -> Clock {
+        match side {
+            Side::Client => self.client_clock,
+            Side::Server => self.server_clock,
+        }
+    }
+}
+
+/// What `clock` reads at simulated time `at` (`epoch` is simulated time
+/// zero): `offset + (1 + skew_ppm / 10^6) t`, to the nanosecond.
+fn local_time(epoch: Instant, clock: Clock, at: Instant) -> Instant {
+    if clock.is_exact() {
+        return at;
+    }
+    let t = at.saturating_duration_since(epoch);
+    let drift_ns = (t.as_nanos() as f64 * clock.skew_ppm / 1e6).round();
+    let base = epoch + clock.offset + t;
+    if drift_ns >= 0.0 {
+        base + Duration::from_nanos(drift_ns as u64)
+    } else {
+        base - Duration::from_nanos((-drift_ns) as u64)
+    }
+}
+
+/// The first simulated time at which `clock` reads `local` or later (a
+/// deadline quiche set in its own clock), never before `epoch`.
+fn sim_time(epoch: Instant, clock: Clock, local: Instant) -> Instant {
+    if clock.is_exact() {
+        return local;
+    }
+    let since = local.saturating_duration_since(epoch + clock.offset);
+    let t = since.as_nanos() as f64 / (1.0 + clock.skew_ppm / 1e6);
+    let mut at = epoch + Duration::from_nanos(t.max(0.0).floor() as u64);
+    // The float's rounding: step to the first nanosecond that reaches it
+    // (a skew of at most 1000 ppm moves the local clock by at most 1 ns a
+    // nanosecond, so this is a step or two).
+    while local_time(epoch, clock, at) < local {
+        at += Duration::from_nanos(1);
+    }
+    at
 }
 
 struct Sim<'a> {
@@ -151,6 +228,9 @@ struct Sim<'a> {
     queue: EventQueue<Ev>,
     link: lbe_link::Link<(usize, Vec<u8>)>,
     link_due: Option<Instant>,
+    /// The client->server link, when the scenario limits that direction.
+    reverse: Option<lbe_link::Link<(usize, Vec<u8>)>>,
+    reverse_due: Option<Instant>,
     flows: Vec<FlowRun>,
     client_configs: Vec<quiche::Config>,
     server_configs: Vec<quiche::Config>,
@@ -162,13 +242,16 @@ struct Sim<'a> {
     qlogs: Vec<Option<std::path::PathBuf>>,
 }
 
-/// A flow's qlog file name, as our apps name a server's
+/// A flow's qlog file name (its sender's), as our apps name theirs
 /// (`lbe_cc::qlog_name`).
 fn qlog_file_name(flow: &lbe_scenario::Flow, index: usize) -> String {
     use quiche_lbe::lbe_cc::qlog_name;
     qlog_name::file_name(
         &flow.name,
-        qlog_name::Role::Server,
+        match flow.direction {
+            Direction::Download => qlog_name::Role::Server,
+            Direction::Upload => qlog_name::Role::Client,
+        },
         &qlog_name::cc_tag(flow.sender_cc().as_str()),
         &(index as u64).to_be_bytes(),
     )
@@ -231,7 +314,7 @@ fn identity() -> Result<
 
 /// Our apps' transport settings (`lbe_app_kit::tls::Transport`'s defaults:
 /// windows for a 1 Gbit/s × 200 ms path, so flow control never limits a
-/// bulk transfer; a 30 s idle timeout).
+/// bulk transfer; a 30 s idle timeout; the timestamp extension offered).
 fn transport(config: &mut quiche::Config, pacing: bool) {
     const MAX_DATA: u64 = 64 << 20;
     const MAX_STREAM_DATA: u64 = 32 << 20;
@@ -248,15 +331,20 @@ fn transport(config: &mut quiche::Config, pacing: bool) {
     config.set_max_stream_window(MAX_STREAM_DATA);
     config.set_disable_active_migration(true);
     config.enable_pacing(pacing);
+    // As every endpoint of ours: draft-huitema-quic-ts-08 (patch 0008),
+    // each ACK carries the peer's clock and `delay=auto` reads the forward
+    // one-way delay.
+    config.enable_timestamps(true);
 }
 
 fn quiche_err(what: &str) -> impl Fn(quiche::Error) -> String + '_ {
     move |e| format!("{what}: quiche: {e}")
 }
 
+/// The server's configuration; `spec` is its controller when it sends.
 fn server_config(
     flow: &lbe_scenario::Flow,
-    spec: &quiche_lbe::CcSpec,
+    spec: Option<&quiche_lbe::CcSpec>,
 ) -> Result<quiche::Config, String> {
     let (cert, key) = identity()?;
     let err =
@@ -271,11 +359,17 @@ fn server_config(
         .set_application_protos(&[ALPN])
         .map_err(quiche_err("server config"))?;
     transport(&mut config, flow.pacing);
-    spec.configure(&mut config);
+    if let Some(spec) = spec {
+        spec.configure(&mut config);
+    }
     Ok(config)
 }
 
-fn client_config(flow: &lbe_scenario::Flow) -> Result<quiche::Config, String> {
+/// The client's configuration; `spec` is its controller when it sends.
+fn client_config(
+    flow: &lbe_scenario::Flow,
+    spec: Option<&quiche_lbe::CcSpec>,
+) -> Result<quiche::Config, String> {
     let mut config =
         quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(quiche_err("client config"))?;
     config
@@ -284,6 +378,9 @@ fn client_config(flow: &lbe_scenario::Flow) -> Result<quiche::Config, String> {
     // Both ends are in this process; see the module docs.
     config.verify_peer(false);
     transport(&mut config, flow.pacing);
+    if let Some(spec) = spec {
+        spec.configure(&mut config);
+    }
     Ok(config)
 }
 
@@ -429,9 +526,16 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         };
         let handle = quiche_lbe::lbe_cc::deadline::Progress::new(total);
         progress.push(spec.set_progress(handle.clone()).then_some(handle));
-        server_configs
-            .push(server_config(f, &spec).map_err(|e| format!("flow {} ({}): {e}", f.name, spec))?);
-        client_configs.push(client_config(f).map_err(|e| format!("flow {}: {e}", f.name))?);
+        let upload = f.direction == Direction::Upload;
+        if upload && config.link.reverse_rate_bps.is_none() {
+            return Err(format!(
+                "flow {}: direction = \"upload\" needs [link] reverse_rate (the client->server direction's bottleneck)",
+                f.name
+            ));
+        }
+        let err = |e| format!("flow {} ({}): {e}", f.name, spec);
+        server_configs.push(server_config(f, (!upload).then_some(&spec)).map_err(err)?);
+        client_configs.push(client_config(f, upload.then_some(&spec)).map_err(err)?);
     }
     // Virtual time starts here; quiche reads `epoch + elapsed`.
     let epoch = Instant::now();
@@ -442,6 +546,11 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         queue: EventQueue::new(),
         link,
         link_due: None,
+        reverse: config
+            .link
+            .has_reverse()
+            .then(|| lbe_link::Link::new(&config.link.reverse_path(config.seed))),
+        reverse_due: None,
         flows: Vec::new(),
         client_configs,
         server_configs,
@@ -465,6 +574,9 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         sim.flows.push(FlowRun {
             client: Endpoint::new(),
             server: Endpoint::new(),
+            direction: f.direction,
+            client_clock: f.client_clock,
+            server_clock: f.server_clock,
             written: 0,
             request_sent: false,
             requested: false,
@@ -521,7 +633,8 @@ impl Sim<'_> {
                 Ev::Open(i) => self.open(i, at),
                 Ev::Stop(i) => {
                     self.flows[i].stopped = true;
-                    self.wake(i, Side::Server, at);
+                    let sender = self.flows[i].sender();
+                    self.wake(i, sender, at);
                 }
                 Ev::Wake(i, side) => {
                     self.flows[i].endpoint(side).wake_scheduled = false;
@@ -543,6 +656,16 @@ impl Sim<'_> {
                     }
                     self.schedule_link();
                 }
+                Ev::ReverseDue => {
+                    if self.reverse_due == Some(at) {
+                        self.reverse_due = None;
+                    }
+                    while let Some(d) = self.reverse.as_mut().and_then(|l| l.poll(at)) {
+                        let (i, datagram) = d.item;
+                        self.arrive(i, Side::Server, datagram, at);
+                    }
+                    self.schedule_reverse();
+                }
                 Ev::ToServer(i, datagram) => self.arrive(i, Side::Server, datagram, at),
             }
             for i in 0..self.flows.len() {
@@ -561,6 +684,7 @@ impl Sim<'_> {
             *b = rng.next_u64() as u8;
         }
         let scid = quiche::ConnectionId::from_ref(&scid[..16]);
+        self.set_clock(i, Side::Client, now);
         let f = &self.flows[i];
         match quiche::connect(
             None,
@@ -569,12 +693,63 @@ impl Sim<'_> {
             f.server_addr,
             &mut self.client_configs[i],
         ) {
-            Ok(conn) => {
+            Ok(mut conn) => {
+                if self.flows[i].sender() == Side::Client && !self.start_analysis(i, &mut conn, now)
+                {
+                    return;
+                }
                 self.flows[i].client.conn = Some(conn);
                 self.wake(i, Side::Client, now);
             }
             Err(e) => self.fail(i, format!("cannot connect: quiche: {e}")),
         }
+    }
+
+    /// Sets quiche's clock to what `side`'s clock reads at `now`.
+    fn set_clock(&self, i: usize, side: Side, now: Instant) {
+        let clock = self.flows[i].clock(side);
+        quiche::clock::set_virtual_now(Some(local_time(self.epoch, clock, now)));
+    }
+
+    /// Hands the sender's qlog to its analysis thread (and its file, with
+    /// [`Config::qlog_dir`]); `false` when the file cannot be created.
+    fn start_analysis(&mut self, i: usize, conn: &mut quiche::Connection, now: Instant) -> bool {
+        let flow = &self.config.flows[i];
+        let (from, to) = match self.config.window {
+            Some((f, t)) => (Some(f.as_secs_f64()), Some(t.as_secs_f64())),
+            None => (None, None),
+        };
+        let offset = now.saturating_duration_since(self.epoch).as_secs_f64();
+        let analyzer = FlowAnalyzer::new(offset, from, to, 0.1);
+        let file = match &self.config.qlog_dir {
+            None => None,
+            Some(dir) => {
+                let path = dir.join(qlog_file_name(flow, i));
+                match std::fs::File::create(&path) {
+                    Ok(file) => {
+                        self.qlogs[i] = Some(path);
+                        Some(file)
+                    }
+                    Err(e) => {
+                        self.fail(i, format!("cannot create {}: {e}", path.display()));
+                        return false;
+                    }
+                }
+            }
+        };
+        let (pipe, handle) = analysis_thread(analyzer, flow.name.clone(), file);
+        let role = match flow.direction {
+            Direction::Download => "server",
+            Direction::Upload => "client",
+        };
+        conn.set_qlog_with_level(
+            Box::new(pipe),
+            format!("lbe-sim {role} {}", flow.name),
+            format!("cc={} role={role} label={}", flow.sender_cc(), flow.name),
+            quiche::QlogLevel::Base,
+        );
+        self.flows[i].analysis = Some(handle);
+        true
     }
 
     fn arrive(&mut self, i: usize, side: Side, datagram: Vec<u8>, now: Instant) {
@@ -600,37 +775,10 @@ impl Sim<'_> {
         let (local, peer) = (f.server_addr, f.client_addr);
         match quiche::accept(&scid, None, local, peer, &mut self.server_configs[i]) {
             Ok(mut conn) => {
-                let flow = &self.config.flows[i];
-                let (from, to) = match self.config.window {
-                    Some((f, t)) => (Some(f.as_secs_f64()), Some(t.as_secs_f64())),
-                    None => (None, None),
-                };
-                let offset = now.saturating_duration_since(self.epoch).as_secs_f64();
-                let analyzer = FlowAnalyzer::new(offset, from, to, 0.1);
-                let file = match &self.config.qlog_dir {
-                    None => None,
-                    Some(dir) => {
-                        let path = dir.join(qlog_file_name(flow, i));
-                        match std::fs::File::create(&path) {
-                            Ok(file) => {
-                                self.qlogs[i] = Some(path);
-                                Some(file)
-                            }
-                            Err(e) => {
-                                self.fail(i, format!("cannot create {}: {e}", path.display()));
-                                return;
-                            }
-                        }
-                    }
-                };
-                let (pipe, handle) = analysis_thread(analyzer, flow.name.clone(), file);
-                conn.set_qlog_with_level(
-                    Box::new(pipe),
-                    format!("lbe-sim server {}", flow.name),
-                    format!("cc={} role=server label={}", flow.sender_cc(), flow.name),
-                    quiche::QlogLevel::Base,
-                );
-                self.flows[i].analysis = Some(handle);
+                if self.flows[i].sender() == Side::Server && !self.start_analysis(i, &mut conn, now)
+                {
+                    return;
+                }
                 self.flows[i].server.conn = Some(conn);
             }
             Err(e) => self.fail(i, format!("the server cannot accept: quiche: {e}")),
@@ -643,6 +791,8 @@ impl Sim<'_> {
         if self.flows[i].done_at.is_some() {
             return;
         }
+        self.set_clock(i, side, now);
+        let local_now = local_time(self.epoch, self.flows[i].clock(side), now);
         if side == Side::Server && self.flows[i].server.conn.is_none() {
             if self.flows[i].server.inbox.is_empty() {
                 return;
@@ -667,43 +817,67 @@ impl Sim<'_> {
                 // key change, a duplicate) is dropped, as our apps do.
                 let _ = conn.recv(&mut d, quiche::RecvInfo { from, to });
             }
-            lbe_endpoint::on_timer(conn, now);
+            lbe_endpoint::on_timer(conn, local_now);
         }
-        match side {
-            Side::Client => self.client_app(i, now),
-            Side::Server => self.server_app(i),
+        if side == self.flows[i].sender() {
+            self.sender_app(i, side);
+        } else {
+            self.receiver_app(i, side, now);
         }
         self.send(i, side, now);
     }
 
-    fn client_app(&mut self, i: usize, now: Instant) {
+    /// The receiving end: a download's client sends its request, then
+    /// either end reads and discards the bytes.
+    fn receiver_app(&mut self, i: usize, side: Side, now: Instant) {
         let f = &mut self.flows[i];
-        let Some(conn) = f.client.conn.as_mut() else {
+        let FlowRun {
+            client,
+            server,
+            request_sent,
+            received,
+            done_at,
+            ..
+        } = f;
+        let Some(conn) = (match side {
+            Side::Client => client.conn.as_mut(),
+            Side::Server => server.conn.as_mut(),
+        }) else {
             return;
         };
-        if !f.request_sent && conn.is_established() {
+        if side == Side::Client && !*request_sent && conn.is_established() {
             // The request: one byte and the stream's FIN.
-            f.request_sent = conn.stream_send(DATA_STREAM, b"?", true) == Ok(1);
+            *request_sent = conn.stream_send(DATA_STREAM, b"?", true) == Ok(1);
         }
         while let Ok((n, fin)) = conn.stream_recv(DATA_STREAM, &mut self.buf) {
-            f.received += n as u64;
-            if fin && f.done_at.is_none() && matches!(self.config.flows[i].end, FlowEnd::Bytes(_)) {
-                f.done_at = Some(now);
+            *received += n as u64;
+            if fin && done_at.is_none() && matches!(self.config.flows[i].end, FlowEnd::Bytes(_)) {
+                *done_at = Some(now);
             }
         }
     }
 
-    fn server_app(&mut self, i: usize) {
+    /// The sending end: once asked (a download's request arrived, an
+    /// upload's handshake is done) it writes the flow's bytes.
+    fn sender_app(&mut self, i: usize, side: Side) {
         let end = self.config.flows[i].end;
         let f = &mut self.flows[i];
-        let Some(conn) = f.server.conn.as_mut() else {
+        let Some(conn) = (match side {
+            Side::Client => f.client.conn.as_mut(),
+            Side::Server => f.server.conn.as_mut(),
+        }) else {
             return;
         };
         if !f.requested {
-            while let Ok((_, fin)) = conn.stream_recv(DATA_STREAM, &mut self.buf) {
-                if fin {
-                    f.requested = true;
+            match side {
+                Side::Server => {
+                    while let Ok((_, fin)) = conn.stream_recv(DATA_STREAM, &mut self.buf) {
+                        if fin {
+                            f.requested = true;
+                        }
+                    }
                 }
+                Side::Client => f.requested = conn.is_established(),
             }
         }
         if f.requested && !f.fin_written {
@@ -739,12 +913,15 @@ impl Sim<'_> {
     }
 
     fn send(&mut self, i: usize, side: Side, now: Instant) {
+        let (epoch, clock) = (self.epoch, self.flows[i].clock(side));
+        // The endpoint's loop, like quiche, reads the endpoint's own clock.
+        let local_now = local_time(epoch, clock, now);
         loop {
             let ep = self.flows[i].endpoint(side);
             let Some(conn) = ep.conn.as_mut() else {
                 return;
             };
-            match ep.sender.next(conn, now, &mut self.buf) {
+            match ep.sender.next(conn, local_now, &mut self.buf) {
                 Ok(Some((n, _))) => {
                     let d = self.buf[..n].to_vec();
                     self.transmit(i, side, d, now);
@@ -758,7 +935,13 @@ impl Sim<'_> {
         }
         // The next wake-up: quiche's timer or the held datagram's release.
         let ep = self.flows[i].endpoint(side);
-        let next = ep.conn.as_ref().and_then(|c| ep.sender.wake_at(c));
+        // quiche's times and the held datagram's are in the endpoint's
+        // clock.
+        let next = ep
+            .conn
+            .as_ref()
+            .and_then(|c| ep.sender.wake_at(c))
+            .map(|t| sim_time(epoch, clock, t));
         if let Some(at) = next {
             let at = at.max(now);
             if ep.timer_at != Some(at) {
@@ -778,8 +961,24 @@ impl Sim<'_> {
                     .enqueue_flow(now, i as u64, size, one_way, (i, datagram));
                 self.schedule_link();
             }
-            // The return path is not congested.
-            Side::Client => self.push(now + one_way, Ev::ToServer(i, datagram)),
+            Side::Client => match self.reverse.as_mut() {
+                Some(reverse) => {
+                    let size = datagram.len();
+                    reverse.enqueue_flow(now, i as u64, size, one_way, (i, datagram));
+                    self.schedule_reverse();
+                }
+                // A return path the scenario does not limit.
+                None => self.push(now + one_way, Ev::ToServer(i, datagram)),
+            },
+        }
+    }
+
+    fn schedule_reverse(&mut self) {
+        if let Some(due) = self.reverse.as_ref().and_then(|l| l.next_delivery()) {
+            if self.reverse_due.is_none_or(|d| due < d) {
+                self.reverse_due = Some(due);
+                self.push(due, Ev::ReverseDue);
+            }
         }
     }
 
@@ -803,8 +1002,11 @@ impl Sim<'_> {
         let mut stats = Vec::new();
         let mut flows = Vec::new();
         for (i, (state, flow)) in self.flows.iter_mut().zip(&config.flows).enumerate() {
-            let server = state.server.conn.take();
-            let s = server.as_ref().map(|c| c.stats());
+            let sender = match state.sender() {
+                Side::Client => state.client.conn.take(),
+                Side::Server => state.server.conn.take(),
+            };
+            let s = sender.as_ref().map(|c| c.stats());
             stats.push(FlowStats {
                 sent_packets: s.as_ref().map_or(0, |s| s.sent as u64),
                 lost_packets: s.as_ref().map_or(0, |s| s.lost as u64),
@@ -821,7 +1023,7 @@ impl Sim<'_> {
             });
             // Dropping the connection drops its qlog writer: the analysis
             // thread reads to the end.
-            drop(server);
+            drop(sender);
             let analyzer = match state.analysis.take() {
                 Some(h) => h
                     .join()
@@ -835,7 +1037,7 @@ impl Sim<'_> {
             };
             flows.push(SimOutput::memory_flow(analyzer, flow, i + 1));
         }
-        SimOutput::assemble(
+        let mut out = SimOutput::assemble(
             config,
             flows,
             stats,
@@ -843,6 +1045,90 @@ impl Sim<'_> {
             self.events,
             end.saturating_duration_since(self.epoch),
             std::mem::take(&mut self.qlogs),
-        )
+        )?;
+        out.reverse_link = self.reverse.as_ref().map(|l| l.totals().clone());
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock(offset_ms: u64, skew_ppm: f64) -> Clock {
+        Clock {
+            offset: Duration::from_millis(offset_ms),
+            skew_ppm,
+        }
+    }
+
+    #[test]
+    fn an_exact_clock_reads_the_simulated_time() {
+        let epoch = Instant::now();
+        let at = epoch + Duration::from_nanos(123_456_789);
+        assert_eq!(local_time(epoch, Clock::default(), at), at);
+        assert_eq!(sim_time(epoch, Clock::default(), at), at);
+    }
+
+    #[test]
+    fn a_clock_reads_its_offset_plus_its_skewed_time() {
+        let epoch = Instant::now();
+        let s = |secs: u64| epoch + Duration::from_secs(secs);
+        // 100 ppm fast: 60 s later it reads 6 ms more, past its 1 s offset.
+        let fast = clock(1000, 100.0);
+        assert_eq!(local_time(epoch, fast, epoch), s(1));
+        assert_eq!(
+            local_time(epoch, fast, s(60)),
+            s(61) + Duration::from_millis(6)
+        );
+        // 30 minutes at 100 ppm: 180 ms.
+        assert_eq!(
+            local_time(epoch, fast, s(1800)),
+            s(1801) + Duration::from_millis(180)
+        );
+        // 50 ppm slow: 3 ms less a minute.
+        let slow = clock(0, -50.0);
+        assert_eq!(
+            local_time(epoch, slow, s(60)),
+            s(60) - Duration::from_millis(3)
+        );
+    }
+
+    /// A deadline quiche set in its own clock comes back as the first
+    /// simulated nanosecond at which that clock reaches it.
+    #[test]
+    fn sim_time_is_the_first_instant_the_clock_reaches_a_deadline() {
+        let epoch = Instant::now();
+        let ns = Duration::from_nanos(1);
+        for c in [
+            clock(1000, 100.0),
+            clock(5, -100.0),
+            clock(0, 1000.0),
+            clock(0, -1000.0),
+        ] {
+            for local_ns in [
+                0u64,
+                1,
+                999,
+                1_000_000_007,
+                61_006_000_003,
+                1_801_180_000_001,
+            ] {
+                let local = epoch + Duration::from_nanos(local_ns);
+                let at = sim_time(epoch, c, local);
+                assert!(at >= epoch);
+                assert!(local_time(epoch, c, at) >= local, "{c:?} {local_ns}");
+                if at > epoch {
+                    assert!(local_time(epoch, c, at - ns) < local, "{c:?} {local_ns}");
+                }
+            }
+        }
+        // A deadline before the clock's own start (its offset) is due at once.
+        assert_eq!(sim_time(epoch, clock(1000, 0.5), epoch), epoch);
+        let fast = clock(1000, 100.0);
+        assert_eq!(
+            sim_time(epoch, fast, epoch + Duration::from_millis(61_006)),
+            epoch + Duration::from_secs(60)
+        );
     }
 }

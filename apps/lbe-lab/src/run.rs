@@ -173,6 +173,16 @@ pub fn run(
             f.name
         ));
     }
+    if let Some(f) = scenario
+        .flows
+        .iter()
+        .find(|f| !f.client_clock.is_exact() || !f.server_clock.is_exact())
+    {
+        return Err(format!(
+            "flow {}: client/server clock offsets and skews are simulated only (real hosts have their own clocks): run with --sim --engine quiche",
+            f.name
+        ));
+    }
     let qlog_dir = out.join("qlog");
     std::fs::create_dir_all(&qlog_dir)
         .map_err(|e| format!("cannot create {}: {e}", qlog_dir.display()))?;
@@ -275,13 +285,7 @@ pub fn run(
     config.down.cross_traffic_bps = scenario.link.cross_traffic_bps;
     config.down.aqm = scenario.link.aqm;
     config.down.gilbert_elliott = scenario.link.gilbert_elliott;
-    let link = &scenario.link;
-    config.up.rate_bps = link.reverse_rate_bps;
-    config.up.buffer = link
-        .reverse_rate_bps
-        .map(|_| link.reverse_buffer.unwrap_or(link.buffer));
-    config.up.loss = link.reverse_loss;
-    config.up.seed = config.down.seed ^ 0x9e37_79b9_7f4a_7c15;
+    config.up = scenario.link.reverse_path(config.down.seed);
     config.stats = Some(out.join("netem-stats.jsonl"));
     for (i, (upstream, rtt)) in paths.iter().enumerate().skip(1) {
         let listen = SocketAddr::from(([127, 0, 0, 1], port(i)));
@@ -519,7 +523,10 @@ fn run_quic_bulk(
             bind: None,
             cc: flow.cc.clone(),
             amount,
-            direction: Direction::Download,
+            direction: match flow.direction {
+                lbe_scenario::Direction::Download => Direction::Download,
+                lbe_scenario::Direction::Upload => Direction::Upload,
+            },
             qlog_dir: Some(qlog_dir.to_path_buf()),
             label: flow.name.clone(),
             handshake_timeout: Duration::from_secs(10),
@@ -536,7 +543,7 @@ fn run_quic_bulk(
         .qlog
         .as_ref()
         .map(PathBuf::from)
-        .ok_or_else(|| format!("{}: the server wrote no qlog", flow.name))?;
+        .ok_or_else(|| format!("{}: the sender wrote no qlog", flow.name))?;
     Ok((Transfer::QuicBulk(summary), qlog))
 }
 

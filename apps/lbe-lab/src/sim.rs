@@ -25,6 +25,10 @@ pub type SimSummary = RunSummary<SimFlowSummary, SimTail>;
 pub struct SimTail {
     /// What the simulated bottleneck counted over the whole run.
     pub bottleneck: lbe_netem::Totals,
+    /// What the client->server link counted, when the scenario limits that
+    /// direction (`reverse_rate`, `reverse_loss`; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse_bottleneck: Option<lbe_netem::Totals>,
     /// Events the simulator processed (a measure of its work).
     pub events: u64,
 }
@@ -62,12 +66,6 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
     if scenario.link.cross_traffic_bps.is_some() {
         return Err(
             "link cross_traffic is not simulated (lbe-netem generates it in real time): run without --sim"
-                .to_string(),
-        );
-    }
-    if scenario.link.has_reverse() {
-        return Err(
-            "link reverse_rate and reverse_loss are not simulated (the simulator's client->server direction is a delay line): run without --sim"
                 .to_string(),
         );
     }
@@ -170,6 +168,7 @@ pub fn simulate_on(
     };
     let tail = |_: &qlog_analysis::Window| SimTail {
         bottleneck: out.link,
+        reverse_bottleneck: out.reverse_link,
         events: out.events,
     };
     let summary = RunSummary::new(
