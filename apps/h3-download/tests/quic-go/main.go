@@ -20,13 +20,16 @@
 // cert writes a self-signed P-256 certificate for localhost, 127.0.0.1
 // and ::1 and its key, both PEM, for server's --cert and --key.
 //
-// QLOGDIR set: both ends write quic-go's qlog (JSON-SEQ) there.
+// QLOGDIR set: both ends write quic-go's qlog (JSON-SEQ) there; client
+// exits only once its qlog is complete.
 //
 // Errors: one line "quic-go-peer: error: ..." on stderr, exit status 1
 // (2 for a bad command line).
 package main
 
 import (
+	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -48,11 +51,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 	"github.com/quic-go/quic-go/qlog"
+	"github.com/quic-go/quic-go/qlogwriter"
 )
 
 const usage = `usage:
@@ -126,10 +131,60 @@ func parse(fs *flag.FlagSet, args []string, want int) ([]string, error) {
 	return positional, nil
 }
 
-// quicConfig is quic-go's defaults, with its qlog tracer (which writes
-// only when QLOGDIR is set).
-func quicConfig() *quic.Config {
-	return &quic.Config{Tracer: qlog.DefaultConnectionTracer}
+// qlogs writes quic-go's qlog of each connection to QLOGDIR, as
+// qlog.DefaultConnectionTracer does (<odcid>_<client|server>.sqlog,
+// JSON-SEQ), and lets the program wait until every file is complete before
+// it exits: quic-go closes a trace when its connection's run loop ends,
+// which may be after Transport.Close has returned.
+type qlogs struct{ open sync.WaitGroup }
+
+func (q *qlogs) tracer(_ context.Context, isClient bool, odcid qlog.ConnectionID) qlogwriter.Trace {
+	dir := os.Getenv("QLOGDIR")
+	if dir == "" {
+		return nil
+	}
+	role := "server"
+	if isClient {
+		role = "client"
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s_%s.sqlog", odcid, role))
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "quic-go-peer: warning: no qlog: %v\n", err)
+		return nil
+	}
+	q.open.Add(1)
+	trace := qlogwriter.NewConnectionFileSeq(&qlogFile{bufio.NewWriter(f), f, &q.open}, isClient, odcid)
+	go trace.Run()
+	return trace
+}
+
+// wait waits up to `limit` for every qlog file to be complete.
+func (q *qlogs) wait(limit time.Duration) error {
+	done := make(chan struct{})
+	go func() { q.open.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(limit):
+		return fmt.Errorf("the qlog files were not complete %v after the connections closed", limit)
+	}
+}
+
+// qlogFile is a buffered qlog file that says when it is closed.
+type qlogFile struct {
+	*bufio.Writer
+	f    *os.File
+	open *sync.WaitGroup
+}
+
+func (w *qlogFile) Close() error {
+	defer w.open.Done()
+	err := w.Flush()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func client(args []string) error {
@@ -158,7 +213,8 @@ func client(args []string) error {
 		}
 		tlsConf.RootCAs = pool
 	}
-	transport := &http3.Transport{TLSClientConfig: tlsConf, QUICConfig: quicConfig()}
+	var traces qlogs
+	transport := &http3.Transport{TLSClientConfig: tlsConf, QUICConfig: &quic.Config{Tracer: traces.tracer}}
 	defer transport.Close()
 
 	req, err := http.NewRequest(http.MethodGet, url, nil)
@@ -186,6 +242,11 @@ func client(args []string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("after %d bytes of the body: %w", n, err)
+	}
+	resp.Body.Close()
+	transport.Close()
+	if err := traces.wait(10 * time.Second); err != nil {
+		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"status": resp.StatusCode,
@@ -224,7 +285,7 @@ func server(args []string) error {
 	}
 	srv := &http3.Server{
 		TLSConfig:  http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{pair}}),
-		QUICConfig: quicConfig(),
+		QUICConfig: &quic.Config{Tracer: (&qlogs{}).tracer},
 		Handler:    files{root: *root, fs: http.FileServer(http.Dir(*root))},
 	}
 	fmt.Println(conn.LocalAddr())
