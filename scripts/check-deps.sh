@@ -35,6 +35,11 @@ fi
 # in headless Chromium: the distribution's, never a browser downloaded by
 # Playwright.
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# The quic-go interop tests (apps/h3-download/tests/interop_quic_go.rs) build
+# a Go program; without Go they skip (not installed here: Go's own releases
+# are newer than the distributions').
+command -v go >/dev/null 2>&1 \
+    || say "note: no go (https://go.dev/dl/); the quic-go interop tests will skip"
 
 if ! command -v cargo >/dev/null 2>&1; then
     say "error: cargo not found; install Rust (https://rustup.rs), then run make again"
