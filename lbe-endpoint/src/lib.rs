@@ -1,6 +1,7 @@
 //! What an endpoint does around a `quiche::Connection`, sans-IO: one home
 //! for the rules our apps' mio loops (`lbe_app_kit::endpoint`) and the
-//! simulator's virtual-time loop (`lbe_sim`'s quiche engine) both follow.
+//! simulator's virtual-time loop (`lbe_sim`'s quiche engine) both follow,
+//! and the transport settings ([`Transport`]) both configure quiche with.
 //! Neither reads a clock here: the caller passes `now` (the wall clock in
 //! the apps, the virtual time in the simulator) and moves the bytes.
 //!
@@ -37,6 +38,65 @@ use std::time::Instant;
 /// `tcp_tso_autosize()`). The simulator keeps the same slack so that it
 /// sends what the apps send.
 pub const RELEASE_SLACK: Duration = Duration::from_millis(1);
+
+/// Largest UDP payload we send; 1350 bytes fits every path we emulate with
+/// room for tunnel overheads (quiche's own apps use the same).
+pub const MAX_DATAGRAM_SIZE: usize = 1350;
+
+/// Flow-control and timeout settings shared by our endpoints: the apps'
+/// and the simulator's.
+#[derive(Clone, Copy, Debug)]
+pub struct Transport {
+    /// Connection-level flow-control window, bytes.
+    pub max_data: u64,
+    /// Per-stream flow-control window, bytes.
+    pub max_stream_data: u64,
+    /// Idle timeout.
+    pub idle_timeout: Duration,
+    /// Release datagrams at the times quiche's pacer sets (quiche's
+    /// `enable_pacing`, honoured by [`PacedSender`]); off sends each as
+    /// soon as quiche builds it.
+    pub pacing: bool,
+}
+
+impl Default for Transport {
+    fn default() -> Self {
+        // Windows large enough for a 1 Gbit/s × 200 ms path, so a bulk
+        // transfer is limited by its congestion controller, not by flow
+        // control.
+        Self {
+            max_data: 64 << 20,
+            max_stream_data: 32 << 20,
+            idle_timeout: Duration::from_secs(30),
+            pacing: true,
+        }
+    }
+}
+
+impl Transport {
+    /// Writes these settings into `config`.
+    pub fn apply(&self, config: &mut quiche::Config) {
+        config.set_max_idle_timeout(self.idle_timeout.as_millis() as u64);
+        config.set_max_recv_udp_payload_size(MAX_DATAGRAM_SIZE);
+        config.set_max_send_udp_payload_size(MAX_DATAGRAM_SIZE);
+        config.set_initial_max_data(self.max_data);
+        config.set_initial_max_stream_data_bidi_local(self.max_stream_data);
+        config.set_initial_max_stream_data_bidi_remote(self.max_stream_data);
+        config.set_initial_max_stream_data_uni(self.max_stream_data);
+        config.set_initial_max_streams_bidi(1000);
+        config.set_initial_max_streams_uni(1000);
+        config.set_max_connection_window(self.max_data);
+        config.set_max_stream_window(self.max_stream_data);
+        config.set_disable_active_migration(true);
+        config.enable_pacing(self.pacing);
+        // Every endpoint of ours offers the timestamp extension
+        // (draft-huitema-quic-ts-08, quiche patch 0008): between two of
+        // them each ACK carries the peer's clock, and the LEDBAT family
+        // reads the forward one-way delay (`delay=auto`). A peer that does
+        // not offer it (quic-go, aioquic, stock quiche) sees stock QUIC.
+        config.enable_timestamps(true);
+    }
+}
 
 /// A datagram quiche built that is not due yet.
 #[derive(Debug)]

@@ -33,8 +33,9 @@
 //! ([`lbe_scenario::Link::reverse_path`], the one `lbe-netem` runs), and
 //! are otherwise only delayed by the flow's rtt/2.
 //!
-//! Both ends offer the timestamp extension (patch 0008), as our apps do
-//! (`lbe_app_kit::tls::Transport`), so `delay=auto` reads the one-way delay.
+//! Both ends offer the timestamp extension (patch 0008) through the
+//! transport settings our apps apply too (`lbe_endpoint::Transport`), so
+//! `delay=auto` reads the one-way delay.
 //! Each endpoint's quiche sees its own clock
 //! ([`lbe_scenario::Flow::client_clock`], `server_clock`): at simulated
 //! time `t` it reads `offset + (1 + skew_ppm / 10^6) t`. The times quiche
@@ -71,10 +72,6 @@ use crate::Config;
 
 /// How early a paced datagram may leave, as in our apps.
 pub use lbe_endpoint::RELEASE_SLACK;
-
-/// The largest UDP payload our apps send and accept
-/// (`lbe_app_kit::tls::MAX_DATAGRAM_SIZE`).
-const MAX_DATAGRAM: usize = 1350;
 
 /// The stream the download goes on (client-initiated bidirectional).
 const DATA_STREAM: u64 = 0;
@@ -312,29 +309,15 @@ fn identity() -> Result<
         .map_err(Clone::clone)
 }
 
-/// Our apps' transport settings (`lbe_app_kit::tls::Transport`'s defaults:
+/// Our apps' transport settings (`lbe_endpoint::Transport`'s defaults:
 /// windows for a 1 Gbit/s × 200 ms path, so flow control never limits a
 /// bulk transfer; a 30 s idle timeout; the timestamp extension offered).
 fn transport(config: &mut quiche::Config, pacing: bool) {
-    const MAX_DATA: u64 = 64 << 20;
-    const MAX_STREAM_DATA: u64 = 32 << 20;
-    config.set_max_idle_timeout(30_000);
-    config.set_max_recv_udp_payload_size(MAX_DATAGRAM);
-    config.set_max_send_udp_payload_size(MAX_DATAGRAM);
-    config.set_initial_max_data(MAX_DATA);
-    config.set_initial_max_stream_data_bidi_local(MAX_STREAM_DATA);
-    config.set_initial_max_stream_data_bidi_remote(MAX_STREAM_DATA);
-    config.set_initial_max_stream_data_uni(MAX_STREAM_DATA);
-    config.set_initial_max_streams_bidi(1000);
-    config.set_initial_max_streams_uni(1000);
-    config.set_max_connection_window(MAX_DATA);
-    config.set_max_stream_window(MAX_STREAM_DATA);
-    config.set_disable_active_migration(true);
-    config.enable_pacing(pacing);
-    // As every endpoint of ours: draft-huitema-quic-ts-08 (patch 0008),
-    // each ACK carries the peer's clock and `delay=auto` reads the forward
-    // one-way delay.
-    config.enable_timestamps(true);
+    lbe_endpoint::Transport {
+        pacing,
+        ..lbe_endpoint::Transport::default()
+    }
+    .apply(config);
 }
 
 fn quiche_err(what: &str) -> impl Fn(quiche::Error) -> String + '_ {

@@ -26,7 +26,6 @@ use std::cell::RefCell;
 use std::net::IpAddr;
 use std::path::Path;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use boring::asn1::Asn1Time;
 use boring::bn::BigNum;
@@ -55,9 +54,9 @@ pub const CC_ALPN_PREFIX: &str = "lbe-cc=";
 /// The ALPN entry by which a client asks its server not to pace.
 pub const PACING_OFF_ALPN: &str = "lbe-pacing=off";
 
-/// Largest UDP payload we send; 1350 bytes fits every path we emulate with
-/// room for tunnel overheads (quiche's own apps use the same).
-pub const MAX_DATAGRAM_SIZE: usize = 1350;
+/// Largest UDP payload we send (`lbe_endpoint`'s, shared with the
+/// simulator).
+pub use lbe_endpoint::MAX_DATAGRAM_SIZE;
 
 /// Where a server's certificate comes from.
 #[derive(Clone, Debug, Default)]
@@ -174,58 +173,9 @@ fn pem_certificates(pem: &[u8]) -> Result<Vec<X509>, String> {
     }
 }
 
-/// Flow-control and timeout settings shared by our endpoints.
-#[derive(Clone, Copy, Debug)]
-pub struct Transport {
-    /// Connection-level flow-control window, bytes.
-    pub max_data: u64,
-    /// Per-stream flow-control window, bytes.
-    pub max_stream_data: u64,
-    /// Idle timeout.
-    pub idle_timeout: Duration,
-    /// Release datagrams at the times quiche's pacer sets (quiche's
-    /// `enable_pacing`, honoured by our send loops); off sends each as soon
-    /// as quiche builds it.
-    pub pacing: bool,
-}
-
-impl Default for Transport {
-    fn default() -> Self {
-        // Windows large enough for a 1 Gbit/s × 200 ms path, so a bulk
-        // transfer is limited by its congestion controller, not by flow
-        // control.
-        Self {
-            max_data: 64 << 20,
-            max_stream_data: 32 << 20,
-            idle_timeout: Duration::from_secs(30),
-            pacing: true,
-        }
-    }
-}
-
-impl Transport {
-    fn apply(&self, config: &mut quiche::Config) {
-        config.set_max_idle_timeout(self.idle_timeout.as_millis() as u64);
-        config.set_max_recv_udp_payload_size(MAX_DATAGRAM_SIZE);
-        config.set_max_send_udp_payload_size(MAX_DATAGRAM_SIZE);
-        config.set_initial_max_data(self.max_data);
-        config.set_initial_max_stream_data_bidi_local(self.max_stream_data);
-        config.set_initial_max_stream_data_bidi_remote(self.max_stream_data);
-        config.set_initial_max_stream_data_uni(self.max_stream_data);
-        config.set_initial_max_streams_bidi(1000);
-        config.set_initial_max_streams_uni(1000);
-        config.set_max_connection_window(self.max_data);
-        config.set_max_stream_window(self.max_stream_data);
-        config.set_disable_active_migration(true);
-        config.enable_pacing(self.pacing);
-        // Every endpoint of ours offers the timestamp extension
-        // (draft-huitema-quic-ts-08, quiche patch 0008): between two of
-        // them each ACK carries the peer's clock, and the LEDBAT family
-        // reads the forward one-way delay (`delay=auto`). A peer that does
-        // not offer it (quic-go, aioquic, stock quiche) sees stock QUIC.
-        config.enable_timestamps(true);
-    }
-}
+/// Flow-control and timeout settings shared by our endpoints
+/// (`lbe_endpoint`'s, which the simulator applies too).
+pub use lbe_endpoint::Transport;
 
 fn tls_err(what: &str) -> impl Fn(boring::error::ErrorStack) -> Error + '_ {
     move |e| Error::new(format!("{what}: {e}"))
