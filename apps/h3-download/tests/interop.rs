@@ -131,34 +131,8 @@ fn h3_fetch_downloads_and_resumes_from_aioquic() {
     let data = content(8 * MB, 22);
     std::fs::write(root.join("f.bin"), &data).unwrap();
     let (server, ca) = aioquic_server(&root, &[]);
-    let url = server.url("/f.bin");
-    let target = out.join("f.bin");
-    let t = target.to_str().unwrap();
-
-    let j = fetch(&[&url, "-o", t, "--ca", &ca, "--json", "--background"]).json();
-    assert_eq!(j["status"], 200);
-    assert_eq!(j["size"], 8 * MB);
-    assert_eq!(j["digest_verified"], true);
-    assert_eq!(j["sha256"], sha256_hex(&data).as_str());
-    assert!(std::fs::read(&target).unwrap() == data);
-    let etag = j["etag"].as_str().unwrap().to_string();
-
-    // Resume from aioquic: a part file as an interrupted run leaves it.
-    std::fs::remove_file(&target).unwrap();
-    let kept = 3 * MB;
-    std::fs::write(out.join("f.bin.part"), &data[..kept as usize]).unwrap();
-    std::fs::write(
-        out.join("f.bin.part.meta"),
-        serde_json::json!({"url": url, "etag": etag, "size": 8 * MB, "repr_digest": null})
-            .to_string(),
-    )
-    .unwrap();
-    let j = fetch(&[&url, "-o", t, "--ca", &ca, "--resume", "--json"]).json();
-    assert_eq!(j["status"], 206);
-    assert_eq!(j["resumed_from"], kept);
-    assert_eq!(j["bytes_transferred"], 8 * MB - kept);
-    assert_eq!(j["digest_verified"], true);
-    assert!(std::fs::read(&target).unwrap() == data);
+    // Downloaded, then resumed from a part file of 3 MB.
+    fetch_then_resume(&server.url("/f.bin"), &ca, &out, &data, 3 * MB);
 
     let r = fetch(&[
         &server.url("/nope"),

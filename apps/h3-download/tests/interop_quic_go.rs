@@ -264,34 +264,11 @@ fn h3_fetch_downloads_and_resumes_from_quic_go() {
     let data = content(8 * MB, 32);
     std::fs::write(root.join("f.bin"), &data).unwrap();
     let server = GoServer::start(&peer, &root);
-    let url = server.url("/f.bin");
-    let target = out.join("f.bin");
-    let t = target.to_str().unwrap();
-
-    // h3-fetch verifies quic-go's certificate (trusted by --ca), and the
-    // Repr-Digest quic-go-peer sends.
-    let j = fetch(&[&url, "-o", t, "--ca", &server.ca, "--json", "--background"]).json();
-    assert_eq!(j["status"], 200);
-    assert_eq!(j["size"], 8 * MB);
-    assert_eq!(j["digest_verified"], true);
-    assert_eq!(j["sha256"], sha256_hex(&data).as_str());
-    assert!(std::fs::read(&target).unwrap() == data);
-    let etag = j["etag"].as_str().unwrap().to_string();
-
-    // Resumed: the part file and its metadata as an interrupted run leaves
-    // them; quic-go's net/http file server answers the range (If-Range
+    // h3-fetch verifies quic-go's certificate (trusted by --ca) and the
+    // Repr-Digest quic-go-peer sends; then it resumes from a part file of
+    // 5 MB, and quic-go's net/http file server answers the range (If-Range
     // matches its ETag) with 206.
-    std::fs::remove_file(&target).unwrap();
-    let kept = 5 * MB;
-    std::fs::write(out.join("f.bin.part"), &data[..kept as usize]).unwrap();
-    let meta = serde_json::json!({"url": url, "etag": etag, "size": 8 * MB, "repr_digest": null});
-    std::fs::write(out.join("f.bin.part.meta"), meta.to_string()).unwrap();
-    let j = fetch(&[&url, "-o", t, "--ca", &server.ca, "--resume", "--json"]).json();
-    assert_eq!(j["status"], 206);
-    assert_eq!(j["resumed_from"], kept);
-    assert_eq!(j["bytes_transferred"], 8 * MB - kept);
-    assert_eq!(j["digest_verified"], true);
-    assert!(std::fs::read(&target).unwrap() == data);
+    fetch_then_resume(&server.url("/f.bin"), &server.ca, &out, &data, 5 * MB);
 
     // A missing file: quic-go's 404, one error line, nothing written.
     let missing = out.join("nope");

@@ -212,3 +212,32 @@ impl Drop for CutRelay {
 pub fn sha256_hex(data: &[u8]) -> String {
     h3_download::digest::hex(&h3_download::digest::sha256_reader(&mut &data[..]).unwrap())
 }
+
+/// h3-fetch against another stack's HTTP/3 file server that serves `data`
+/// at `url` under a certificate `ca` signed: a background download that
+/// must be byte-identical and digest-verified, then a resume from a part
+/// file holding the first `kept` bytes (as an interrupted run leaves it,
+/// with its metadata) that must get a 206 and move only the rest.
+pub fn fetch_then_resume(url: &str, ca: &str, out: &Path, data: &[u8], kept: u64) {
+    let size = data.len() as u64;
+    let target = out.join("f.bin");
+    let t = target.to_str().unwrap();
+    let j = fetch(&[url, "-o", t, "--ca", ca, "--json", "--background"]).json();
+    assert_eq!(j["status"], 200);
+    assert_eq!(j["size"], size);
+    assert_eq!(j["digest_verified"], true);
+    assert_eq!(j["sha256"], sha256_hex(data).as_str());
+    assert!(std::fs::read(&target).unwrap() == data);
+    let etag = j["etag"].as_str().unwrap().to_string();
+
+    std::fs::remove_file(&target).unwrap();
+    std::fs::write(out.join("f.bin.part"), &data[..kept as usize]).unwrap();
+    let meta = serde_json::json!({"url": url, "etag": etag, "size": size, "repr_digest": null});
+    std::fs::write(out.join("f.bin.part.meta"), meta.to_string()).unwrap();
+    let j = fetch(&[url, "-o", t, "--ca", ca, "--resume", "--json"]).json();
+    assert_eq!(j["status"], 206);
+    assert_eq!(j["resumed_from"], kept);
+    assert_eq!(j["bytes_transferred"], size - kept);
+    assert_eq!(j["digest_verified"], true);
+    assert!(std::fs::read(&target).unwrap() == data);
+}
