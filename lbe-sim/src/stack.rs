@@ -258,7 +258,7 @@ fn qlog_file_name(flow: &lbe_scenario::Flow, index: usize) -> String {
 /// `openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048` for the
 /// simulator only. It protects nothing: both ends of every simulated
 /// connection are in one process. Generating a key instead took 0.3 s of
-/// CPU per process, a third of a 10 s simulated run.
+/// CPU per process, a fifth of the instructions of a 10 s simulated run.
 const SERVER_KEY_PEM: &[u8] = include_bytes!("simulated-server-key.pem");
 
 /// The server's certificate and key, made once per process.
