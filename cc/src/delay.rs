@@ -584,8 +584,16 @@ impl DelayEstimator {
 
     /// The delay fields of a LEDBAT-family [`Snapshot`] (base, current and
     /// queuing delay) filled in for the controller's window, ssthresh
-    /// (`f64::INFINITY` while there is none), target and gain.
-    pub fn snapshot(&self, cwnd: u64, ssthresh: f64, target: Duration, gain: f64) -> Snapshot {
+    /// (`f64::INFINITY` while there is none), target, gain and the delay
+    /// signal its samples came from ([`DelaySource::signal`]).
+    pub fn snapshot(
+        &self,
+        cwnd: u64,
+        ssthresh: f64,
+        target: Duration,
+        gain: f64,
+        delay_signal: Option<Signal>,
+    ) -> Snapshot {
         let current = self.current();
         let base = self.base();
         Snapshot {
@@ -596,6 +604,7 @@ impl DelayEstimator {
             queuing_delay: current.and(base).map(|_| self.queuing()),
             target: Some(target),
             gain: Some(gain),
+            delay_signal,
             ..Snapshot::default()
         }
     }

@@ -643,13 +643,13 @@ impl CongestionController for Ledbat {
 
     fn snapshot(&self) -> Snapshot {
         let gain = self.dynamic.as_ref().map_or(self.cfg.gain, |d| d.gain);
-        let snapshot = self
-            .delay
-            .snapshot(self.window(), self.s.ssthresh, self.cfg.target, gain);
-        Snapshot {
-            delay_signal: self.source.signal(),
-            ..snapshot
-        }
+        self.delay.snapshot(
+            self.window(),
+            self.s.ssthresh,
+            self.cfg.target,
+            gain,
+            self.source.signal(),
+        )
     }
 }
 

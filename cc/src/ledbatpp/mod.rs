@@ -503,13 +503,13 @@ impl CongestionController for LedbatPlusPlus {
 
     fn snapshot(&self) -> Snapshot {
         let gain = self.gain;
-        let snapshot = self
-            .delay
-            .snapshot(self.window(), self.s.ssthresh, self.cfg.target, gain);
-        Snapshot {
-            delay_signal: self.source.signal(),
-            ..snapshot
-        }
+        self.delay.snapshot(
+            self.window(),
+            self.s.ssthresh,
+            self.cfg.target,
+            gain,
+            self.source.signal(),
+        )
     }
 }
 
