@@ -92,9 +92,13 @@ pub struct Config {
 /// What runs the flows' connections.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Engine {
+    /// The re-stated engine for what it runs, the quiche engine for what
+    /// only quiche runs ([`Engine::resolve`]): a run the re-stated engine
+    /// can do gives the same figures as before this choice existed.
+    #[default]
+    Auto,
     /// quiche's legacy recovery re-stated around the real controllers
     /// ([`sender`], [`rtt`], [`ack`], [`rx`]).
-    #[default]
     Restated,
     /// quiche itself in virtual time ([`stack`]): real connections, TLS
     /// handshake, quiche's loss detection, pacer and ACKs, `bbr2` too.
@@ -105,19 +109,62 @@ impl std::str::FromStr for Engine {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
+            "auto" => Ok(Engine::Auto),
             "restated" => Ok(Engine::Restated),
             "quiche" => Ok(Engine::Quiche),
             other => Err(format!(
-                "unknown simulator engine '{other}' (allowed: restated, quiche)"
+                "unknown simulator engine '{other}' (allowed: auto, restated, quiche)"
             )),
         }
     }
 }
 
-/// Runs `config` on its [`Config::engine`].
+impl Engine {
+    /// The engine that runs `config`: [`Engine::Auto`] is the quiche engine
+    /// when the run needs what only quiche has (the reason is returned
+    /// with it), else the re-stated engine; the others are themselves.
+    ///
+    /// Only quiche has: `bbr2` (quiche's gcongestion recovery), foreground
+    /// workloads (web and video are new connections with handshakes; ping
+    /// and cbr share the path with them), uploads, a limited
+    /// client->server direction, and endpoint clocks (timestamps).
+    pub fn resolve(self, config: &Config) -> (Engine, Option<String>) {
+        if self != Engine::Auto {
+            return (self, None);
+        }
+        let reason = config
+            .flows
+            .iter()
+            .find_map(|f| {
+                if !f.kind.is_bulk() {
+                    Some(format!("flow {}: kind = \"{}\"", f.name, f.kind.name()))
+                } else if f.sender_cc().name() == "bbr2" {
+                    Some(format!("flow {}: cc = \"bbr2\"", f.name))
+                } else if f.direction == lbe_scenario::Direction::Upload {
+                    Some(format!("flow {}: direction = \"upload\"", f.name))
+                } else if !f.client_clock.is_exact() || !f.server_clock.is_exact() {
+                    Some(format!("flow {}: endpoint clocks", f.name))
+                } else {
+                    None
+                }
+            })
+            .or_else(|| {
+                config
+                    .link
+                    .has_reverse()
+                    .then(|| "[link] reverse_rate or reverse_loss".to_string())
+            });
+        match reason {
+            Some(r) => (Engine::Quiche, Some(r)),
+            None => (Engine::Restated, None),
+        }
+    }
+}
+
+/// Runs `config` on its [`Config::engine`] ([`Engine::resolve`]).
 pub fn run(config: &Config) -> Result<SimOutput, String> {
-    match config.engine {
-        Engine::Restated => engine::run(config),
+    match config.engine.resolve(config).0 {
+        Engine::Restated | Engine::Auto => engine::run(config),
         Engine::Quiche => stack::run(config),
     }
 }
@@ -182,4 +229,75 @@ pub fn controller(
     )
     .map(|c| sender::Controller::Builtin(Box::new(c)))
     .map_err(|e| format!("{}: quiche refused it: {e}", spec.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(flows: &str, link_extra: &str) -> Config {
+        let text = format!(
+            "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n{link_extra}{flows}"
+        );
+        let s = lbe_scenario::parse(std::path::Path::new("s.toml"), &text).unwrap();
+        Config {
+            link: s.link,
+            flows: s.flows,
+            window: None,
+            seed: 1,
+            ack_policy: AckPolicy::default(),
+            framing: Framing::default(),
+            host_latency: HOST_LATENCY,
+            engine: Engine::Auto,
+            qlog_dir: None,
+        }
+    }
+
+    #[test]
+    fn auto_picks_the_quiche_engine_only_for_what_only_quiche_runs() {
+        let bulk = "[[flow]]\nname = \"a\"\ncc = \"ledbatpp\"\nstop = \"10s\"\n";
+        let c = config(bulk, "");
+        assert_eq!(c.engine.resolve(&c), (Engine::Restated, None));
+        let needs = [
+            (
+                config("[[flow]]\nname = \"b\"\ncc = \"bbr2\"\nstop = \"10s\"\n", ""),
+                "flow b: cc = \"bbr2\"",
+            ),
+            (
+                config(
+                    &format!("{bulk}[[flow]]\nname = \"w\"\nkind = \"ping\"\nstop = \"10s\"\n"),
+                    "",
+                ),
+                "flow w: kind = \"ping\"",
+            ),
+            (
+                config(
+                    &format!("{bulk}direction = \"upload\"\n"),
+                    "reverse_rate = \"2mbit\"\n",
+                ),
+                "flow a: direction = \"upload\"",
+            ),
+            (
+                config(bulk, "reverse_rate = \"2mbit\"\n"),
+                "[link] reverse_rate or reverse_loss",
+            ),
+        ];
+        for (c, reason) in needs {
+            assert_eq!(
+                c.engine.resolve(&c),
+                (Engine::Quiche, Some(reason.to_string()))
+            );
+            // An engine asked for by name is kept.
+            let restated = Config {
+                engine: Engine::Restated,
+                ..c
+            };
+            assert_eq!(restated.engine.resolve(&restated), (Engine::Restated, None));
+        }
+        assert_eq!("auto".parse::<Engine>(), Ok(Engine::Auto));
+        assert_eq!(
+            "fast".parse::<Engine>(),
+            Err("unknown simulator engine 'fast' (allowed: auto, restated, quiche)".to_string())
+        );
+    }
 }

@@ -35,9 +35,12 @@ enum Command {
         #[arg(long, requires = "sim")]
         qlog: bool,
         /// With --sim: what runs the connections: `restated` (quiche's
-        /// recovery re-stated around the real controllers, the default) or
-        /// `quiche` (quiche itself in virtual time; `bbr2` too).
-        #[arg(long, requires = "sim", default_value = "restated")]
+        /// recovery re-stated around the real controllers), `quiche`
+        /// (quiche itself in virtual time) or `auto` (the default: the
+        /// quiche engine when the scenario needs what only it runs, such
+        /// as `bbr2`, workloads, uploads or a limited return path; the
+        /// re-stated engine otherwise).
+        #[arg(long, requires = "sim", default_value = "auto")]
         engine: lbe_sim::Engine,
         /// Skip the HTML report and plots.
         #[arg(long)]
