@@ -152,8 +152,13 @@ pub struct FlowStats {
 
 /// A finished run.
 pub struct SimOutput {
-    pub analysis: Analysis,
+    /// The bulk flows' figures; `None` for a run of workloads alone.
+    pub analysis: Option<Analysis>,
+    /// The bulk flows' own counts, in scenario order.
     pub flows: Vec<FlowStats>,
+    /// Each workload flow's figures (its position among the scenario's
+    /// flows first), in scenario order (the quiche engine).
+    pub workloads: Vec<(usize, lbe_workload::figures::WorkloadFigures)>,
     /// What the bottleneck counted.
     pub link: lbe_link::Totals,
     /// What the client->server link counted, when the scenario limits
@@ -166,7 +171,8 @@ pub struct SimOutput {
     pub events: u64,
     /// Virtual time the run covered.
     pub duration: Duration,
-    /// Each flow's qlog file, when [`Config::qlog_dir`] asked for them.
+    /// Each bulk flow's qlog file, when [`Config::qlog_dir`] asked for
+    /// them.
     pub qlogs: Vec<Option<std::path::PathBuf>>,
 }
 
@@ -203,11 +209,16 @@ impl SimOutput {
         qlogs: Vec<Option<std::path::PathBuf>>,
     ) -> Result<SimOutput, String> {
         let options = crate::queue::analysis_options(config);
-        let analysis =
-            qlog_analysis::analyze_in_memory(flows, &options).map_err(|e| e.to_string())?;
+        let analysis = match flows.is_empty() {
+            true => None,
+            false => {
+                Some(qlog_analysis::analyze_in_memory(flows, &options).map_err(|e| e.to_string())?)
+            }
+        };
         Ok(SimOutput {
             analysis,
             flows: stats,
+            workloads: Vec::new(),
             link: link.totals().clone(),
             reverse_link: None,
             flow_drops: (0..config.flows.len() as u64)
@@ -249,6 +260,13 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         );
     }
     for f in &config.flows {
+        if !f.kind.is_bulk() {
+            return Err(format!(
+                "flow {}: kind = \"{}\" is simulated on the quiche engine only: run with --engine quiche or auto",
+                f.name,
+                f.kind.name()
+            ));
+        }
         if f.direction == lbe_scenario::Direction::Upload {
             return Err(format!(
                 "flow {}: direction = \"upload\" is simulated on the quiche engine only: run with --engine quiche",

@@ -46,6 +46,7 @@ pub mod rtt;
 pub mod rx;
 pub mod sender;
 pub mod stack;
+mod workload;
 
 use std::time::Duration;
 
@@ -260,7 +261,10 @@ mod tests {
         assert_eq!(c.engine.resolve(&c), (Engine::Restated, None));
         let needs = [
             (
-                config("[[flow]]\nname = \"b\"\ncc = \"bbr2\"\nstop = \"10s\"\n", ""),
+                config(
+                    "[[flow]]\nname = \"b\"\ncc = \"bbr2\"\nstop = \"10s\"\n",
+                    "",
+                ),
                 "flow b: cc = \"bbr2\"",
             ),
             (

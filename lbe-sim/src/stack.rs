@@ -65,9 +65,17 @@ use lbe_scenario::GRACE;
 use qlog_analysis::flow::FlowAnalyzer;
 use quiche_lbe::lbe_cc::rng::SplitMix64;
 
+use lbe_workload::figures::Echo;
+use lbe_workload::figures::Outcome;
+
 use crate::engine::FlowStats;
 use crate::engine::SimOutput;
 use crate::queue::EventQueue;
+use crate::workload::State;
+use crate::workload::WorkloadRun;
+use crate::workload::CBR_BYTES;
+use crate::workload::PING_BYTES;
+use crate::workload::VIDEO_RETRY;
 use crate::Config;
 
 /// How early a paced datagram may leave, as in our apps.
@@ -88,11 +96,22 @@ enum Side {
     Server,
 }
 
+/// What crosses a link.
+#[derive(Debug)]
+enum Packet {
+    /// A QUIC datagram of connection `.0`.
+    Quic(usize, Vec<u8>),
+    /// Workload `.0`'s ping request `.1` (client->server) or its reply.
+    Ping(usize, usize),
+    /// A datagram of cbr workload `.0`.
+    Cbr(usize),
+}
+
 #[derive(Debug)]
 enum Ev {
-    /// The flow's client connects.
+    /// A connection's client connects.
     Open(usize),
-    /// The server stops writing new data.
+    /// A bulk connection's sender stops writing new data.
     Stop(usize),
     /// An endpoint wakes: what arrived, its timer, sending.
     Wake(usize, Side),
@@ -102,9 +121,21 @@ enum Ev {
     LinkDue,
     /// The reverse link's next delivery is due.
     ReverseDue,
-    /// A client datagram reaches its server (a return path the scenario
-    /// does not limit: rtt/2 of delay).
-    ToServer(usize, Vec<u8>),
+    /// A packet reaches the server side (a return path the scenario does
+    /// not limit: rtt/2 of delay).
+    ToServer(Packet),
+    /// Web workload `.0`'s arrival `.1`: its connection opens.
+    WebArrival(usize, usize),
+    /// Video workload `.0` asks for its next chunk.
+    VideoRequest(usize),
+    /// Ping workload `.0` sends its next request.
+    PingSend(usize),
+    /// Ping workload `.0`'s server echoes request `.1`.
+    EchoReply(usize, usize),
+    /// Cbr workload `.0` sends its next datagram.
+    CbrSend(usize),
+    /// Workload `.0`'s end ([`WorkloadRun::end`]).
+    WorkloadEnd(usize),
 }
 
 /// One side of a connection and what its loop holds.
@@ -131,7 +162,20 @@ impl Endpoint {
     }
 }
 
+/// One connection: a bulk flow's, or one download of a web or video
+/// workload.
 struct FlowRun {
+    /// The scenario flow it belongs to (its position).
+    flow: usize,
+    /// The workload it is a download of; `None` for a bulk flow.
+    workload: Option<usize>,
+    /// Its key on the links (a bulk flow's position, so FQ and the drop
+    /// counts see each flow; each workload download its own).
+    key: u64,
+    /// When its client connected.
+    opened_at: Instant,
+    /// What the sender sends: a bulk flow's end, a download's bytes.
+    end: FlowEnd,
     client: Endpoint,
     server: Endpoint,
     /// Which end sends the bytes.
@@ -152,10 +196,11 @@ struct FlowRun {
     /// Bytes the receiver read.
     received: u64,
     done_at: Option<Instant>,
-    /// When the run gives up on the flow.
+    /// When the run gives up on the connection (bulk flows; a workload's
+    /// end gives up on its downloads).
     deadline: Instant,
     progress: Option<quiche_lbe::lbe_cc::deadline::Progress>,
-    /// The sender's qlog, parsed on its own thread.
+    /// The sender's qlog, parsed on its own thread (bulk flows).
     analysis: Option<std::thread::JoinHandle<Result<FlowAnalyzer, String>>>,
     client_addr: SocketAddr,
     server_addr: SocketAddr,
@@ -223,12 +268,18 @@ struct Sim<'a> {
     config: &'a Config,
     epoch: Instant,
     queue: EventQueue<Ev>,
-    link: lbe_link::Link<(usize, Vec<u8>)>,
+    link: lbe_link::Link<Packet>,
     link_due: Option<Instant>,
     /// The client->server link, when the scenario limits that direction.
-    reverse: Option<lbe_link::Link<(usize, Vec<u8>)>>,
+    reverse: Option<lbe_link::Link<Packet>>,
     reverse_due: Option<Instant>,
-    flows: Vec<FlowRun>,
+    /// The connections: the bulk flows' first (in scenario order), then
+    /// the workloads' downloads as they open.
+    conns: Vec<FlowRun>,
+    /// How many of `conns` are bulk flows.
+    bulk: usize,
+    workloads: Vec<WorkloadRun>,
+    /// Per scenario flow.
     client_configs: Vec<quiche::Config>,
     server_configs: Vec<quiche::Config>,
     events: u64,
@@ -502,6 +553,12 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
                 f.name
             ));
         }
+        if let lbe_scenario::FlowKind::H3(_) = f.kind {
+            return Err(format!(
+                "flow {}: kind = \"h3\" is not simulated (h3-fetch against a real server)",
+                f.name
+            ));
+        }
         let mut spec = f.sender_cc();
         let total = match f.end {
             FlowEnd::Bytes(b) => b,
@@ -534,7 +591,9 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
             .has_reverse()
             .then(|| lbe_link::Link::new(&config.link.reverse_path(config.seed))),
         reverse_due: None,
-        flows: Vec::new(),
+        conns: Vec::new(),
+        bulk: 0,
+        workloads: Vec::new(),
         client_configs,
         server_configs,
         events: 0,
@@ -548,34 +607,22 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     for (i, (f, progress)) in config.flows.iter().zip(progress).enumerate() {
+        if let Some(w) = WorkloadRun::new(i, f, config.seed) {
+            sim.start_workload(w);
+            continue;
+        }
         let deadline = epoch
             + match f.end {
                 FlowEnd::Stop(t) => t + GRACE,
                 FlowEnd::Bytes(_) => f.start + GRACE.max(Duration::from_secs(3600)),
             };
-        let port = 10_000 + i as u16;
-        sim.flows.push(FlowRun {
-            client: Endpoint::new(),
-            server: Endpoint::new(),
-            direction: f.direction,
-            client_clock: f.client_clock,
-            server_clock: f.server_clock,
-            written: 0,
-            request_sent: false,
-            requested: false,
-            fin_written: false,
-            stopped: false,
-            received: 0,
-            done_at: None,
-            deadline,
-            progress,
-            analysis: None,
-            client_addr: SocketAddr::from(([10, 0, 0, 1], port)),
-            server_addr: SocketAddr::from(([10, 0, 0, 2], 443)),
-        });
-        sim.push(epoch + f.start, Ev::Open(i));
+        let c = sim.new_conn(i, None, f.end, epoch + f.start);
+        sim.conns[c].deadline = deadline;
+        sim.conns[c].progress = progress;
+        sim.bulk += 1;
+        sim.push(epoch + f.start, Ev::Open(c));
         if let FlowEnd::Stop(t) = f.end {
-            sim.push(epoch + t, Ev::Stop(i));
+            sim.push(epoch + t, Ev::Stop(c));
         }
     }
     // quiche's own random choices (packet numbers skipped, the client's
@@ -599,34 +646,95 @@ impl Sim<'_> {
         crate::queue::wake_latency(&mut self.rng, self.config)
     }
 
-    fn fail(&mut self, i: usize, what: String) {
-        if self.error.is_none() {
-            self.error = Some(format!("flow {}: {what}", self.config.flows[i].name));
+    /// Scenario time of `at`.
+    fn since_start(&self, at: Instant) -> Duration {
+        at.saturating_duration_since(self.epoch)
+    }
+
+    /// A new connection of flow `flow` (of `workload`, if a download of
+    /// one), sending `end`; opened by an [`Ev::Open`] the caller pushes.
+    fn new_conn(
+        &mut self,
+        flow: usize,
+        workload: Option<usize>,
+        end: FlowEnd,
+        opened_at: Instant,
+    ) -> usize {
+        let c = self.conns.len();
+        let f = &self.config.flows[flow];
+        // A bulk flow's key is its position (the engine's original
+        // numbering); each download gets a key past every flow's.
+        let key = match workload {
+            None => flow as u64,
+            Some(_) => (self.config.flows.len() + c) as u64,
+        };
+        self.conns.push(FlowRun {
+            flow,
+            workload,
+            key,
+            opened_at,
+            end,
+            client: Endpoint::new(),
+            server: Endpoint::new(),
+            direction: f.direction,
+            client_clock: f.client_clock,
+            server_clock: f.server_clock,
+            written: 0,
+            request_sent: false,
+            requested: false,
+            fin_written: false,
+            stopped: false,
+            received: 0,
+            done_at: None,
+            deadline: opened_at + Duration::from_secs(365 * 24 * 3600),
+            progress: None,
+            analysis: None,
+            client_addr: SocketAddr::from(([10, 0, 0, 1], 10_000 + (key % 50_000) as u16)),
+            server_addr: SocketAddr::from(([10, 0, 0, 2], 443)),
+        });
+        c
+    }
+
+    /// The scenario flow of connection `c`.
+    fn flow_of(&self, c: usize) -> &lbe_scenario::Flow {
+        &self.config.flows[self.conns[c].flow]
+    }
+
+    /// A connection failed: a bulk flow's failure ends the run with an
+    /// error; a workload's download is counted as failed.
+    fn fail(&mut self, c: usize, what: String, now: Instant) {
+        if self.conns[c].workload.is_some() {
+            self.download_ended(c, Outcome::Failed, now);
+        } else if self.error.is_none() {
+            self.error = Some(format!("flow {}: {what}", self.flow_of(c).name));
         }
     }
 
     fn run_loop(&mut self) {
         while let Some((at, ev)) = self.queue.pop() {
-            if self.error.is_some() || self.flows.iter().all(|f| f.done_at.is_some()) {
+            if self.error.is_some()
+                || (self.conns[..self.bulk].iter().all(|f| f.done_at.is_some())
+                    && self.workloads.iter().all(|w| w.finished))
+            {
                 break;
             }
             self.events += 1;
             quiche::clock::set_virtual_now(Some(at));
             match ev {
-                Ev::Open(i) => self.open(i, at),
-                Ev::Stop(i) => {
-                    self.flows[i].stopped = true;
-                    let sender = self.flows[i].sender();
-                    self.wake(i, sender, at);
+                Ev::Open(c) => self.open(c, at),
+                Ev::Stop(c) => {
+                    self.conns[c].stopped = true;
+                    let sender = self.conns[c].sender();
+                    self.wake(c, sender, at);
                 }
-                Ev::Wake(i, side) => {
-                    self.flows[i].endpoint(side).wake_scheduled = false;
-                    self.wake(i, side, at);
+                Ev::Wake(c, side) => {
+                    self.conns[c].endpoint(side).wake_scheduled = false;
+                    self.wake(c, side, at);
                 }
-                Ev::Timer(i, side, due) => {
-                    if self.flows[i].endpoint(side).timer_at == Some(due) {
-                        self.flows[i].endpoint(side).timer_at = None;
-                        self.wake(i, side, at);
+                Ev::Timer(c, side, due) => {
+                    if self.conns[c].endpoint(side).timer_at == Some(due) {
+                        self.conns[c].endpoint(side).timer_at = None;
+                        self.wake(c, side, at);
                     }
                 }
                 Ev::LinkDue => {
@@ -634,8 +742,7 @@ impl Sim<'_> {
                         self.link_due = None;
                     }
                     while let Some(d) = self.link.poll(at) {
-                        let (i, datagram) = d.item;
-                        self.arrive(i, Side::Client, datagram, at);
+                        self.at_client(d.item, at);
                     }
                     self.schedule_link();
                 }
@@ -644,60 +751,333 @@ impl Sim<'_> {
                         self.reverse_due = None;
                     }
                     while let Some(d) = self.reverse.as_mut().and_then(|l| l.poll(at)) {
-                        let (i, datagram) = d.item;
-                        self.arrive(i, Side::Server, datagram, at);
+                        self.at_server(d.item, at);
                     }
                     self.schedule_reverse();
                 }
-                Ev::ToServer(i, datagram) => self.arrive(i, Side::Server, datagram, at),
+                Ev::ToServer(packet) => self.at_server(packet, at),
+                Ev::WebArrival(w, k) => self.web_arrival(w, k, at),
+                Ev::VideoRequest(w) => self.video_request(w, at),
+                Ev::PingSend(w) => self.ping_send(w, at),
+                Ev::EchoReply(w, seq) => {
+                    if !self.workloads[w].finished {
+                        let flow = self.workloads[w].flow;
+                        let one_way = self.config.flows[flow].rtt / 2;
+                        let size = PING_BYTES;
+                        self.link.enqueue_flow(
+                            at,
+                            flow as u64,
+                            size,
+                            one_way,
+                            Packet::Ping(w, seq),
+                        );
+                        self.schedule_link();
+                    }
+                }
+                Ev::CbrSend(w) => self.cbr_send(w, at),
+                Ev::WorkloadEnd(w) => self.workload_end(w, at),
             }
-            for i in 0..self.flows.len() {
-                let f = &self.flows[i];
+            for c in 0..self.bulk {
+                let f = &self.conns[c];
                 if f.done_at.is_none() && at >= f.deadline {
-                    self.flows[i].done_at = Some(at);
+                    self.conns[c].done_at = Some(at);
                 }
             }
         }
     }
 
+    /// What the bottleneck delivers to the client side.
+    fn at_client(&mut self, packet: Packet, now: Instant) {
+        match packet {
+            Packet::Quic(c, datagram) => self.arrive(c, Side::Client, datagram, now),
+            Packet::Ping(w, seq) => {
+                // The reply is read one host wake-up after it arrived.
+                let read_at = now + self.wake_latency();
+                let since = self.since_start(read_at);
+                let run = &mut self.workloads[w];
+                if let (false, State::Ping { echoes, .. }) = (run.finished, &mut run.state) {
+                    let echo = &mut echoes[seq];
+                    echo.rtt.get_or_insert(since.saturating_sub(echo.sent_at));
+                }
+            }
+            Packet::Cbr(w) => {
+                let since = self.since_start(now);
+                let run = &mut self.workloads[w];
+                if let (false, State::Cbr { arrivals, .. }) = (run.finished, &mut run.state) {
+                    arrivals.push((since, CBR_BYTES as u64));
+                }
+            }
+        }
+    }
+
+    /// What the client->server path delivers to the server side.
+    fn at_server(&mut self, packet: Packet, now: Instant) {
+        match packet {
+            Packet::Quic(c, datagram) => self.arrive(c, Side::Server, datagram, now),
+            // The echo server answers one host wake-up later.
+            Packet::Ping(w, seq) => {
+                let at = now + self.wake_latency();
+                self.push(at, Ev::EchoReply(w, seq));
+            }
+            Packet::Cbr(_) => {}
+        }
+    }
+
+    /// Sends `packet` of `size` bytes from the client side on `key`'s
+    /// path: the reverse link when the scenario limits it, else rtt/2.
+    fn send_to_server(
+        &mut self,
+        key: u64,
+        size: usize,
+        one_way: Duration,
+        packet: Packet,
+        now: Instant,
+    ) {
+        match self.reverse.as_mut() {
+            Some(reverse) => {
+                reverse.enqueue_flow(now, key, size, one_way, packet);
+                self.schedule_reverse();
+            }
+            // A return path the scenario does not limit.
+            None => self.push(now + one_way, Ev::ToServer(packet)),
+        }
+    }
+
+    fn start_workload(&mut self, run: WorkloadRun) {
+        let w = self.workloads.len();
+        let flow = &self.config.flows[run.flow];
+        let (start, end) = (self.epoch + flow.start, self.epoch + run.end(flow));
+        match &run.state {
+            State::Web { arrivals, .. } => {
+                for (k, a) in arrivals.iter().enumerate() {
+                    self.queue.push(self.epoch + a.at, Ev::WebArrival(w, k));
+                }
+            }
+            State::Video { .. } => self.queue.push(start, Ev::VideoRequest(w)),
+            State::Ping { .. } => self.queue.push(start, Ev::PingSend(w)),
+            // The client's hello reaches the sender rtt/2 after the start.
+            State::Cbr { .. } => self.queue.push(start + flow.rtt / 2, Ev::CbrSend(w)),
+        }
+        self.push(end, Ev::WorkloadEnd(w));
+        self.workloads.push(run);
+    }
+
+    /// A download of workload `w`: a new connection, opened now.
+    fn open_download(&mut self, w: usize, bytes: u64, now: Instant) -> usize {
+        let flow = self.workloads[w].flow;
+        let c = self.new_conn(flow, Some(w), FlowEnd::Bytes(bytes), now);
+        self.open(c, now);
+        c
+    }
+
+    fn web_arrival(&mut self, w: usize, k: usize, now: Instant) {
+        let State::Web { arrivals, .. } = &self.workloads[w].state else {
+            return;
+        };
+        let bytes = arrivals[k].size_bytes;
+        let c = self.open_download(w, bytes, now);
+        if let State::Web { conns, .. } = &mut self.workloads[w].state {
+            conns[k] = Some(c);
+        }
+    }
+
+    fn video_request(&mut self, w: usize, now: Instant) {
+        let since = self.since_start(now);
+        let stop = self.config.flows[self.workloads[w].flow]
+            .stop()
+            .unwrap_or_default();
+        let run = &mut self.workloads[w];
+        let State::Video {
+            playout,
+            chunk_bytes,
+            in_flight,
+            ..
+        } = &mut run.state
+        else {
+            return;
+        };
+        if run.finished || in_flight.is_some() || since >= stop {
+            return;
+        }
+        playout.requested(since);
+        let bytes = *chunk_bytes;
+        let c = self.open_download(w, bytes, now);
+        if let State::Video { in_flight, .. } = &mut self.workloads[w].state {
+            *in_flight = Some(c);
+        }
+    }
+
+    /// The next chunk's request, when the playout asks for one before the
+    /// flow's stop (not before `earliest`).
+    fn next_video_request(&mut self, w: usize, earliest: Duration) {
+        let stop = self.config.flows[self.workloads[w].flow]
+            .stop()
+            .unwrap_or_default();
+        if let State::Video { playout, .. } = &self.workloads[w].state {
+            if let Some(due) = playout.next_request_at() {
+                let at = due.max(earliest);
+                if at < stop {
+                    self.push(self.epoch + at, Ev::VideoRequest(w));
+                }
+            }
+        }
+    }
+
+    fn ping_send(&mut self, w: usize, now: Instant) {
+        let since = self.since_start(now);
+        let flow = self.workloads[w].flow;
+        let f = &self.config.flows[flow];
+        let (stop, one_way) = (f.stop().unwrap_or_default(), f.rtt / 2);
+        let State::Ping { interval, echoes } = &mut self.workloads[w].state else {
+            return;
+        };
+        let seq = echoes.len();
+        echoes.push(Echo {
+            sent_at: since,
+            rtt: None,
+        });
+        // Every `interval` from the start, as the real-time client counts.
+        let next = f.start + *interval * (seq as u32 + 1);
+        if next < stop {
+            self.push(self.epoch + next, Ev::PingSend(w));
+        }
+        self.send_to_server(flow as u64, PING_BYTES, one_way, Packet::Ping(w, seq), now);
+    }
+
+    fn cbr_send(&mut self, w: usize, now: Instant) {
+        let flow = self.workloads[w].flow;
+        let f = &self.config.flows[flow];
+        let began = self.epoch + f.start + f.rtt / 2;
+        let length = f.stop().unwrap_or_default().saturating_sub(f.start);
+        let one_way = f.rtt / 2;
+        let State::Cbr { schedule, sent, .. } = &mut self.workloads[w].state else {
+            return;
+        };
+        *sent += 1;
+        let next = schedule.send_at(*sent);
+        if next < length {
+            self.push(began + next, Ev::CbrSend(w));
+        }
+        self.link
+            .enqueue_flow(now, flow as u64, CBR_BYTES, one_way, Packet::Cbr(w));
+        self.schedule_link();
+    }
+
+    /// Download `c` of a workload ended (finished, failed): the workload
+    /// counts it; both ends are closed and dropped.
+    fn download_ended(&mut self, c: usize, outcome: Outcome, now: Instant) {
+        let Some(w) = self.conns[c].workload else {
+            return;
+        };
+        if self.conns[c].done_at.is_none() {
+            self.conns[c].done_at = Some(now);
+        }
+        self.conns[c].client.conn = None;
+        self.conns[c].server.conn = None;
+        let since = self.since_start(now);
+        let run = &mut self.workloads[w];
+        if run.finished {
+            return;
+        }
+        match &mut run.state {
+            State::Web {
+                outcomes, conns, ..
+            } => {
+                if let Some(k) = conns.iter().position(|x| *x == Some(c)) {
+                    outcomes[k].get_or_insert(outcome);
+                }
+                if outcomes.iter().all(Option::is_some) {
+                    run.finished = true;
+                }
+            }
+            State::Video {
+                playout,
+                in_flight,
+                failed,
+                ..
+            } => {
+                *in_flight = None;
+                let earliest = match outcome {
+                    Outcome::Finished(_) => {
+                        playout.arrived(since);
+                        since
+                    }
+                    _ => {
+                        *failed += 1;
+                        playout.failed(since);
+                        since + VIDEO_RETRY
+                    }
+                };
+                self.next_video_request(w, earliest);
+            }
+            State::Ping { .. } | State::Cbr { .. } => {}
+        }
+    }
+
+    /// Workload `w`'s end: its downloads still running are given up on
+    /// (unfinished), and nothing more counts.
+    fn workload_end(&mut self, w: usize, now: Instant) {
+        let running: Vec<usize> = match &self.workloads[w].state {
+            State::Web {
+                conns, outcomes, ..
+            } => conns
+                .iter()
+                .zip(outcomes)
+                .filter(|(_, o)| o.is_none())
+                .filter_map(|(c, _)| *c)
+                .collect(),
+            State::Video { in_flight, .. } => in_flight.iter().copied().collect(),
+            _ => Vec::new(),
+        };
+        for c in running {
+            self.conns[c].done_at = Some(now);
+            self.conns[c].client.conn = None;
+            self.conns[c].server.conn = None;
+        }
+        self.workloads[w].finished = true;
+    }
+
     fn open(&mut self, i: usize, now: Instant) {
         let mut scid = [0u8; quiche::MAX_CONN_ID_LEN];
-        let mut rng = SplitMix64::new(self.config.seed ^ (i as u64 + 1));
+        let mut rng = SplitMix64::new(self.config.seed ^ (self.conns[i].key + 1));
         for b in scid.iter_mut() {
             *b = rng.next_u64() as u8;
         }
         let scid = quiche::ConnectionId::from_ref(&scid[..16]);
         self.set_clock(i, Side::Client, now);
-        let f = &self.flows[i];
+        let f = &self.conns[i];
         match quiche::connect(
             None,
             &scid,
             f.client_addr,
             f.server_addr,
-            &mut self.client_configs[i],
+            &mut self.client_configs[f.flow],
         ) {
             Ok(mut conn) => {
-                if self.flows[i].sender() == Side::Client && !self.start_analysis(i, &mut conn, now)
+                if self.conns[i].sender() == Side::Client
+                    && self.conns[i].workload.is_none()
+                    && !self.start_analysis(i, &mut conn, now)
                 {
                     return;
                 }
-                self.flows[i].client.conn = Some(conn);
+                self.conns[i].client.conn = Some(conn);
                 self.wake(i, Side::Client, now);
             }
-            Err(e) => self.fail(i, format!("cannot connect: quiche: {e}")),
+            Err(e) => self.fail(i, format!("cannot connect: quiche: {e}"), now),
         }
     }
 
     /// Sets quiche's clock to what `side`'s clock reads at `now`.
     fn set_clock(&self, i: usize, side: Side, now: Instant) {
-        let clock = self.flows[i].clock(side);
+        let clock = self.conns[i].clock(side);
         quiche::clock::set_virtual_now(Some(local_time(self.epoch, clock, now)));
     }
 
     /// Hands the sender's qlog to its analysis thread (and its file, with
     /// [`Config::qlog_dir`]); `false` when the file cannot be created.
     fn start_analysis(&mut self, i: usize, conn: &mut quiche::Connection, now: Instant) -> bool {
-        let flow = &self.config.flows[i];
+        let index = self.conns[i].flow;
+        let flow = &self.config.flows[index];
         let (from, to) = match self.config.window {
             Some((f, t)) => (Some(f.as_secs_f64()), Some(t.as_secs_f64())),
             None => (None, None),
@@ -707,14 +1087,14 @@ impl Sim<'_> {
         let file = match &self.config.qlog_dir {
             None => None,
             Some(dir) => {
-                let path = dir.join(qlog_file_name(flow, i));
+                let path = dir.join(qlog_file_name(flow, index));
                 match std::fs::File::create(&path) {
                     Ok(file) => {
-                        self.qlogs[i] = Some(path);
+                        self.qlogs[index] = Some(path);
                         Some(file)
                     }
                     Err(e) => {
-                        self.fail(i, format!("cannot create {}: {e}", path.display()));
+                        self.fail(i, format!("cannot create {}: {e}", path.display()), now);
                         return false;
                     }
                 }
@@ -731,13 +1111,18 @@ impl Sim<'_> {
             format!("cc={} role={role} label={}", flow.sender_cc(), flow.name),
             quiche::QlogLevel::Base,
         );
-        self.flows[i].analysis = Some(handle);
+        self.conns[i].analysis = Some(handle);
         true
     }
 
     fn arrive(&mut self, i: usize, side: Side, datagram: Vec<u8>, now: Instant) {
+        // Drawn even for a connection that is done, so that the draws of
+        // the others do not depend on when it ended.
         let latency = self.wake_latency();
-        let ep = self.flows[i].endpoint(side);
+        if self.conns[i].done_at.is_some() {
+            return;
+        }
+        let ep = self.conns[i].endpoint(side);
         ep.inbox.push(datagram);
         if !ep.wake_scheduled {
             ep.wake_scheduled = true;
@@ -749,50 +1134,52 @@ impl Sim<'_> {
     /// reaches it.
     fn accept(&mut self, i: usize, now: Instant) {
         let mut scid = [0u8; 16];
-        let mut rng = SplitMix64::new(self.config.seed ^ 0x00ac_ce97 ^ (i as u64 + 1));
+        let mut rng = SplitMix64::new(self.config.seed ^ 0x00ac_ce97 ^ (self.conns[i].key + 1));
         for b in scid.iter_mut() {
             *b = rng.next_u64() as u8;
         }
         let scid = quiche::ConnectionId::from_ref(&scid);
-        let f = &self.flows[i];
+        let f = &self.conns[i];
         let (local, peer) = (f.server_addr, f.client_addr);
-        match quiche::accept(&scid, None, local, peer, &mut self.server_configs[i]) {
+        match quiche::accept(&scid, None, local, peer, &mut self.server_configs[f.flow]) {
             Ok(mut conn) => {
-                if self.flows[i].sender() == Side::Server && !self.start_analysis(i, &mut conn, now)
+                if self.conns[i].sender() == Side::Server
+                    && self.conns[i].workload.is_none()
+                    && !self.start_analysis(i, &mut conn, now)
                 {
                     return;
                 }
-                self.flows[i].server.conn = Some(conn);
+                self.conns[i].server.conn = Some(conn);
             }
-            Err(e) => self.fail(i, format!("the server cannot accept: quiche: {e}")),
+            Err(e) => self.fail(i, format!("the server cannot accept: quiche: {e}"), now),
         }
     }
 
     /// An endpoint's loop: what arrived, its timer, the application, then
     /// sending.
     fn wake(&mut self, i: usize, side: Side, now: Instant) {
-        if self.flows[i].done_at.is_some() {
+        if self.conns[i].done_at.is_some() {
             return;
         }
         self.set_clock(i, side, now);
-        let local_now = local_time(self.epoch, self.flows[i].clock(side), now);
-        if side == Side::Server && self.flows[i].server.conn.is_none() {
-            if self.flows[i].server.inbox.is_empty() {
+        let local_now = local_time(self.epoch, self.conns[i].clock(side), now);
+        if side == Side::Server && self.conns[i].server.conn.is_none() {
+            if self.conns[i].server.inbox.is_empty() {
                 return;
             }
             self.accept(i, now);
         }
         let from = match side {
-            Side::Client => self.flows[i].server_addr,
-            Side::Server => self.flows[i].client_addr,
+            Side::Client => self.conns[i].server_addr,
+            Side::Server => self.conns[i].client_addr,
         };
         let to = match side {
-            Side::Client => self.flows[i].client_addr,
-            Side::Server => self.flows[i].server_addr,
+            Side::Client => self.conns[i].client_addr,
+            Side::Server => self.conns[i].server_addr,
         };
-        let inbox = std::mem::take(&mut self.flows[i].endpoint(side).inbox);
+        let inbox = std::mem::take(&mut self.conns[i].endpoint(side).inbox);
         {
-            let Some(conn) = self.flows[i].endpoint(side).conn.as_mut() else {
+            let Some(conn) = self.conns[i].endpoint(side).conn.as_mut() else {
                 return;
             };
             for mut d in inbox {
@@ -802,49 +1189,77 @@ impl Sim<'_> {
             }
             lbe_endpoint::on_timer(conn, local_now);
         }
-        if side == self.flows[i].sender() {
+        let finished = if side == self.conns[i].sender() {
             self.sender_app(i, side);
+            false
         } else {
-            self.receiver_app(i, side, now);
+            self.receiver_app(i, side, now)
+        };
+        if finished && self.conns[i].workload.is_some() {
+            // A download's client closes its connection once it has every
+            // byte; the CONNECTION_CLOSE goes out with this wake-up's
+            // datagrams.
+            if let Some(conn) = self.conns[i].client.conn.as_mut() {
+                let _ = conn.close(true, 0x0, b"");
+            }
         }
         self.send(i, side, now);
+        if self.conns[i].workload.is_some() {
+            let opened_at = self.conns[i].opened_at;
+            let closed = self.conns[i]
+                .endpoint(side)
+                .conn
+                .as_ref()
+                .is_some_and(|c| c.is_closed());
+            if finished {
+                let fct = now.saturating_duration_since(opened_at);
+                self.download_ended(i, Outcome::Finished(fct), now);
+            } else if closed {
+                self.download_ended(i, Outcome::Failed, now);
+            }
+        }
     }
 
     /// The receiving end: a download's client sends its request, then
-    /// either end reads and discards the bytes.
-    fn receiver_app(&mut self, i: usize, side: Side, now: Instant) {
-        let f = &mut self.flows[i];
+    /// either end reads and discards the bytes; `true` when the last byte
+    /// of a transfer of a given size came in now.
+    fn receiver_app(&mut self, i: usize, side: Side, now: Instant) -> bool {
+        let f = &mut self.conns[i];
         let FlowRun {
             client,
             server,
             request_sent,
             received,
             done_at,
+            end,
             ..
         } = f;
         let Some(conn) = (match side {
             Side::Client => client.conn.as_mut(),
             Side::Server => server.conn.as_mut(),
         }) else {
-            return;
+            return false;
         };
         if side == Side::Client && !*request_sent && conn.is_established() {
             // The request: one byte and the stream's FIN.
             *request_sent = conn.stream_send(DATA_STREAM, b"?", true) == Ok(1);
         }
+        let mut finished = false;
         while let Ok((n, fin)) = conn.stream_recv(DATA_STREAM, &mut self.buf) {
             *received += n as u64;
-            if fin && done_at.is_none() && matches!(self.config.flows[i].end, FlowEnd::Bytes(_)) {
+            if fin && done_at.is_none() && matches!(end, FlowEnd::Bytes(_)) {
                 *done_at = Some(now);
+                finished = true;
             }
         }
+        finished
     }
 
     /// The sending end: once asked (a download's request arrived, an
     /// upload's handshake is done) it writes the flow's bytes.
     fn sender_app(&mut self, i: usize, side: Side) {
-        let end = self.config.flows[i].end;
-        let f = &mut self.flows[i];
+        let f = &mut self.conns[i];
+        let end = f.end;
         let Some(conn) = (match side {
             Side::Client => f.client.conn.as_mut(),
             Side::Server => f.server.conn.as_mut(),
@@ -896,11 +1311,11 @@ impl Sim<'_> {
     }
 
     fn send(&mut self, i: usize, side: Side, now: Instant) {
-        let (epoch, clock) = (self.epoch, self.flows[i].clock(side));
+        let (epoch, clock) = (self.epoch, self.conns[i].clock(side));
         // The endpoint's loop, like quiche, reads the endpoint's own clock.
         let local_now = local_time(epoch, clock, now);
         loop {
-            let ep = self.flows[i].endpoint(side);
+            let ep = self.conns[i].endpoint(side);
             let Some(conn) = ep.conn.as_mut() else {
                 return;
             };
@@ -911,13 +1326,13 @@ impl Sim<'_> {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    self.fail(i, format!("send: quiche: {e}"));
+                    self.fail(i, format!("send: quiche: {e}"), now);
                     return;
                 }
             }
         }
         // The next wake-up: quiche's timer or the held datagram's release.
-        let ep = self.flows[i].endpoint(side);
+        let ep = self.conns[i].endpoint(side);
         // quiche's times and the held datagram's are in the endpoint's
         // clock.
         let next = ep
@@ -935,24 +1350,16 @@ impl Sim<'_> {
     }
 
     fn transmit(&mut self, i: usize, side: Side, datagram: Vec<u8>, now: Instant) {
-        let one_way = self.config.flows[i].rtt / 2;
+        let one_way = self.flow_of(i).rtt / 2;
+        let (key, size) = (self.conns[i].key, datagram.len());
         match side {
             // The download's direction crosses the bottleneck.
             Side::Server => {
-                let size = datagram.len();
                 self.link
-                    .enqueue_flow(now, i as u64, size, one_way, (i, datagram));
+                    .enqueue_flow(now, key, size, one_way, Packet::Quic(i, datagram));
                 self.schedule_link();
             }
-            Side::Client => match self.reverse.as_mut() {
-                Some(reverse) => {
-                    let size = datagram.len();
-                    reverse.enqueue_flow(now, i as u64, size, one_way, (i, datagram));
-                    self.schedule_reverse();
-                }
-                // A return path the scenario does not limit.
-                None => self.push(now + one_way, Ev::ToServer(i, datagram)),
-            },
+            Side::Client => self.send_to_server(key, size, one_way, Packet::Quic(i, datagram), now),
         }
     }
 
@@ -976,15 +1383,24 @@ impl Sim<'_> {
 
     fn finish(mut self) -> Result<SimOutput, String> {
         let config = self.config;
-        let end = self
-            .flows
+        let bulk = &self.conns[..self.bulk];
+        // The run ends when its last bulk flow did; with none (workloads
+        // alone), when its last workload did.
+        let end = bulk
             .iter()
             .filter_map(|f| f.done_at)
             .max()
+            .or_else(|| {
+                self.workloads
+                    .iter()
+                    .map(|w| self.epoch + w.end(&config.flows[w.flow]))
+                    .max()
+            })
             .unwrap_or(self.epoch);
         let mut stats = Vec::new();
         let mut flows = Vec::new();
-        for (i, (state, flow)) in self.flows.iter_mut().zip(&config.flows).enumerate() {
+        for state in self.conns[..self.bulk].iter_mut() {
+            let flow = &config.flows[state.flow];
             let sender = match state.sender() {
                 Side::Client => state.client.conn.take(),
                 Side::Server => state.server.conn.take(),
@@ -1018,8 +1434,15 @@ impl Sim<'_> {
                     ))
                 }
             };
-            flows.push(SimOutput::memory_flow(analyzer, flow, i + 1));
+            flows.push(SimOutput::memory_flow(analyzer, flow, state.flow + 1));
         }
+        let qlogs = config
+            .flows
+            .iter()
+            .zip(std::mem::take(&mut self.qlogs))
+            .filter(|(f, _)| f.kind.is_bulk())
+            .map(|(_, q)| q)
+            .collect();
         let mut out = SimOutput::assemble(
             config,
             flows,
@@ -1027,9 +1450,17 @@ impl Sim<'_> {
             &self.link,
             self.events,
             end.saturating_duration_since(self.epoch),
-            std::mem::take(&mut self.qlogs),
+            qlogs,
         )?;
         out.reverse_link = self.reverse.as_ref().map(|l| l.totals().clone());
+        out.workloads = self
+            .workloads
+            .iter()
+            .map(|w| {
+                let flow = &config.flows[w.flow];
+                (w.flow, w.figures(flow, config.window))
+            })
+            .collect();
         Ok(out)
     }
 }

@@ -29,12 +29,7 @@ pub fn run_file(
 ) -> Result<run::Summary, String> {
     let scenario = prepare_out(scenario_path, out)?;
     let alone = match baseline {
-        true => Some(scenario.without_bulk().ok_or_else(|| {
-            format!(
-                "{}: --baseline needs both bulk flows (quic-bulk, h3) and workload flows (web, ping, video, cbr)",
-                scenario_path.display()
-            )
-        })?),
+        true => Some(baseline_scenario(&scenario, scenario_path)?),
         false => None,
     };
     let mut summary = run::run(&scenario, out, stop, log)?;
@@ -66,6 +61,20 @@ pub fn run_file(
         write_out(out, "report.html", html, log)?;
     }
     Ok(summary)
+}
+
+/// The scenario of a `--baseline` run: `scenario` with every bulk flow
+/// removed; an error unless it has both bulk and workload flows.
+pub fn baseline_scenario(
+    scenario: &scenario::Scenario,
+    path: &Path,
+) -> Result<scenario::Scenario, String> {
+    scenario.without_bulk().ok_or_else(|| {
+        format!(
+            "{}: --baseline needs both bulk flows (quic-bulk, h3) and workload flows (web, ping, video, cbr)",
+            path.display()
+        )
+    })
 }
 
 /// Gives each workload flow of `with` its figures in `without` (matched by

@@ -48,7 +48,7 @@ enum Command {
         /// Also run the scenario with every bulk flow removed (into
         /// DIR/baseline/) and give each workload flow (web, ping, video,
         /// cbr) its `baseline` figures and the `harm` the bulk flows did.
-        #[arg(long, conflicts_with = "sim")]
+        #[arg(long)]
         baseline: bool,
         /// Print only errors.
         #[arg(long, short)]
@@ -96,6 +96,22 @@ fn print_flow(name: &str, cc: &str, figures: &qlog_analysis::FlowSummary) {
         figures.rtt_ms.p50.unwrap_or(f64::NAN),
         figures.queuing_delay_ms.mean.unwrap_or(f64::NAN)
     );
+}
+
+/// One line per workload flow: its figures and, with a baseline, the harm.
+fn print_workloads(workloads: &[lbe_lab::workload::WorkloadSummary]) {
+    for w in workloads {
+        println!(
+            "{:<12} {:<24} {}{}",
+            w.name,
+            w.kind,
+            serde_json::to_string(&w.figures).unwrap_or_default(),
+            w.harm.as_ref().map_or(String::new(), |h| format!(
+                " harm {}",
+                serde_json::to_string(h).unwrap_or_default()
+            ))
+        );
+    }
 }
 
 fn print_totals(utilization: Option<f64>, jain_index: Option<f64>) {
@@ -171,7 +187,7 @@ fn main() -> ExitCode {
             qlog,
             engine,
             no_report,
-            baseline: _,
+            baseline,
             quiet,
         } => {
             let log = move |line: &str| {
@@ -179,10 +195,17 @@ fn main() -> ExitCode {
                     eprintln!("{line}");
                 }
             };
-            lbe_lab::sim::run_file(&scenario, &out, !no_report, qlog, engine, &log).map(|summary| {
+            let options = lbe_lab::sim::RunOptions {
+                report: !no_report,
+                qlog,
+                baseline,
+                engine,
+            };
+            lbe_lab::sim::run_file(&scenario, &out, &options, &log).map(|summary| {
                 for f in &summary.flows {
                     print_flow(&f.name, &f.cc, &f.figures);
                 }
+                print_workloads(&summary.tail.workloads);
                 print_totals(summary.utilization, summary.jain_index);
             })
         }
@@ -209,18 +232,7 @@ fn main() -> ExitCode {
                 for f in &summary.flows {
                     print_flow(&f.name, &f.cc, &f.figures);
                 }
-                for w in &summary.tail.workloads {
-                    println!(
-                        "{:<12} {:<24} {}{}",
-                        w.name,
-                        w.kind,
-                        serde_json::to_string(&w.figures).unwrap_or_default(),
-                        w.harm.as_ref().map_or(String::new(), |h| format!(
-                            " harm {}",
-                            serde_json::to_string(h).unwrap_or_default()
-                        ))
-                    );
-                }
+                print_workloads(&summary.tail.workloads);
                 print_totals(summary.utilization, summary.jain_index);
                 Ok(())
             }),

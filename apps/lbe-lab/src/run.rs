@@ -572,24 +572,8 @@ fn summarize(
             .flow(f.name.clone())
     });
     let parts = if bulk.is_empty() {
-        // Workloads alone (a --baseline run): no bulk flow, no qlog; the
-        // window is the scenario's, else the workloads' span.
-        let (from, to) = scenario.window.unwrap_or_else(|| {
-            let from = scenario.flows.iter().map(|f| f.start).min();
-            let to = scenario.flows.iter().filter_map(Flow::stop).max();
-            (from.unwrap_or_default(), to.unwrap_or_default())
-        });
-        qlog_analysis::SummaryParts {
-            window: qlog_analysis::Window {
-                from_s: from.as_secs_f64(),
-                to_s: to.as_secs_f64(),
-            },
-            flows: Vec::new(),
-            utilization: None,
-            max_goodput_bps: None,
-            utilization_of_max: None,
-            jain_index: None,
-        }
+        // Workloads alone (a --baseline run): no bulk flow, no qlog.
+        crate::summary::workloads_only_parts(scenario)
     } else {
         qlog_analysis::summary_parts(inputs, &options).map_err(|e| e.to_string())?
     };

@@ -27,14 +27,17 @@ mod tests {
     }
 
     #[test]
-    fn workload_flows_are_not_simulated_yet() {
+    fn workload_flows_are_simulated() {
         let text = link("20mbit", "50ms", "500ms")
             + &flow("cubic", "0s", "40s")
             + "[[flow]]\nkind = \"ping\"\nstop = \"10s\"\n";
         let s = parse(Path::new("s.toml"), &text).unwrap();
+        let config = crate::sim::config(&s).unwrap();
+        assert_eq!(config.flows.len(), 2);
         assert_eq!(
-            crate::sim::config(&s).unwrap_err(),
-            "flow 'flow2': kind = \"ping\" is not simulated yet (the simulator will run workloads on real quiche): run without --sim"
+            config.engine.resolve(&config).0,
+            lbe_sim::Engine::Quiche,
+            "a workload runs on the quiche engine"
         );
     }
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::scenario::Scenario;
 use crate::summary::Mode;
 use crate::summary::RunSummary;
+use crate::workload::WorkloadSummary;
 
 /// The simulator's seed when the scenario sets none.
 pub const DEFAULT_SEED: u64 = 1;
@@ -31,6 +32,10 @@ pub struct SimTail {
     pub reverse_bottleneck: Option<lbe_netem::Totals>,
     /// Events the simulator processed (a measure of its work).
     pub events: u64,
+    /// The foreground workload flows (web, ping, video, cbr), in scenario
+    /// order, as a real run's `workloads` (absent without one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadSummary>,
 }
 
 #[derive(Debug, Serialize)]
@@ -72,19 +77,12 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
     if let Some(f) = scenario
         .flows
         .iter()
-        .find(|f| f.kind != crate::scenario::FlowKind::QuicBulk)
+        .find(|f| matches!(f.kind, crate::scenario::FlowKind::H3(_)))
     {
-        return Err(match f.kind {
-            crate::scenario::FlowKind::H3(_) => format!(
-                "flow '{}': kind = \"h3\" is not simulated (h3-fetch against a real server): run without --sim",
-                f.name
-            ),
-            _ => format!(
-                "flow '{}': kind = \"{}\" is not simulated yet (the simulator will run workloads on real quiche): run without --sim",
-                f.name,
-                f.kind.name()
-            ),
-        });
+        return Err(format!(
+            "flow '{}': kind = \"h3\" is not simulated (h3-fetch against a real server): run without --sim",
+            f.name
+        ));
     }
     Ok(lbe_sim::Config {
         link: scenario.link.clone(),
@@ -99,8 +97,11 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
     })
 }
 
-/// Simulates `scenario`; returns the summary and the analysis (for the report).
-pub fn simulate(scenario: &Scenario) -> Result<(SimSummary, qlog_analysis::Analysis), String> {
+/// Simulates `scenario`; returns the summary and the bulk flows' analysis
+/// (for the report; `None` for workloads alone).
+pub fn simulate(
+    scenario: &Scenario,
+) -> Result<(SimSummary, Option<qlog_analysis::Analysis>), String> {
     simulate_into(scenario, None)
 }
 
@@ -109,7 +110,7 @@ pub fn simulate(scenario: &Scenario) -> Result<(SimSummary, qlog_analysis::Analy
 pub fn simulate_into(
     scenario: &Scenario,
     qlog_dir: Option<&Path>,
-) -> Result<(SimSummary, qlog_analysis::Analysis), String> {
+) -> Result<(SimSummary, Option<qlog_analysis::Analysis>), String> {
     simulate_on(scenario, qlog_dir, lbe_sim::Engine::default())
 }
 
@@ -118,7 +119,7 @@ pub fn simulate_on(
     scenario: &Scenario,
     qlog_dir: Option<&Path>,
     engine: lbe_sim::Engine,
-) -> Result<(SimSummary, qlog_analysis::Analysis), String> {
+) -> Result<(SimSummary, Option<qlog_analysis::Analysis>), String> {
     let mut config = config(scenario)?;
     config.qlog_dir = qlog_dir.map(Path::to_path_buf);
     config.engine = engine;
@@ -136,19 +137,25 @@ pub fn simulate_on(
             })
         })
         .collect();
-    let parts = out.analysis.summary_parts();
+    let parts = match &out.analysis {
+        Some(a) => a.summary_parts(),
+        None => crate::summary::workloads_only_parts(scenario),
+    };
     let fifo = scenario.link.aqm == lbe_link::Aqm::Fifo;
     let flow_drops = out.flow_drops;
+    let bulk: Vec<(usize, &crate::scenario::Flow)> = scenario
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.kind.is_bulk())
+        .collect();
     let flows = |figures: Vec<qlog_analysis::FlowSummary>| {
-        scenario
-            .flows
-            .iter()
+        bulk.iter()
             .zip(figures)
             .zip(out.flows)
             .zip(qlogs)
-            .enumerate()
-            .map(|(i, (((flow, figures), transfer), qlog))| SimFlowSummary {
-                aqm_drops: (!fifo).then(|| flow_drops.get(i).copied().unwrap_or_default()),
+            .map(|((((i, flow), figures), transfer), qlog)| SimFlowSummary {
+                aqm_drops: (!fifo).then(|| flow_drops.get(*i).copied().unwrap_or_default()),
                 id: flow.id,
                 name: flow.name.clone(),
                 cc: flow.cc.to_string(),
@@ -166,10 +173,16 @@ pub fn simulate_on(
             })
             .collect()
     };
+    let workloads = out
+        .workloads
+        .into_iter()
+        .map(|(i, figures)| WorkloadSummary::new(&scenario.flows[i], figures))
+        .collect();
     let tail = |_: &qlog_analysis::Window| SimTail {
         bottleneck: out.link,
         reverse_bottleneck: out.reverse_link,
         events: out.events,
+        workloads,
     };
     let summary = RunSummary::new(
         Mode::Sim,
@@ -184,28 +197,62 @@ pub fn simulate_on(
 }
 
 /// Simulates the scenario file into `out`: `scenario.toml`, `summary.json`,
-/// (unless `report` is false) `report.html` and (if `qlog`) `qlog/`.
+/// (unless `report` is false) `report.html` and (if `qlog`) `qlog/`. With
+/// `baseline`, then simulates it again with every bulk flow removed (into
+/// `out/baseline/`, same seed) and adds to each workload flow its
+/// `baseline` figures and the `harm`, as a real run does.
 pub fn run_file(
     scenario_path: &Path,
     out: &Path,
-    report: bool,
-    qlog: bool,
-    engine: lbe_sim::Engine,
+    options: &RunOptions,
     log: &dyn Fn(&str),
 ) -> Result<SimSummary, String> {
     let scenario = crate::prepare_out(scenario_path, out)?;
+    let alone = match options.baseline {
+        true => Some(crate::baseline_scenario(&scenario, scenario_path)?),
+        false => None,
+    };
     let qlog_dir = out.join("qlog");
-    let (summary, analysis) = simulate_on(&scenario, qlog.then_some(qlog_dir.as_path()), engine)?;
+    let (mut summary, analysis) = simulate_on(
+        &scenario,
+        options.qlog.then_some(qlog_dir.as_path()),
+        options.engine,
+    )?;
+    if let Some(alone) = alone {
+        log("baseline: the workloads without the bulk flows");
+        let dir = out.join("baseline");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let (without, _) = simulate_on(&alone, None, options.engine)?;
+        crate::write_summary(&dir, &without, log)?;
+        crate::add_baseline(&mut summary.tail.workloads, without.tail.workloads);
+    }
     crate::write_summary(out, &summary, log)?;
-    if report {
-        let (html, _warnings) = qlog_analysis::report::build_from_analysis(
-            out,
-            analysis,
-            "the simulator (lbe-lab run --sim)",
-            &qlog_analysis::plot::PlotOptions::default(),
-        )
-        .map_err(|e| format!("report: {e}"))?;
-        crate::write_out(out, "report.html", html, log)?;
+    match (options.report, analysis) {
+        (false, _) => {}
+        (true, None) => log("no report: no bulk flow (the workloads' figures are in summary.json)"),
+        (true, Some(analysis)) => {
+            let (html, _warnings) = qlog_analysis::report::build_from_analysis(
+                out,
+                analysis,
+                "the simulator (lbe-lab run --sim)",
+                &qlog_analysis::plot::PlotOptions::default(),
+            )
+            .map_err(|e| format!("report: {e}"))?;
+            crate::write_out(out, "report.html", html, log)?;
+        }
     }
     Ok(summary)
+}
+
+/// What `lbe-lab run --sim` was asked for.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// Write `report.html`.
+    pub report: bool,
+    /// Write each bulk flow's qlog into `qlog/`.
+    pub qlog: bool,
+    /// Also simulate the workloads alone (`--baseline`).
+    pub baseline: bool,
+    pub engine: lbe_sim::Engine,
 }

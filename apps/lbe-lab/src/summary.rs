@@ -111,7 +111,12 @@ impl<F, T> RunSummary<F, T> {
         flows: impl FnOnce(Vec<qlog_analysis::FlowSummary>) -> Vec<F>,
         tail: impl FnOnce(&qlog_analysis::Window) -> T,
     ) -> Self {
-        let groups: Vec<Option<String>> = scenario_flows.iter().map(|f| f.group.clone()).collect();
+        // The figures are the bulk flows' (workload flows have their own).
+        let groups: Vec<Option<String>> = scenario_flows
+            .iter()
+            .filter(|f| f.kind.is_bulk())
+            .map(|f| f.group.clone())
+            .collect();
         let goodputs: Vec<f64> = parts.flows.iter().map(|f| f.goodput_bps).collect();
         RunSummary {
             groups: group_summaries(&groups, &goodputs),
@@ -126,6 +131,32 @@ impl<F, T> RunSummary<F, T> {
             jain_index: parts.jain_index,
             tail: tail(&parts.window),
         }
+    }
+}
+
+/// The figures across flows of a run of workloads alone (a `--baseline`
+/// run): no bulk flow, so none; the window is the scenario's, else the
+/// workloads' span.
+pub fn workloads_only_parts(scenario: &crate::scenario::Scenario) -> qlog_analysis::SummaryParts {
+    let (from, to) = scenario.window.unwrap_or_else(|| {
+        let from = scenario.flows.iter().map(|f| f.start).min();
+        let to = scenario
+            .flows
+            .iter()
+            .filter_map(crate::scenario::Flow::stop)
+            .max();
+        (from.unwrap_or_default(), to.unwrap_or_default())
+    });
+    qlog_analysis::SummaryParts {
+        window: qlog_analysis::Window {
+            from_s: from.as_secs_f64(),
+            to_s: to.as_secs_f64(),
+        },
+        flows: Vec::new(),
+        utilization: None,
+        max_goodput_bps: None,
+        utilization_of_max: None,
+        jain_index: None,
     }
 }
 

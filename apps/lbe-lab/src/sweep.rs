@@ -547,12 +547,16 @@ pub fn run_sim(sweep: &Sweep, index: usize) -> Result<RunResult, String> {
     let flows: Vec<(String, String)> = scenario
         .flows
         .iter()
+        .filter(|f| f.kind.is_bulk())
         .map(|f| (f.name.clone(), f.cc.to_string()))
         .collect();
+    let analysis = out
+        .analysis
+        .ok_or("a sweep's point needs a bulk flow (quic-bulk)")?;
     Ok(result_of(
         index,
         sweep.params(index),
-        &out.analysis.summary_parts(),
+        &analysis.summary_parts(),
         &flows,
     ))
 }

@@ -46,20 +46,11 @@ use crate::scenario::PingFlow;
 use crate::scenario::VideoFlow;
 use crate::scenario::WebFlow;
 
-/// How long a web download that arrived before its flow's stop may run on
-/// past it before it counts as unfinished.
-pub const WEB_DRAIN: Duration = Duration::from_secs(30);
-
-/// How long a ping flow waits for replies past its stop; a request
-/// without a reply by then is lost.
-pub const PING_WAIT: Duration = Duration::from_secs(2);
-
-/// Bytes of a ping request and of its reply (UDP payload): a call's or a
-/// game's small packets.
-pub const PING_BYTES: usize = 100;
-
-/// Bytes of a cbr datagram (UDP payload).
-pub const CBR_BYTES: usize = 1200;
+pub use lbe_workload::cbr::CBR_BYTES;
+pub use lbe_workload::CBR_WAIT;
+pub use lbe_workload::PING_BYTES;
+pub use lbe_workload::PING_WAIT;
+pub use lbe_workload::WEB_DRAIN;
 
 /// A workload flow's entry in `summary.json` (`workloads`).
 #[derive(Debug, Serialize)]
@@ -355,7 +346,7 @@ fn run_cbr(
     let mut arrivals: Vec<(Duration, u64)> = Vec::new();
     let mut buf = [0u8; 2048];
     let mut hello_at = None;
-    let end = stop + Duration::from_secs(1);
+    let end = stop + CBR_WAIT;
     socket
         .set_read_timeout(Some(Duration::from_millis(20)))
         .map_err(|e| format!("udp socket: {e}"))?;
@@ -418,6 +409,7 @@ impl UdpServer {
                     break from;
                 }
             };
+            let schedule = lbe_workload::cbr::CbrSchedule::new(cbr.rate_bps, cbr.on_off);
             let gap_s = (CBR_BYTES * 8) as f64 / cbr.rate_bps as f64;
             let begun = Instant::now();
             let mut datagram = [0u8; CBR_BYTES];
@@ -427,8 +419,7 @@ impl UdpServer {
                 if elapsed >= length {
                     return;
                 }
-                let on_s = on_time(elapsed, cbr.on_off).as_secs_f64();
-                let due = (on_s / gap_s).floor() as u64 + 1;
+                let due = schedule.due_count(elapsed);
                 while count < due {
                     datagram[..8].copy_from_slice(&count.to_be_bytes());
                     let _ = socket.send_to(&datagram, peer);
@@ -486,19 +477,6 @@ impl Drop for UdpServer {
     fn drop(&mut self) {
         self.halt();
     }
-}
-
-/// Time spent on in the first `elapsed` of an on/off source that starts
-/// on (all of it without `on_off`).
-pub fn on_time(elapsed: Duration, on_off: Option<(Duration, Duration)>) -> Duration {
-    let Some((on, off)) = on_off else {
-        return elapsed;
-    };
-    let period = (on + off).as_nanos();
-    let e = elapsed.as_nanos();
-    let on_ns = on.as_nanos();
-    let total = (e / period) * on_ns + (e % period).min(on_ns);
-    Duration::from_nanos(total as u64)
 }
 
 #[cfg(test)]
@@ -563,15 +541,5 @@ mod tests {
             json[1]["harm"],
             serde_json::json!({"added_delay_p95_ms": 99.0})
         );
-    }
-
-    #[test]
-    fn an_on_off_source_is_on_first() {
-        let s = Duration::from_secs;
-        let on_off = Some((s(5), s(5)));
-        assert_eq!(on_time(s(3), on_off), s(3));
-        assert_eq!(on_time(s(7), on_off), s(5));
-        assert_eq!(on_time(s(12), on_off), s(7));
-        assert_eq!(on_time(s(12), None), s(12));
     }
 }

@@ -15,7 +15,8 @@ const SEEDS: [u64; 3] = [1, 2, 3];
 fn simulate(text: &str, seed: u64) -> (SimSummary, qlog_analysis::Analysis) {
     let text = format!("seed = {seed}\n{text}");
     let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), &text).unwrap();
-    lbe_lab::sim::simulate(&scenario).unwrap()
+    let (summary, analysis) = lbe_lab::sim::simulate(&scenario).unwrap();
+    (summary, analysis.expect("bulk flows' analysis"))
 }
 
 fn alone(cc: &str, rtt: &str, buffer: &str, loss: f64) -> String {

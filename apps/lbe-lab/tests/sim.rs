@@ -50,19 +50,20 @@ fn pair() -> String {
         + &flow("ledbatpp", "0s", "60s")
 }
 
+fn options(report: bool, qlog: bool) -> lbe_lab::sim::RunOptions {
+    lbe_lab::sim::RunOptions {
+        report,
+        qlog,
+        baseline: false,
+        engine: lbe_sim::Engine::default(),
+    }
+}
+
 #[test]
 fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
     let (dir, file) = temp_file("lbe-sim-det", "pair.toml", &with_seed(&pair(), 7));
     let read = |out: &str| {
-        lbe_lab::sim::run_file(
-            &file,
-            &dir.join(out),
-            true,
-            false,
-            lbe_sim::Engine::default(),
-            &|_| {},
-        )
-        .unwrap();
+        lbe_lab::sim::run_file(&file, &dir.join(out), &options(true, false), &|_| {}).unwrap();
         std::fs::read(dir.join(out).join("summary.json")).unwrap()
     };
     let a = read("a");
@@ -79,15 +80,7 @@ fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
     // With qlog files, the same figures; and qlog-analysis reads the files
     // back to the same summary (one source of truth for every metric).
     std::fs::write(&file, with_seed(&pair(), 7)).unwrap();
-    let s = lbe_lab::sim::run_file(
-        &file,
-        &dir.join("q"),
-        false,
-        true,
-        lbe_sim::Engine::default(),
-        &|_| {},
-    )
-    .unwrap();
+    let s = lbe_lab::sim::run_file(&file, &dir.join("q"), &options(false, true), &|_| {}).unwrap();
     let with_qlog: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("q/summary.json")).unwrap()).unwrap();
     let mut without = json.clone();

@@ -1,0 +1,264 @@
+//! The foreground workloads in the simulator (quiche engine): web and
+//! video downloads are real quiche connections with their handshakes,
+//! ping and cbr are datagrams on the same links. Exact figures on an idle
+//! link with no host latency; the instrument's contract (harm beside CUBIC,
+//! none beside a 2-packet window); determinism; what is refused.
+
+use std::path::Path;
+use std::time::Duration;
+
+use lbe_lab::sim::SimSummary;
+use lbe_test_support::scenario_text::link;
+use lbe_test_support::scenario_text::named_flow;
+use lbe_test_support::scenario_text::window;
+use lbe_workload::figures::WorkloadFigures;
+
+fn parse(text: &str) -> lbe_lab::scenario::Scenario {
+    lbe_lab::scenario::parse(Path::new("test.toml"), text).unwrap()
+}
+
+/// The workloads' figures of `text` simulated with no host wake-up
+/// latency, so every delay is the link's.
+fn exact(text: &str) -> Vec<WorkloadFigures> {
+    let mut config = lbe_lab::sim::config(&parse(text)).unwrap();
+    config.host_latency = Duration::ZERO;
+    let out = lbe_sim::run(&config).unwrap();
+    assert!(out.analysis.is_none(), "no bulk flow");
+    out.workloads.into_iter().map(|(_, w)| w).collect()
+}
+
+fn simulate(text: &str) -> SimSummary {
+    lbe_lab::sim::simulate(&parse(text)).unwrap().0
+}
+
+const IDLE: &str = "seed = 1\n";
+
+/// A ping every 100 ms for 10 s on an idle 20 Mbit/s, 50 ms link: 100
+/// requests, each back after the base RTT plus the reply's serialisation
+/// on the bottleneck (100 bytes + 28 of IPv4/UDP at 20 Mbit/s = 51.2 µs;
+/// the request's direction is not limited).
+#[test]
+fn a_ping_on_an_idle_link_sees_the_base_rtt_and_one_serialisation() {
+    let text = format!(
+        "{IDLE}{}[[flow]]\nkind = \"ping\"\nstop = \"10s\"\n",
+        link("20mbit", "50ms", "500ms")
+    );
+    let [WorkloadFigures::Ping {
+        rtt_ms,
+        added_delay_ms,
+        sent,
+        lost,
+    }] = &exact(&text)[..]
+    else {
+        panic!("one ping flow")
+    };
+    assert_eq!((*sent, *lost), (100, 0));
+    for v in [rtt_ms.p50, rtt_ms.p99, rtt_ms.max] {
+        assert!((v.unwrap() - 50.0512).abs() < 1e-6, "{rtt_ms:?}");
+    }
+    assert!((added_delay_ms.p95.unwrap() - 0.0512).abs() < 1e-6);
+}
+
+/// 9.6 Mbit/s of cbr on an idle 20 Mbit/s, 50 ms link for 10 s: a 1200-byte
+/// datagram every 1 ms from the hello's arrival (25 ms), 10 000 in all;
+/// datagram n arrives at n ms + 25 ms + 0.4912 ms (1228 bytes at 20
+/// Mbit/s) + 25 ms, so 9 950 of them arrive inside [0, 10 s).
+#[test]
+fn a_cbr_flow_sends_on_its_schedule_and_counts_what_arrives() {
+    let text = format!(
+        "{IDLE}{}[[flow]]\nkind = \"cbr\"\nrate = \"9.6mbit\"\nstop = \"10s\"\n",
+        link("20mbit", "50ms", "500ms")
+    );
+    assert_eq!(
+        exact(&text),
+        [WorkloadFigures::Cbr {
+            goodput_bps: 9950.0 * 1200.0 * 8.0 / 10.0,
+            sent_packets: 10_000,
+            received_packets: 10_000,
+            lost_packets: 0,
+            loss: 0.0,
+        }]
+    );
+    // On 2 s, off 3 s: on for 2 + 2 of the first 10 s (less the hello's
+    // 25 ms at the end: the source runs 10 s from it), 2 000 + 2 000
+    // datagrams, plus the one due at the end of each on time.
+    let on_off = text.replace(
+        "stop = \"10s\"",
+        "stop = \"10s\"\non = \"2s\"\noff = \"3s\"",
+    );
+    let [WorkloadFigures::Cbr { sent_packets, .. }] = exact(&on_off)[..] else {
+        panic!("one cbr flow")
+    };
+    assert_eq!(sent_packets, 4_001);
+}
+
+/// A 1 kB download is one round trip of handshake (the server's flight
+/// carries its certificate) and one of request and response: 100 ms at a
+/// 50 ms base RTT, plus the serialisation of what the server sends.
+#[test]
+fn a_web_download_counts_its_handshake() {
+    let text = format!(
+        "{IDLE}{}[[flow]]\nkind = \"web\"\narrivals = \"1/s\"\nsize = \"1kB\"\nstop = \"10s\"\n",
+        link("20mbit", "50ms", "500ms")
+    );
+    let [WorkloadFigures::Web {
+        fct_s,
+        unfinished,
+        failed,
+    }] = &exact(&text)[..]
+    else {
+        panic!("one web flow")
+    };
+    assert_eq!((*unfinished, *failed), (0, 0));
+    assert!(fct_s.n >= 5, "{fct_s:?}");
+    let (lo, hi) = (fct_s.p50.unwrap(), fct_s.p99.unwrap());
+    assert!(lo > 0.100 && hi < 0.105, "{fct_s:?}");
+}
+
+/// A video flow on an idle link never stalls; a web flow whose downloads
+/// the link cannot carry counts the rest unfinished, none dropped.
+#[test]
+fn video_plays_on_an_idle_link_and_unfinished_downloads_are_counted() {
+    let video = format!(
+        "{IDLE}{}[[flow]]\nkind = \"video\"\nbitrate = \"5mbit\"\nstop = \"30s\"\n",
+        link("20mbit", "50ms", "500ms")
+    );
+    let [WorkloadFigures::Video {
+        stalls,
+        stall_s,
+        startup_s,
+        chunks,
+        failed,
+    }] = exact(&video)[..]
+    else {
+        panic!("one video flow")
+    };
+    assert_eq!((stalls, stall_s, failed), (0, 0.0, 0));
+    // 30 s of play need 15 chunks of 2 s; the buffer holds 10 s ahead.
+    assert!((15..=21).contains(&chunks), "{chunks} chunks");
+    assert!(startup_s.unwrap() < 1.0, "{startup_s:?}");
+
+    // 2 MB at 2/s for 10 s on 2 Mbit/s: 40 MB where 10 MB fit before the
+    // downloads' 30 s of grace ran out.
+    let web = format!(
+        "{IDLE}{}[[flow]]\nkind = \"web\"\narrivals = \"2/s\"\nsize = \"2MB\"\nstop = \"10s\"\n",
+        link("2mbit", "50ms", "500ms")
+    );
+    let arrivals = lbe_workload::arrivals::schedule(
+        2.0,
+        Duration::ZERO,
+        Duration::from_secs(10),
+        &[2_000_000],
+        lbe_workload::arrivals::flow_seed(1, 1),
+    );
+    let [WorkloadFigures::Web {
+        fct_s,
+        unfinished,
+        failed,
+    }] = &exact(&web)[..]
+    else {
+        panic!("one web flow")
+    };
+    // Twenty connections share 2 Mbit/s: none finishes, and one whose
+    // handshake kept losing its packets hit its 30 s idle timeout (failed,
+    // seed 1). Every arrival is counted once.
+    assert!(*unfinished > 0, "{unfinished}");
+    assert_eq!(fct_s.n + unfinished + failed, arrivals.len());
+}
+
+/// The instrument tells harm from none (seeds 1–3): 500 kB downloads at
+/// 1/s beside a CUBIC bulk flow take more than 1.5 times as long at p95
+/// as alone; beside a flow held at 2 packets, less than 1.1 times.
+#[test]
+fn harm_beside_cubic_and_none_beside_a_two_packet_window() {
+    for seed in 1..=3 {
+        let scenario = |bulk: &str| {
+            format!(
+                "seed = {seed}\n{}{}{}[[flow]]\nname = \"web\"\nkind = \"web\"\narrivals = \"1/s\"\nsize = \"500kB\"\nstart = \"5s\"\nstop = \"30s\"\n",
+                link("20mbit", "50ms", "500ms"),
+                window("5s", "30s"),
+                named_flow("bulk", bulk, "0s", "30s"),
+            )
+        };
+        let fct_p95 = |s: &SimSummary| match &s.tail.workloads[0].figures {
+            WorkloadFigures::Web {
+                fct_s,
+                unfinished: 0,
+                failed: 0,
+            } => fct_s.p95.unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let beside = |cc| {
+            let with = parse(&scenario(cc));
+            // The baseline is the same scenario less its bulk flow, so the
+            // web flow keeps its id and draws the same arrivals.
+            let alone = lbe_lab::sim::simulate(&with.without_bulk().unwrap())
+                .unwrap()
+                .0;
+            let with = lbe_lab::sim::simulate(&with).unwrap().0;
+            (fct_p95(&with) / fct_p95(&alone), fct_p95(&alone))
+        };
+        let (cubic, alone) = beside("cubic");
+        let (fixed, _) = beside("fixed:packets=2");
+        eprintln!(
+            "seed {seed}: alone {alone:.3} s, beside cubic x{cubic:.2}, beside fixed x{fixed:.3}"
+        );
+        assert!(cubic > 1.5, "seed {seed}: beside cubic x{cubic}");
+        assert!(fixed < 1.1, "seed {seed}: beside fixed:packets=2 x{fixed}");
+    }
+}
+
+/// The same seed gives the same summary, workloads included; `--baseline`
+/// in the simulator writes the workloads alone and the harm.
+#[test]
+fn runs_are_deterministic_and_a_baseline_gives_the_harm() {
+    let text = format!(
+        "seed = 2\n{}{}{}[[flow]]\nname = \"web\"\nkind = \"web\"\narrivals = \"2/s\"\nsizes = [\"50kB\", \"500kB\"]\nstop = \"10s\"\n\
+         [[flow]]\nname = \"ping\"\nkind = \"ping\"\nstop = \"10s\"\n",
+        link("20mbit", "50ms", "500ms"),
+        window("2s", "10s"),
+        named_flow("bulk", "cubic", "0s", "10s"),
+    );
+    let a = serde_json::to_string(&simulate(&text)).unwrap();
+    assert_eq!(a, serde_json::to_string(&simulate(&text)).unwrap());
+    let json: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(json["flows"].as_array().unwrap().len(), 1, "the bulk flow");
+    assert_eq!(json["workloads"][0]["kind"], "web");
+    assert_eq!(json["workloads"][1]["kind"], "ping");
+
+    let dir = lbe_test_support::Scratch::new("lbe-sim-baseline");
+    let file = dir.file("s.toml", &text);
+    let options = lbe_lab::sim::RunOptions {
+        report: false,
+        qlog: false,
+        baseline: true,
+        engine: lbe_sim::Engine::default(),
+    };
+    let s = lbe_lab::sim::run_file(&file, &dir.join("out"), &options, &|_| {}).unwrap();
+    let alone: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out/baseline/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(alone["flows"].as_array().unwrap().len(), 0);
+    let ping = &s.tail.workloads[1];
+    let harm = ping.harm.as_ref().unwrap().added_delay_p95_ms.unwrap();
+    assert!(harm > 200.0, "CUBIC's queue: {harm} ms");
+    let web = &s.tail.workloads[0];
+    assert!(web.harm.as_ref().unwrap().fct_p95_ratio.unwrap() > 1.5);
+}
+
+/// The re-stated engine refuses workloads in one line; `auto` takes them
+/// to the quiche engine.
+#[test]
+fn the_restated_engine_refuses_workloads() {
+    let text = format!(
+        "{IDLE}{}[[flow]]\nname = \"p\"\nkind = \"ping\"\nstop = \"1s\"\n",
+        link("20mbit", "50ms", "500ms")
+    );
+    let err = lbe_lab::sim::simulate_on(&parse(&text), None, lbe_sim::Engine::Restated)
+        .err()
+        .unwrap();
+    assert_eq!(
+        err,
+        "flow p: kind = \"ping\" is simulated on the quiche engine only: run with --engine quiche or auto"
+    );
+}
