@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde::Serialize;
 
 /// The nearest-rank `p` percentile (0 < p ≤ 1) of `sorted` (ascending);
@@ -28,7 +29,7 @@ fn sorted(values: &[f64]) -> Vec<f64> {
 }
 
 /// A web flow's `fct_s`: completion times of its downloads, seconds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Fct {
     pub n: usize,
     pub p50: Option<f64>,
@@ -51,7 +52,7 @@ impl Fct {
 }
 
 /// A ping flow's `rtt_ms` or `added_delay_ms`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Delay {
     pub p50: Option<f64>,
     pub p95: Option<f64>,
@@ -74,7 +75,7 @@ impl Delay {
 /// What the bulk flows did to a workload flow: its figure beside them
 /// against the same flow's without them. Only the kind's own figure is
 /// set (and written).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Harm {
     /// Web: p95 completion time with the bulk flows over without.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,7 +156,7 @@ pub struct Echo {
 }
 
 /// A workload flow's figures in `summary.json`, one shape per kind.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum WorkloadFigures {
     Web {

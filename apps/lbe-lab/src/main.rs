@@ -74,6 +74,11 @@ enum Command {
         /// into DIR/runs/<index>/.
         #[arg(long)]
         real: bool,
+        /// Also run each point with every bulk flow removed and give each
+        /// workload flow (web, ping, video, cbr) its `baseline` figures and
+        /// the `harm` the bulk flows did.
+        #[arg(long)]
+        baseline: bool,
         /// Print only errors.
         #[arg(long, short)]
         quiet: bool,
@@ -136,6 +141,7 @@ fn main() -> ExitCode {
             jobs,
             shard,
             real,
+            baseline,
             quiet,
         } => lbe_app_kit::cli::stop_on_signals()
             .map_err(|e| e.to_string())
@@ -163,7 +169,12 @@ fn main() -> ExitCode {
                         ))
                     );
                 }
-                let options = lbe_lab::sweep::Options { jobs, shard, real };
+                let options = lbe_lab::sweep::Options {
+                    jobs,
+                    shard,
+                    real,
+                    baseline,
+                };
                 let r = lbe_lab::sweep::run(&sweep, &out, &options, &stop, &log)?;
                 println!(
                     "{} runs → {}",

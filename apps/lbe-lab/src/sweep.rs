@@ -53,6 +53,8 @@ use serde::Serialize;
 use toml::Table;
 use toml::Value;
 
+use lbe_workload::figures::WorkloadFigures;
+
 use crate::scenario::Scenario;
 
 /// One swept key and its values.
@@ -112,7 +114,126 @@ pub struct RunResult {
     pub utilization: Option<f64>,
     pub utilization_of_max: Option<f64>,
     pub jain_index: Option<f64>,
+    /// The bulk flows (quic-bulk, h3), in scenario order.
     pub flows: Vec<FlowResult>,
+    /// The workload flows (web, ping, video, cbr), in scenario order
+    /// (absent without one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadResult>,
+}
+
+/// What a workload flow of one run measured: its `summary.json` entry's
+/// figures, and with `--baseline` the same figures without the bulk flows
+/// and the harm. A figure's metric is `flowN.PATH`, PATH its dotted key
+/// (`flow3.fct_s.p95`, `flow3.harm.fct_p95_ratio`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadResult {
+    /// Its position among the scenario's flows, from 1 (flowN's N).
+    pub flow: usize,
+    pub name: String,
+    pub kind: String,
+    #[serde(flatten)]
+    pub figures: WorkloadFigures,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<WorkloadFigures>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harm: Option<lbe_workload::figures::Harm>,
+}
+
+impl WorkloadResult {
+    fn of(w: crate::workload::WorkloadSummary) -> Self {
+        WorkloadResult {
+            flow: w.id,
+            name: w.name,
+            kind: w.kind.to_string(),
+            figures: w.figures,
+            baseline: w.baseline,
+            harm: w.harm,
+        }
+    }
+
+    /// Its figure at `path` (dotted keys), when it is a number.
+    fn figure(&self, path: &str) -> Option<f64> {
+        let json = serde_json::to_value(self).ok()?;
+        path.split('.')
+            .try_fold(&json, |v, k| v.get(k))
+            .and_then(serde_json::Value::as_f64)
+    }
+
+    /// Its numeric figures as `(path, value)`, in the JSON's order.
+    fn leaves(&self) -> Vec<(String, Option<f64>)> {
+        let json = serde_json::to_value(self).unwrap_or_default();
+        let mut out = Vec::new();
+        json_leaves(&json, "", &mut out);
+        out.retain(|(k, _)| !matches!(k.as_str(), "flow" | "name" | "kind"));
+        out
+    }
+}
+
+fn json_leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<(String, Option<f64>)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                json_leaves(v, &path, out);
+            }
+        }
+        serde_json::Value::String(_) => {}
+        other => out.push((prefix.to_string(), other.as_f64())),
+    }
+}
+
+/// The metrics a workload flow of `kind` has (`None` for a bulk kind):
+/// the dotted keys of its figures, of `baseline.` its figures and of
+/// `harm.`, read off a sample of its figures so that they are the ones
+/// `summary.json` writes.
+fn workload_metrics(kind: &str) -> Option<Vec<String>> {
+    use lbe_workload::figures::Download;
+    use lbe_workload::figures::Echo;
+    use lbe_workload::figures::Outcome;
+    use std::time::Duration;
+    let w = (Duration::ZERO, Duration::from_secs(2));
+    let t = Duration::from_secs(1);
+    let figures = match kind {
+        "web" => WorkloadFigures::web(
+            &[Download {
+                at: t,
+                size_bytes: 1,
+                outcome: Outcome::Finished(t),
+            }],
+            w,
+        ),
+        "ping" => WorkloadFigures::ping(
+            &[Echo {
+                sent_at: t,
+                rtt: Some(t),
+            }],
+            Duration::ZERO,
+            w,
+        ),
+        "video" => WorkloadFigures::Video {
+            stalls: 0,
+            stall_s: 0.0,
+            startup_s: Some(1.0),
+            chunks: 1,
+            failed: 0,
+        },
+        "cbr" => WorkloadFigures::cbr(1, &[(t, 1)], w, w),
+        _ => return None,
+    };
+    let sample = WorkloadResult {
+        flow: 1,
+        name: String::new(),
+        kind: kind.to_string(),
+        harm: figures.harm(&figures),
+        baseline: Some(figures.clone()),
+        figures,
+    };
+    Some(sample.leaves().into_iter().map(|(k, _)| k).collect())
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -420,7 +541,23 @@ impl Sweep {
             .get("flow")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        metric_check(&f.y, flows).map_err(|e| format!("{p}: figure '{}': {e}", f.name))
+        let kinds: Vec<String> = self
+            .base
+            .get("flow")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|f| {
+                        f.get("kind")
+                            .and_then(Value::as_str)
+                            .unwrap_or("quic-bulk")
+                            .to_string()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        debug_assert_eq!(kinds.len(), flows);
+        metric_check(&f.y, &kinds).map_err(|e| format!("{p}: figure '{}': {e}", f.name))
     }
 }
 
@@ -438,25 +575,36 @@ const FLOW_METRICS: [&str; 5] = [
     "lost_packets",
 ];
 
-fn metric_check(y: &str, flows: usize) -> Result<(), String> {
-    let allowed = || {
-        format!(
-            "{}, or flowN.{{{}}} with N from 1 to {flows}",
-            RUN_METRICS.join(", "),
-            FLOW_METRICS.join(", ")
-        )
-    };
+/// Checks figure metric `y` against the sweep's flows (`kinds`, each
+/// flow's `kind` in file order).
+fn metric_check(y: &str, kinds: &[String]) -> Result<(), String> {
+    let flows = kinds.len();
     if RUN_METRICS.contains(&y) {
         return Ok(());
     }
     if let Some((f, m)) = y.split_once('.') {
         if let Some(n) = f.strip_prefix("flow").and_then(|n| n.parse::<usize>().ok()) {
-            if (1..=flows).contains(&n) && FLOW_METRICS.contains(&m) {
-                return Ok(());
+            if let Some(kind) = n.checked_sub(1).and_then(|i| kinds.get(i)) {
+                return match workload_metrics(kind) {
+                    None if FLOW_METRICS.contains(&m) => Ok(()),
+                    None => Err(format!(
+                        "unknown metric '{y}' (flow{n} is a {kind} flow: flow{n}.{{{}}})",
+                        FLOW_METRICS.join(", ")
+                    )),
+                    Some(paths) if paths.iter().any(|p| p == m) => Ok(()),
+                    Some(paths) => Err(format!(
+                        "unknown metric '{y}' (flow{n} is a {kind} flow: flow{n}.{{{}}})",
+                        paths.join(", ")
+                    )),
+                };
             }
         }
     }
-    Err(format!("unknown metric '{y}' (allowed: {})", allowed()))
+    Err(format!(
+        "unknown metric '{y}' (allowed: {}, or flowN.{{{}}} with N from 1 to {flows}, or a workload flow's figure)",
+        RUN_METRICS.join(", "),
+        FLOW_METRICS.join(", ")
+    ))
 }
 
 fn metric(r: &RunResult, y: &str) -> Option<f64> {
@@ -468,7 +616,13 @@ fn metric(r: &RunResult, y: &str) -> Option<f64> {
         _ => {
             let (f, m) = y.split_once('.')?;
             let n: usize = f.strip_prefix("flow")?.parse().ok()?;
-            let fl = r.flows.get(n.checked_sub(1)?)?;
+            if let Some(w) = r.workloads.iter().find(|w| w.flow == n) {
+                return w.figure(m);
+            }
+            // Bulk flows in scenario order: flowN less the workload flows
+            // before it.
+            let before = r.workloads.iter().filter(|w| w.flow < n).count();
+            let fl = r.flows.get(n.checked_sub(1 + before)?)?;
             match m {
                 "goodput_mbps" => Some(fl.goodput_bps / 1e6),
                 "share" => fl.share,
@@ -514,6 +668,7 @@ fn result_of(
     params: BTreeMap<String, String>,
     parts: &qlog_analysis::SummaryParts,
     flows: &[(String, String)],
+    workloads: Vec<crate::workload::WorkloadSummary>,
 ) -> RunResult {
     let total: f64 = parts.flows.iter().map(|f| f.goodput_bps).sum();
     RunResult {
@@ -522,6 +677,7 @@ fn result_of(
         utilization: parts.utilization,
         utilization_of_max: parts.utilization_of_max,
         jain_index: parts.jain_index,
+        workloads: workloads.into_iter().map(WorkloadResult::of).collect(),
         flows: parts
             .flows
             .iter()
@@ -539,25 +695,47 @@ fn result_of(
     }
 }
 
-/// Runs one point in the simulator.
-pub fn run_sim(sweep: &Sweep, index: usize) -> Result<RunResult, String> {
+/// The figures across flows of a run's summary, as the analysis gave them.
+fn parts_of<F, T>(
+    s: &crate::summary::RunSummary<F, T>,
+    figures: impl Fn(&F) -> &qlog_analysis::FlowSummary,
+) -> qlog_analysis::SummaryParts {
+    qlog_analysis::SummaryParts {
+        window: qlog_analysis::Window {
+            from_s: s.window.from_s,
+            to_s: s.window.to_s,
+        },
+        flows: s.flows.iter().map(|f| figures(f).clone()).collect(),
+        utilization: s.utilization,
+        max_goodput_bps: s.max_goodput_bps,
+        utilization_of_max: s.utilization_of_max,
+        jain_index: s.jain_index,
+    }
+}
+
+/// Runs one point in the simulator; with `baseline`, its workloads alone
+/// too (same seed), for their `baseline` figures and `harm`.
+pub fn run_sim(sweep: &Sweep, index: usize, baseline: bool) -> Result<RunResult, String> {
     let scenario = sweep.scenario(index)?;
-    let config = crate::sim::config(&scenario)?;
-    let out = lbe_sim::run(&config)?;
-    let flows: Vec<(String, String)> = scenario
+    let (s, _) = crate::sim::simulate(&scenario)?;
+    let parts = parts_of(&s, |f| &f.figures);
+    let flows: Vec<(String, String)> = s
         .flows
         .iter()
-        .filter(|f| f.kind.is_bulk())
-        .map(|f| (f.name.clone(), f.cc.to_string()))
+        .map(|f| (f.name.clone(), f.cc.clone()))
         .collect();
-    let analysis = out
-        .analysis
-        .ok_or("a sweep's point needs a bulk flow (quic-bulk)")?;
+    let mut workloads = s.tail.workloads;
+    if baseline {
+        let alone = crate::baseline_scenario(&scenario, Path::new(&sweep.path))?;
+        let (without, _) = crate::sim::simulate(&alone)?;
+        crate::add_baseline(&mut workloads, without.tail.workloads);
+    }
     Ok(result_of(
         index,
         sweep.params(index),
-        &analysis.summary_parts(),
+        &parts,
         &flows,
+        workloads,
     ))
 }
 
@@ -568,6 +746,10 @@ pub struct Options {
     /// Real time through lbe-netem, one run at a time, each into
     /// `out/runs/<index>/`.
     pub real: bool,
+    /// Also run each point's workloads without its bulk flows (into
+    /// `out/runs/<index>/baseline/` in real time): their `baseline`
+    /// figures and `harm`.
+    pub baseline: bool,
 }
 
 /// Runs `sweep` (or its shard) into `out`: `results.json`, `results.csv`
@@ -592,23 +774,19 @@ pub fn run(
             let scenario = sweep.scenario(i)?;
             let dir = out.join("runs").join(i.to_string());
             let s = crate::run::run(&scenario, &dir, stop, &|_| {})?;
-            let parts = qlog_analysis::SummaryParts {
-                window: qlog_analysis::Window {
-                    from_s: s.window.from_s,
-                    to_s: s.window.to_s,
-                },
-                flows: s.flows.iter().map(|f| f.figures.clone()).collect(),
-                utilization: s.utilization,
-                max_goodput_bps: s.max_goodput_bps,
-                utilization_of_max: s.utilization_of_max,
-                jain_index: s.jain_index,
-            };
+            let parts = parts_of(&s, |f| &f.figures);
             let flows: Vec<(String, String)> = s
                 .flows
                 .iter()
                 .map(|f| (f.name.clone(), f.cc.clone()))
                 .collect();
-            runs.push(result_of(i, sweep.params(i), &parts, &flows));
+            let mut workloads = s.tail.workloads;
+            if options.baseline {
+                let alone = crate::baseline_scenario(&scenario, Path::new(&sweep.path))?;
+                let without = crate::run::run(&alone, &dir.join("baseline"), stop, &|_| {})?;
+                crate::add_baseline(&mut workloads, without.tail.workloads);
+            }
+            runs.push(result_of(i, sweep.params(i), &parts, &flows, workloads));
             log(&format!("run {i} done ({}/{})", runs.len(), indices.len()));
         }
     } else {
@@ -624,7 +802,7 @@ pub fn run(
                     }
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&i) = indices.get(k) else { return };
-                    let r = run_sim(sweep, i);
+                    let r = run_sim(sweep, i, options.baseline);
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if n.is_multiple_of(10) || n == indices.len() {
                         log(&format!("{n}/{} runs done", indices.len()));
@@ -725,8 +903,21 @@ pub fn csv(results: &Results) -> String {
         let _ = write!(s, ",{}", field(&a.name));
     }
     s.push_str(",utilization,utilization_of_max,jain_index");
-    let flows = results.runs.first().map_or(0, |r| r.flows.len());
-    for n in 1..=flows {
+    let first = results.runs.first();
+    let flows = first.map_or(0, |r| r.flows.len());
+    let workloads: Vec<(usize, Vec<String>)> = first.map_or_else(Vec::new, |r| {
+        r.workloads
+            .iter()
+            .map(|w| (w.flow, w.leaves().into_iter().map(|(k, _)| k).collect()))
+            .collect()
+    });
+    // The bulk flows' positions in the scenario (flowN's N), around the
+    // workload flows'.
+    let bulk_positions: Vec<usize> = (1..)
+        .filter(|n| !workloads.iter().any(|(w, _)| w == n))
+        .take(flows)
+        .collect();
+    for n in bulk_positions {
         for m in [
             "cc",
             "goodput_bps",
@@ -735,6 +926,11 @@ pub fn csv(results: &Results) -> String {
             "queue_p95_ms",
             "lost_packets",
         ] {
+            let _ = write!(s, ",flow{n}.{m}");
+        }
+    }
+    for (n, paths) in &workloads {
+        for m in paths {
             let _ = write!(s, ",flow{n}.{m}");
         }
     }
@@ -766,6 +962,12 @@ pub fn csv(results: &Results) -> String {
                 opt(f.queue_p95_ms),
                 f.lost_packets
             );
+        }
+        for (n, paths) in &workloads {
+            let w = r.workloads.iter().find(|w| w.flow == *n);
+            for m in paths {
+                let _ = write!(s, ",{}", opt(w.and_then(|w| w.figure(m))));
+            }
         }
         s.push('\n');
     }

@@ -281,6 +281,7 @@ fn a_sharded_sweep_merges_into_the_unsharded_results() {
             jobs: 2,
             shard: shard.map(|s| s.parse().unwrap()),
             real: false,
+            baseline: false,
         };
         lbe_lab::sweep::run(&sweep, &dir.join(out), &options, &stop, &|_| {}).unwrap()
     };

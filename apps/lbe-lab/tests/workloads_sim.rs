@@ -262,3 +262,65 @@ fn the_restated_engine_refuses_workloads() {
         "flow p: kind = \"ping\" is simulated on the quiche engine only: run with --engine quiche or auto"
     );
 }
+
+/// A sweep with a workload flow and `--baseline`: each point has the
+/// workload's figures, its baseline and the harm; the figures' metrics
+/// name them by dotted key; the shards merge back (results.json reads its
+/// workloads back); a metric the kind does not have is refused naming the
+/// ones it has.
+#[test]
+fn a_sweep_runs_workloads_with_their_baseline() {
+    let text = "name = \"short-flows\"\nseeds = 1\n[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
+                [analysis]\nfrom = \"4s\"\nto = \"12s\"\n\
+                [[flow]]\nname = \"bulk\"\ncc = [\"cubic\", \"fixed:packets=2\"]\nstop = \"12s\"\n\
+                [[flow]]\nname = \"short\"\nkind = \"web\"\narrivals = \"1/s\"\nsize = \"100kB\"\nstart = \"4s\"\nstop = \"12s\"\n\
+                [[figure]]\nname = \"harm\"\nx = \"flow1.cc\"\ny = \"flow2.harm.fct_p95_ratio\"\n";
+    let dir = lbe_test_support::Scratch::new("lbe-sweep-workloads");
+    let file = dir.file("s.toml", text);
+    let sweep = lbe_lab::sweep::load(&file).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let run = |out: &str, shard: Option<&str>| {
+        let options = lbe_lab::sweep::Options {
+            jobs: 1,
+            shard: shard.map(|s| s.parse().unwrap()),
+            real: false,
+            baseline: true,
+        };
+        lbe_lab::sweep::run(&sweep, &dir.join(out), &options, &stop, &|_| {}).unwrap()
+    };
+    let whole = run("whole", None);
+    let ratio = |i: usize| {
+        let w = &whole.runs[i].workloads[0];
+        assert_eq!(
+            (w.flow, w.name.as_str(), w.kind.as_str()),
+            (2, "short", "web")
+        );
+        assert!(w.baseline.is_some());
+        w.harm.as_ref().unwrap().fct_p95_ratio.unwrap()
+    };
+    assert!(ratio(0) > 1.5, "beside cubic: x{}", ratio(0));
+    assert!(ratio(1) < 1.1, "beside fixed:packets=2: x{}", ratio(1));
+    let csv = std::fs::read_to_string(dir.join("whole/results.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header
+            .ends_with(",flow2.baseline.unfinished,flow2.baseline.failed,flow2.harm.fct_p95_ratio"),
+        "{header}"
+    );
+    assert!(header.contains(",flow1.goodput_bps,"), "{header}");
+    assert!(dir.join("whole/figures/harm.svg").exists());
+    run("s0", Some("0/2"));
+    run("s1", Some("1/2"));
+    let merged =
+        lbe_lab::sweep::merge(&[dir.join("s0"), dir.join("s1")], &dir.join("merged")).unwrap();
+    assert_eq!(merged.runs, whole.runs);
+
+    let bad = text.replace("flow2.harm.fct_p95_ratio", "flow2.stalls");
+    let e = lbe_lab::sweep::parse(Path::new("s.toml"), &bad).unwrap_err();
+    assert!(
+        e.contains(
+            "unknown metric 'flow2.stalls' (flow2 is a web flow: flow2.{fct_s.n, fct_s.p50,"
+        ),
+        "{e}"
+    );
+}
