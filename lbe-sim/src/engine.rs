@@ -156,9 +156,9 @@ pub struct SimOutput {
     pub analysis: Option<Analysis>,
     /// The bulk flows' own counts, in scenario order.
     pub flows: Vec<FlowStats>,
-    /// Each workload flow's figures (its position among the scenario's
-    /// flows first), in scenario order (the quiche engine).
-    pub workloads: Vec<(usize, lbe_workload::figures::WorkloadFigures)>,
+    /// Each workload flow's figures, in scenario order (the quiche
+    /// engine).
+    pub workloads: Vec<WorkloadOutput>,
     /// What the bottleneck counted.
     pub link: lbe_link::Totals,
     /// What the client->server link counted, when the scenario limits
@@ -174,6 +174,17 @@ pub struct SimOutput {
     /// Each bulk flow's qlog file, when [`Config::qlog_dir`] asked for
     /// them.
     pub qlogs: Vec<Option<std::path::PathBuf>>,
+}
+
+/// What a workload flow measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadOutput {
+    /// Its position among the scenario's flows (from 0).
+    pub flow: usize,
+    pub figures: lbe_workload::figures::WorkloadFigures,
+    /// What its figures summarise, for a CDF: a web flow's completion
+    /// times (s), a ping flow's added delays (ms); empty for the others.
+    pub samples: Vec<f64>,
 }
 
 impl SimOutput {

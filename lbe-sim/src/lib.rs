@@ -53,6 +53,7 @@ use std::time::Duration;
 pub use ack::AckPolicy;
 pub use engine::FlowStats;
 pub use engine::SimOutput;
+pub use engine::WorkloadOutput;
 pub use rx::ReceiverWindowStats;
 pub use sender::Framing;
 

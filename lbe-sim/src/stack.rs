@@ -1458,7 +1458,11 @@ impl Sim<'_> {
             .iter()
             .map(|w| {
                 let flow = &config.flows[w.flow];
-                (w.flow, w.figures(flow, config.window))
+                crate::WorkloadOutput {
+                    flow: w.flow,
+                    figures: w.figures(flow, config.window),
+                    samples: w.samples(flow, config.window),
+                }
             })
             .collect();
         Ok(out)

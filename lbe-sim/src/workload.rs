@@ -134,26 +134,49 @@ impl WorkloadRun {
         }
     }
 
+    /// A web flow's downloads as the figures take them (one not done
+    /// when the run gave up on it is unfinished).
+    fn downloads(arrivals: &[Arrival], outcomes: &[Option<Outcome>]) -> Vec<Download> {
+        arrivals
+            .iter()
+            .zip(outcomes)
+            .map(|(a, o)| Download {
+                at: a.at,
+                size_bytes: a.size_bytes,
+                outcome: o.unwrap_or(Outcome::Unfinished),
+            })
+            .collect()
+    }
+
+    /// The analysis window, else the flow's start to stop.
+    fn window(flow: &Flow, window: Option<(Duration, Duration)>) -> (Duration, Duration) {
+        window.unwrap_or((flow.start, flow.stop().unwrap_or(flow.start)))
+    }
+
+    /// What its figures summarise, for a CDF
+    /// ([`crate::WorkloadOutput::samples`]).
+    pub fn samples(&self, flow: &Flow, window: Option<(Duration, Duration)>) -> Vec<f64> {
+        let window = Self::window(flow, window);
+        match &self.state {
+            State::Web {
+                arrivals, outcomes, ..
+            } => lbe_workload::figures::fct_samples(&Self::downloads(arrivals, outcomes), window),
+            State::Ping { echoes, .. } => {
+                lbe_workload::figures::added_delay_samples_ms(echoes, flow.rtt, window)
+            }
+            State::Video { .. } | State::Cbr { .. } => Vec::new(),
+        }
+    }
+
     /// Its figures over `window` (the analysis window, else the flow's
     /// start to stop).
     pub fn figures(&self, flow: &Flow, window: Option<(Duration, Duration)>) -> WorkloadFigures {
         let stop = flow.stop().unwrap_or(flow.start);
-        let window = window.unwrap_or((flow.start, stop));
+        let window = Self::window(flow, window);
         match &self.state {
             State::Web {
                 arrivals, outcomes, ..
-            } => {
-                let downloads: Vec<Download> = arrivals
-                    .iter()
-                    .zip(outcomes)
-                    .map(|(a, o)| Download {
-                        at: a.at,
-                        size_bytes: a.size_bytes,
-                        outcome: o.unwrap_or(Outcome::Unfinished),
-                    })
-                    .collect();
-                WorkloadFigures::web(&downloads, window)
-            }
+            } => WorkloadFigures::web(&Self::downloads(arrivals, outcomes), window),
             State::Video {
                 playout, failed, ..
             } => {

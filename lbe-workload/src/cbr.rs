@@ -95,13 +95,14 @@ mod tests {
         assert_eq!(c.send_at(1000), S(1));
     }
 
-    /// 2 s on, 3 s off at one datagram a second: 0 and 1 s, then 2 s (the
-    /// end of the first on time), then 5 (+0) and 6 s, then 7 s (end).
+    /// 2 s on, 3 s off at one datagram a second: datagram n is due once
+    /// n seconds of on time have passed: 0, 1 and 2 s (the end of the
+    /// first on time), 6 s (1 s into the second), 7 s (its end), 11 s.
     #[test]
     fn an_on_off_source_sends_only_while_on() {
         let c = CbrSchedule::new(9_600, Some((S(2), S(3))));
         let at: Vec<Duration> = (0..6).map(|n| c.send_at(n)).collect();
-        assert_eq!(at, [S(0), S(1), S(2), S(6), S(7), S(12)]);
+        assert_eq!(at, [S(0), S(1), S(2), S(6), S(7), S(11)]);
         // The counter the real-time sender uses agrees at each of them,
         // and not a nanosecond before.
         for (n, t) in at.iter().enumerate() {

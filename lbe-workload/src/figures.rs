@@ -118,6 +118,40 @@ impl Harm {
     }
 }
 
+/// The completion times (s) of the downloads that arrived in `window`
+/// and finished, in arrival order: what `fct_s` summarises (its CDF in
+/// the report).
+pub fn fct_samples(downloads: &[Download], window: Window) -> Vec<f64> {
+    downloads
+        .iter()
+        .filter(|d| inside(d.at, window))
+        .filter_map(|d| match d.outcome {
+            Outcome::Finished(t) => Some(t.as_secs_f64()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The round trips (ms) of the requests sent in `window` that got a reply.
+fn rtt_samples_ms(echoes: &[Echo], window: Window) -> Vec<f64> {
+    echoes
+        .iter()
+        .filter(|e| inside(e.sent_at, window))
+        .filter_map(|e| e.rtt)
+        .map(|r| r.as_secs_f64() * 1e3)
+        .collect()
+}
+
+/// The added delays (ms: round trip minus `base_rtt`) of the requests sent
+/// in `window` that got a reply: what `added_delay_ms` summarises.
+pub fn added_delay_samples_ms(echoes: &[Echo], base_rtt: Duration, window: Window) -> Vec<f64> {
+    let base = base_rtt.as_secs_f64() * 1e3;
+    rtt_samples_ms(echoes, window)
+        .into_iter()
+        .map(|r| r - base)
+        .collect()
+}
+
 /// The analysis window, scenario time: samples that started in
 /// `[from, to)` count.
 pub type Window = (Duration, Duration);
@@ -202,16 +236,9 @@ impl WorkloadFigures {
     /// A web flow's figures: the downloads that arrived in `window`.
     pub fn web(downloads: &[Download], window: Window) -> Self {
         let counted: Vec<&Download> = downloads.iter().filter(|d| inside(d.at, window)).collect();
-        let fct: Vec<f64> = counted
-            .iter()
-            .filter_map(|d| match d.outcome {
-                Outcome::Finished(t) => Some(t.as_secs_f64()),
-                _ => None,
-            })
-            .collect();
         let count = |o: Outcome| counted.iter().filter(|d| d.outcome == o).count();
         WorkloadFigures::Web {
-            fct_s: Fct::of(&fct),
+            fct_s: Fct::of(&fct_samples(downloads, window)),
             unfinished: count(Outcome::Unfinished),
             failed: count(Outcome::Failed),
         }
@@ -224,13 +251,8 @@ impl WorkloadFigures {
             .iter()
             .filter(|e| inside(e.sent_at, window))
             .collect();
-        let rtt: Vec<f64> = counted
-            .iter()
-            .filter_map(|e| e.rtt)
-            .map(|r| r.as_secs_f64() * 1e3)
-            .collect();
-        let base = base_rtt.as_secs_f64() * 1e3;
-        let added: Vec<f64> = rtt.iter().map(|r| r - base).collect();
+        let rtt = rtt_samples_ms(echoes, window);
+        let added = added_delay_samples_ms(echoes, base_rtt, window);
         WorkloadFigures::Ping {
             rtt_ms: Delay::of(&rtt),
             added_delay_ms: Delay::of(&added),

@@ -145,7 +145,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         }
         Command::Report { dir, out, window } => {
             let (html, warnings) =
-                report::build(&dir, &options(&window)?, &PlotOptions::default())?;
+                report::build(&dir, &options(&window)?, &PlotOptions::default(), &[])?;
             warn_all(&warnings);
             std::fs::write(&out, html).map_err(|e| Error::Output {
                 path: out.clone(),

@@ -238,6 +238,7 @@ pub fn build(
     dir: &Path,
     overrides: &Options,
     plot_opts: &PlotOptions,
+    sections: &[Section],
 ) -> Result<(String, Vec<Warning>)> {
     let run = scan_dir(dir)?;
     if run.qlogs.is_empty() {
@@ -254,7 +255,7 @@ pub fn build(
     let inputs: Vec<FlowInput> = run.qlogs.iter().map(FlowInput::new).collect();
     let a = analysis::analyze(inputs, &opts)?;
     let source = format!("{} qlog file(s)", run.qlogs.len());
-    render(dir, &run, a, &source, plot_opts)
+    render(dir, &run, a, &source, plot_opts, sections)
 }
 
 /// Build the report page for a run whose flows were analysed in memory (a
@@ -265,9 +266,23 @@ pub fn build_from_analysis(
     a: Analysis,
     source: &str,
     plot_opts: &PlotOptions,
+    sections: &[Section],
 ) -> Result<(String, Vec<Warning>)> {
     let run = scan_dir(dir)?;
-    render(dir, &run, a, source, plot_opts)
+    render(dir, &run, a, source, plot_opts, sections)
+}
+
+/// A section a caller adds to the report, after the figures (the lab's
+/// foreground workloads): its anchor, heading and HTML body (the caller
+/// escapes what it puts in).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    /// Its anchor (`report.html#ID`).
+    pub id: String,
+    /// Its heading.
+    pub title: String,
+    /// Its body, HTML as it is written into the page.
+    pub html: String,
 }
 
 fn render(
@@ -276,6 +291,7 @@ fn render(
     mut a: Analysis,
     source: &str,
     plot_opts: &PlotOptions,
+    sections: &[Section],
 ) -> Result<(String, Vec<Warning>)> {
     let all = a.flows.len();
     let senders = a.sender_indices();
@@ -427,6 +443,15 @@ fn render(
             svg,
             i + 1,
             esc(&f.caption)
+        );
+    }
+    for sec in sections {
+        let _ = writeln!(
+            h,
+            "<h2 id=\"{}\">{}</h2>\n{}",
+            esc(&sec.id),
+            esc(&sec.title),
+            sec.html
         );
     }
     let files: Vec<String> = a

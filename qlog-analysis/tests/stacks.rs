@@ -191,8 +191,13 @@ fn cross_stack_summary_plot_and_report() {
     }
 
     // `report` over the stacks directory: the senders only.
-    let (html, _warnings) =
-        report::build(&stack_dir(""), &Options::default(), &PlotOptions::default()).unwrap();
+    let (html, _warnings) = report::build(
+        &stack_dir(""),
+        &Options::default(),
+        &PlotOptions::default(),
+        &[],
+    )
+    .unwrap();
     for l in &labels {
         assert!(html.contains(l), "{l} missing from the report");
     }

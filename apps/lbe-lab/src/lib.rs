@@ -2,6 +2,7 @@
 //! or HTTP/3 (h3-fetch) flows — and writes the qlogs, `summary.json` (every figure from
 //! `qlog-analysis`) and an HTML report.
 
+pub mod foreground;
 pub mod h3;
 pub mod run;
 pub mod scenario;
@@ -52,10 +53,14 @@ pub fn run_file(
             ),
             ..qlog_analysis::Options::default()
         };
+        let sections: Vec<_> = foreground::section(&summary.tail.workloads)?
+            .into_iter()
+            .collect();
         let (html, _warnings) = qlog_analysis::report::build(
             out,
             &options,
             &qlog_analysis::plot::PlotOptions::default(),
+            &sections,
         )
         .map_err(|e| format!("report: {e}"))?;
         write_out(out, "report.html", html, log)?;
@@ -86,7 +91,7 @@ pub fn add_baseline(
     for w in without {
         if let Some(i) = with.iter().position(|f| f.name == w.name) {
             let flow = with.remove(i);
-            with.insert(i, flow.with_baseline(w.figures));
+            with.insert(i, flow.with_baseline(w));
         }
     }
 }

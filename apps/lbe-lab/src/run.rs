@@ -352,7 +352,7 @@ pub fn run(
                         window: scenario.window,
                         cbr_sent: udp.map(|u| u.sent()),
                     };
-                    crate::workload::run(flow, &ctx).map(FlowOutcome::Workload)
+                    crate::workload::run(flow, &ctx).map(|w| FlowOutcome::Workload(Box::new(w)))
                 })
             })
             .collect();
@@ -365,11 +365,11 @@ pub fn run(
                     .join()
                     .unwrap_or_else(|_| Err("the flow's thread panicked".to_string()));
                 match &result {
-                    Ok(FlowOutcome::Workload(figures)) => log(&format!(
+                    Ok(FlowOutcome::Workload(w)) => log(&format!(
                         "{} ({}) done: {}",
                         flow.name,
                         flow.kind.name(),
-                        serde_json::to_string(figures).unwrap_or_default()
+                        serde_json::to_string(&w.figures).unwrap_or_default()
                     )),
                     Ok(FlowOutcome::Bulk(Transfer::QuicBulk(s), _)) => log(&format!(
                         "{} ({}) done: {} at {}",
@@ -418,7 +418,7 @@ pub fn run(
     for (flow, result) in scenario.flows.iter().zip(results) {
         match result.map_err(|e| format!("{} ({}): {e}", flow.name, flow.cc))? {
             FlowOutcome::Bulk(t, q) => transfers.push((t, q)),
-            FlowOutcome::Workload(figures) => workloads.push(WorkloadSummary::new(flow, figures)),
+            FlowOutcome::Workload(summary) => workloads.push(*summary),
         }
     }
 
@@ -437,7 +437,7 @@ enum FlowOutcome {
     /// A bulk flow: what its client reported, the qlog of its figures.
     Bulk(Transfer, PathBuf),
     /// A workload flow: its figures.
-    Workload(lbe_workload::figures::WorkloadFigures),
+    Workload(Box<WorkloadSummary>),
 }
 
 /// Runs one flow from its start time; what its client reported and the

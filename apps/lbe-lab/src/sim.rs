@@ -176,7 +176,7 @@ pub fn simulate_on(
     let workloads = out
         .workloads
         .into_iter()
-        .map(|(i, figures)| WorkloadSummary::new(&scenario.flows[i], figures))
+        .map(|w| WorkloadSummary::new(&scenario.flows[w.flow], w.figures).with_samples(w.samples))
         .collect();
     let tail = |_: &qlog_analysis::Window| SimTail {
         bottleneck: out.link,
@@ -232,11 +232,15 @@ pub fn run_file(
         (false, _) => {}
         (true, None) => log("no report: no bulk flow (the workloads' figures are in summary.json)"),
         (true, Some(analysis)) => {
+            let sections: Vec<_> = crate::foreground::section(&summary.tail.workloads)?
+                .into_iter()
+                .collect();
             let (html, _warnings) = qlog_analysis::report::build_from_analysis(
                 out,
                 analysis,
                 "the simulator (lbe-lab run --sim)",
                 &qlog_analysis::plot::PlotOptions::default(),
+                &sections,
             )
             .map_err(|e| format!("report: {e}"))?;
             crate::write_out(out, "report.html", html, log)?;

@@ -30,8 +30,13 @@
 //!
 //! Axes are named `link.KEY`, `analysis.KEY`, `flowN.KEY` (N from 1) and
 //! `seed`. Metrics: `utilization`, `utilization_of_max`, `jain_index`,
-//! `total_goodput_mbps`, and per flow `flowN.goodput_mbps`, `flowN.share`,
-//! `flowN.queue_mean_ms`, `flowN.queue_p95_ms`, `flowN.lost_packets`.
+//! `total_goodput_mbps`, and per bulk flow `flowN.goodput_mbps`,
+//! `flowN.share`, `flowN.queue_mean_ms`, `flowN.queue_p95_ms`,
+//! `flowN.lost_packets`; per workload flow (web, ping, video, cbr) the
+//! dotted keys of its `summary.json` figures, `flowN.fct_s.p95`,
+//! `flowN.added_delay_ms.p95`, `flowN.stall_s`, and with `--baseline`
+//! `flowN.baseline.…` and `flowN.harm.…` (a wrong key is refused with the
+//! list of the flow's keys).
 //!
 //! Runs are numbered in grid order (the last axis, `seed`, fastest).
 //! `--shard I/N` runs those whose number is I modulo N (I from 0, as
@@ -163,27 +168,9 @@ impl WorkloadResult {
     /// Its numeric figures as `(path, value)`, in the JSON's order.
     fn leaves(&self) -> Vec<(String, Option<f64>)> {
         let json = serde_json::to_value(self).unwrap_or_default();
-        let mut out = Vec::new();
-        json_leaves(&json, "", &mut out);
+        let mut out = crate::workload::numeric_leaves(&json);
         out.retain(|(k, _)| !matches!(k.as_str(), "flow" | "name" | "kind"));
         out
-    }
-}
-
-fn json_leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<(String, Option<f64>)>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, v) in m {
-                let path = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                json_leaves(v, &path, out);
-            }
-        }
-        serde_json::Value::String(_) => {}
-        other => out.push((prefix.to_string(), other.as_f64())),
     }
 }
 

@@ -72,6 +72,14 @@ pub struct WorkloadSummary {
     /// These figures against the baseline's (`--baseline`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub harm: Option<Harm>,
+    /// What the figures summarise, for the report's CDFs: a web flow's
+    /// completion times (s), a ping flow's added delays (ms); empty for
+    /// the other kinds. Not in `summary.json`.
+    #[serde(skip)]
+    pub samples: Vec<f64>,
+    /// The baseline's samples (`--baseline`).
+    #[serde(skip)]
+    pub baseline_samples: Option<Vec<f64>>,
 }
 
 impl WorkloadSummary {
@@ -87,15 +95,51 @@ impl WorkloadSummary {
             figures,
             baseline: None,
             harm: None,
+            samples: Vec::new(),
+            baseline_samples: None,
         }
     }
 
-    /// Adds the baseline's figures of the same flow, and the harm.
-    pub fn with_baseline(mut self, baseline: WorkloadFigures) -> Self {
-        self.harm = self.figures.harm(&baseline);
-        self.baseline = Some(baseline);
+    /// With the samples its figures summarise.
+    pub fn with_samples(mut self, samples: Vec<f64>) -> Self {
+        self.samples = samples;
         self
     }
+
+    /// Adds the same flow's figures (and samples) without the bulk flows,
+    /// and the harm.
+    pub fn with_baseline(mut self, baseline: WorkloadSummary) -> Self {
+        self.harm = self.figures.harm(&baseline.figures);
+        self.baseline = Some(baseline.figures);
+        self.baseline_samples = Some(baseline.samples);
+        self
+    }
+}
+
+/// The numeric leaves of a figures object as `(dotted key, value)`, in
+/// the JSON's order (`fct_s.p95`, `unfinished`, ...; `null` as `None`;
+/// text left out): the names a sweep's metrics, its CSV columns and the
+/// report's table give a workload's figures.
+pub fn numeric_leaves(json: &serde_json::Value) -> Vec<(String, Option<f64>)> {
+    fn walk(v: &serde_json::Value, prefix: &str, out: &mut Vec<(String, Option<f64>)>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    let path = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(v, &path, out);
+                }
+            }
+            serde_json::Value::String(_) => {}
+            other => out.push((prefix.to_string(), other.as_f64())),
+        }
+    }
+    let mut out = Vec::new();
+    walk(json, "", &mut out);
+    out
 }
 
 /// What a workload flow needs of the run.
@@ -122,17 +166,19 @@ impl Context<'_> {
     }
 }
 
-/// Runs a workload flow from its start to its stop; its figures.
-pub fn run(flow: &Flow, ctx: &Context) -> Result<WorkloadFigures, String> {
+/// Runs a workload flow from its start to its stop; its summary (figures
+/// and samples).
+pub fn run(flow: &Flow, ctx: &Context) -> Result<WorkloadSummary, String> {
     let stop = flow.stop().ok_or("a workload flow has a stop time")?;
     let window = ctx.window.unwrap_or((flow.start, stop));
-    match &flow.kind {
-        FlowKind::Web(web) => Ok(run_web(flow, web, stop, window, ctx)),
-        FlowKind::Ping(ping) => run_ping(flow, ping, stop, window, ctx),
-        FlowKind::Video(video) => Ok(run_video(flow, video, stop, ctx)),
-        FlowKind::Cbr(_) => run_cbr(flow, stop, window, ctx),
-        FlowKind::QuicBulk | FlowKind::H3(_) => Err("not a workload flow".to_string()),
-    }
+    let (figures, samples) = match &flow.kind {
+        FlowKind::Web(web) => run_web(flow, web, stop, window, ctx),
+        FlowKind::Ping(ping) => run_ping(flow, ping, stop, window, ctx)?,
+        FlowKind::Video(video) => (run_video(flow, video, stop, ctx), Vec::new()),
+        FlowKind::Cbr(_) => (run_cbr(flow, stop, window, ctx)?, Vec::new()),
+        FlowKind::QuicBulk | FlowKind::H3(_) => return Err("not a workload flow".to_string()),
+    };
+    Ok(WorkloadSummary::new(flow, figures).with_samples(samples))
 }
 
 fn download_args(flow: &Flow, ctx: &Context, bytes: u64, label: String) -> ClientArgs {
@@ -166,7 +212,7 @@ fn run_web(
     stop: Duration,
     window: (Duration, Duration),
     ctx: &Context,
-) -> WorkloadFigures {
+) -> (WorkloadFigures, Vec<f64>) {
     let schedule = lbe_workload::arrivals::schedule(
         web.arrivals_per_s,
         flow.start,
@@ -220,7 +266,10 @@ fn run_web(
         done.store(true, Ordering::Relaxed);
         downloads
     });
-    WorkloadFigures::web(&downloads, window)
+    (
+        WorkloadFigures::web(&downloads, window),
+        lbe_workload::figures::fct_samples(&downloads, window),
+    )
 }
 
 fn run_video(flow: &Flow, video: &VideoFlow, stop: Duration, ctx: &Context) -> WorkloadFigures {
@@ -282,7 +331,7 @@ fn run_ping(
     stop: Duration,
     window: (Duration, Duration),
     ctx: &Context,
-) -> Result<WorkloadFigures, String> {
+) -> Result<(WorkloadFigures, Vec<f64>), String> {
     let socket = client_socket(ctx.connect)?;
     let mut sent: Vec<Duration> = Vec::new();
     let mut rtt: Vec<Option<Duration>> = Vec::new();
@@ -327,7 +376,10 @@ fn run_ping(
             rtt: *r,
         })
         .collect();
-    Ok(WorkloadFigures::ping(&echoes, flow.rtt, window))
+    Ok((
+        WorkloadFigures::ping(&echoes, flow.rtt, window),
+        lbe_workload::figures::added_delay_samples_ms(&echoes, flow.rtt, window),
+    ))
 }
 
 fn run_cbr(

@@ -40,12 +40,16 @@ const MIN_HTML_FONT_PX: f64 = 12.0;
 /// Smallest a figure's label may be drawn, in CSS pixels.
 const MIN_FIGURE_FONT_PX: f64 = 9.0;
 
-/// A small scenario: 10 s of LEDBAT++ and then CUBIC on 20 Mbit/s.
+/// A small scenario: 10 s of LEDBAT++ and then CUBIC on 20 Mbit/s, with
+/// web downloads and a ping beside them (run with `--baseline`, for the
+/// report's foreground section).
 fn small_scenario() -> String {
     link("20mbit", "50ms", "200ms")
         + &window("4s", "10s")
         + &named_flow("background", "ledbatpp", "0s", "10s")
         + &named_flow("foreground", "cubic", "3s", "10s")
+        + "[[flow]]\nname = \"web\"\nkind = \"web\"\narrivals = \"2/s\"\nsize = \"100kB\"\nstop = \"10s\"\n\
+           [[flow]]\nname = \"ping\"\nkind = \"ping\"\nstop = \"10s\"\n"
 }
 
 /// A small sweep: LEDBAT++ alone at three base RTTs, two seeds, one figure.
@@ -178,6 +182,7 @@ fn lab_and_sweep_reports_render_in_chromium_at_desktop_and_phone_width() {
         scenario.to_str().unwrap(),
         "--out",
         run_out.to_str().unwrap(),
+        "--baseline",
     ]);
     lab(&[
         "sweep",
@@ -210,9 +215,10 @@ fn lab_and_sweep_reports_render_in_chromium_at_desktop_and_phone_width() {
     for (width, phone) in [("desktop", false), ("phone", true)] {
         let view = &page[width];
         check_view(&format!("report.html at {width} width"), view, phone);
-        // The report's six plots: goodput, cwnd, bytes in flight, RTT,
-        // RTT above base and controller states.
-        assert_eq!(view["figures"].as_array().unwrap().len(), 6, "{width}");
+        // The report's six plots (goodput, cwnd, bytes in flight, RTT,
+        // RTT above base and controller states) and the foreground
+        // section's two CDFs (web completion times, ping added delay).
+        assert_eq!(view["figures"].as_array().unwrap().len(), 8, "{width}");
         assert!(view["title"]
             .as_str()
             .unwrap()

@@ -24,7 +24,7 @@ fn exact(text: &str) -> Vec<WorkloadFigures> {
     config.host_latency = Duration::ZERO;
     let out = lbe_sim::run(&config).unwrap();
     assert!(out.analysis.is_none(), "no bulk flow");
-    out.workloads.into_iter().map(|(_, w)| w).collect()
+    out.workloads.into_iter().map(|w| w.figures).collect()
 }
 
 fn simulate(text: &str) -> SimSummary {
