@@ -660,7 +660,11 @@ impl Sim<'_> {
                 }
             }
         }
-        self.link_due = None;
+        // Only the event `link_due` names clears it (the LinkDue handler):
+        // clearing it here let every stale LinkDue event schedule one more,
+        // so under an AQM (whose dequeue times move the next delivery
+        // earlier at each arrival) the stale events multiplied: 21.7
+        // million LinkDue events in a 12 s CoDel run, 91 % of its CPU.
         self.schedule_link();
     }
 
