@@ -1,0 +1,67 @@
+//! LEDBAT++ (the draft) beside quiche's `bbr2` and beside CUBIC in the
+//! simulator: the failure the LBE-vs-BBR grid measures
+//! (`sweeps/lbe-vs-bbr-grid-rtt20ms.toml`, docs/lbe-vs-bbr.md), one of
+//! its cells, seeds 1-3. LEDBAT++ first, the foreground from 10 s,
+//! 20 Mbit/s, base RTT 20 ms, BUFFER; its share of the two over 20-60 s.
+//! bbr2 runs on the quiche engine, CUBIC on the re-stated one
+//! (`lbe_sim::Engine::Auto`), as in the sweep. About 20 s of CPU
+//! (three 60 s runs on the quiche engine).
+
+use std::path::Path;
+
+const SEEDS: [u64; 3] = [1, 2, 3];
+const BUFFER: &str = "500ms";
+/// Beside bbr2 the draft kept 0.338 / 0.369 / 0.374 (seeds 1/2/3); an LBE
+/// should keep at most 0.1 (the issue's bar), so above 0.25 is the
+/// failure, with 0.09 of margin.
+const LOW_BBR2: f64 = 0.25;
+/// Beside CUBIC it kept 0.0021 / 0.0021 / 0.0020; below 0.02 is yielding.
+const HIGH_CUBIC: f64 = 0.02;
+
+/// The LBE's share of the two flows' goodput, as the sweep's `flow1.share`.
+fn lbe_share(lbe: &str, foreground: &str, seed: u64) -> f64 {
+    let text = format!(
+        "seed = {seed}\n[link]\nrate = \"20mbit\"\nrtt = \"20ms\"\nbuffer = \"{BUFFER}\"\n\
+         [analysis]\nfrom = \"20s\"\nto = \"60s\"\n\
+         [[flow]]\ncc = \"{lbe}\"\nstop = \"60s\"\n\
+         [[flow]]\ncc = \"{foreground}\"\nstart = \"10s\"\nstop = \"60s\"\n"
+    );
+    let scenario = lbe_lab::scenario::parse(Path::new("lbe-vs-bbr.toml"), &text).unwrap();
+    let (summary, _) = lbe_lab::sim::simulate(&scenario).unwrap();
+    let g: Vec<f64> = summary
+        .flows
+        .iter()
+        .map(|f| f.figures.goodput_bps)
+        .collect();
+    g[0] / (g[0] + g[1])
+}
+
+/// Beside bbr2 the draft does not yield (LOW_BBR2): at base RTTs below
+/// 60 ms bbr2's own queue stays under LEDBAT++'s 60 ms target, and the
+/// grid measured the draft above the issue's 0.1 bar in every cell at
+/// 10-40 ms (docs/lbe-vs-bbr.md). The draft is the reference profile: this
+/// records the failure, it is not a bar to fix in it.
+#[test]
+fn the_draft_does_not_yield_to_bbr2_at_20_ms() {
+    for seed in SEEDS {
+        let share = lbe_share("ledbatpp:profile=draft", "bbr2", seed);
+        println!("seed {seed}: the draft beside bbr2 keeps {share:.3}");
+        assert!(
+            share > LOW_BBR2,
+            "seed {seed}: the draft's share beside bbr2 {share}"
+        );
+    }
+}
+
+/// Beside CUBIC, on the same link, the draft yields (HIGH_CUBIC).
+#[test]
+fn the_draft_yields_to_cubic_at_20_ms() {
+    for seed in SEEDS {
+        let share = lbe_share("ledbatpp:profile=draft", "cubic", seed);
+        println!("seed {seed}: the draft beside cubic keeps {share:.4}");
+        assert!(
+            share < HIGH_CUBIC,
+            "seed {seed}: the draft's share beside cubic {share}"
+        );
+    }
+}
