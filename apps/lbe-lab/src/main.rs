@@ -8,6 +8,15 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::Subcommand;
 
+/// `println!` that ignores a closed stdout (`lbe-lab ... | head`) instead
+/// of panicking on the broken pipe.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 #[derive(Parser)]
 #[command(
     name = "lbe-lab",
@@ -93,7 +102,7 @@ enum Command {
 }
 
 fn print_flow(name: &str, cc: &str, figures: &qlog_analysis::FlowSummary) {
-    println!(
+    out!(
         "{:<12} {:<24} {:>14} RTT p50 {:>7.1} ms  queue mean {:>6.1} ms",
         name,
         cc,
@@ -106,7 +115,7 @@ fn print_flow(name: &str, cc: &str, figures: &qlog_analysis::FlowSummary) {
 /// One line per workload flow: its figures and, with a baseline, the harm.
 fn print_workloads(workloads: &[lbe_lab::workload::WorkloadSummary]) {
     for w in workloads {
-        println!(
+        out!(
             "{:<12} {:<24} {}{}",
             w.name,
             w.kind,
@@ -120,7 +129,7 @@ fn print_workloads(workloads: &[lbe_lab::workload::WorkloadSummary]) {
 }
 
 fn print_totals(utilization: Option<f64>, jain_index: Option<f64>) {
-    println!(
+    out!(
         "utilization {}  jain {}",
         utilization.map_or("-".into(), |u| format!("{u:.3}")),
         jain_index.map_or("-".into(), |j| format!("{j:.3}"))
@@ -132,7 +141,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check { scenario } => scenario.iter().try_for_each(|p| {
             let s = lbe_lab::scenario::load(p)?;
-            println!("{}: ok, {} flows", p.display(), s.flows.len());
+            out!("{}: ok, {} flows", p.display(), s.flows.len());
             Ok(())
         }),
         Command::Sweep {
@@ -176,7 +185,7 @@ fn main() -> ExitCode {
                     baseline,
                 };
                 let r = lbe_lab::sweep::run(&sweep, &out, &options, &stop, &log)?;
-                println!(
+                out!(
                     "{} runs → {}",
                     r.runs.len(),
                     out.join("results.json").display()
@@ -184,7 +193,7 @@ fn main() -> ExitCode {
                 Ok(())
             }),
         Command::Merge { dirs, out } => lbe_lab::sweep::merge(&dirs, &out).map(|r| {
-            println!(
+            out!(
                 "{} runs of '{}' → {}",
                 r.runs.len(),
                 r.sweep,
