@@ -862,12 +862,11 @@ impl Sim<'_> {
         self.workloads.push(run);
     }
 
-    /// A download of workload `w`: a new connection, opened now.
-    fn open_download(&mut self, w: usize, bytes: u64, now: Instant) -> usize {
+    /// A download of workload `w`: a new connection, not opened yet (the
+    /// workload records it first, so that a failure to open is counted).
+    fn new_download(&mut self, w: usize, bytes: u64, now: Instant) -> usize {
         let flow = self.workloads[w].flow;
-        let c = self.new_conn(flow, Some(w), FlowEnd::Bytes(bytes), now);
-        self.open(c, now);
-        c
+        self.new_conn(flow, Some(w), FlowEnd::Bytes(bytes), now)
     }
 
     fn web_arrival(&mut self, w: usize, k: usize, now: Instant) {
@@ -875,10 +874,11 @@ impl Sim<'_> {
             return;
         };
         let bytes = arrivals[k].size_bytes;
-        let c = self.open_download(w, bytes, now);
+        let c = self.new_download(w, bytes, now);
         if let State::Web { conns, .. } = &mut self.workloads[w].state {
             conns[k] = Some(c);
         }
+        self.open(c, now);
     }
 
     fn video_request(&mut self, w: usize, now: Instant) {
@@ -901,10 +901,11 @@ impl Sim<'_> {
         }
         playout.requested(since);
         let bytes = *chunk_bytes;
-        let c = self.open_download(w, bytes, now);
+        let c = self.new_download(w, bytes, now);
         if let State::Video { in_flight, .. } = &mut self.workloads[w].state {
             *in_flight = Some(c);
         }
+        self.open(c, now);
     }
 
     /// The next chunk's request, when the playout asks for one before the

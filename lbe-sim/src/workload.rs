@@ -61,7 +61,7 @@ pub(crate) enum State {
     Video {
         playout: Playout,
         chunk_bytes: u64,
-        /// The chunk download in flight: its connection and request time.
+        /// The chunk download in flight: its connection.
         in_flight: Option<usize>,
         failed: usize,
     },
