@@ -970,11 +970,7 @@ impl Sim<'_> {
         let Some(w) = self.conns[c].workload else {
             return;
         };
-        if self.conns[c].done_at.is_none() {
-            self.conns[c].done_at = Some(now);
-        }
-        self.conns[c].client.conn = None;
-        self.conns[c].server.conn = None;
+        self.close_download(c, now);
         let since = self.since_start(now);
         let run = &mut self.workloads[w];
         if run.finished {
@@ -1031,11 +1027,18 @@ impl Sim<'_> {
             _ => Vec::new(),
         };
         for c in running {
-            self.conns[c].done_at = Some(now);
-            self.conns[c].client.conn = None;
-            self.conns[c].server.conn = None;
+            self.close_download(c, now);
         }
         self.workloads[w].finished = true;
+    }
+
+    /// A download's connection is done (from `now`, unless it already
+    /// was): both ends are dropped.
+    fn close_download(&mut self, c: usize, now: Instant) {
+        let conn = &mut self.conns[c];
+        conn.done_at.get_or_insert(now);
+        conn.client.conn = None;
+        conn.server.conn = None;
     }
 
     fn open(&mut self, i: usize, now: Instant) {

@@ -26,6 +26,11 @@ impl CbrSchedule {
         }
     }
 
+    /// The time between two datagrams while on.
+    pub fn gap(&self) -> Duration {
+        Duration::from_secs_f64(self.gap_s)
+    }
+
     /// How many datagrams are due `elapsed` after the source began: one at
     /// once, then one more each gap of on time.
     pub fn due_count(&self, elapsed: Duration) -> u64 {

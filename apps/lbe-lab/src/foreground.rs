@@ -18,10 +18,11 @@ use crate::workload::WorkloadSummary;
 /// The section's anchor in report.html.
 pub const SECTION_ID: &str = "foreground";
 
-/// The section for `workloads`; `None` without one.
-pub fn section(workloads: &[WorkloadSummary]) -> Result<Option<Section>, String> {
+/// The report's extra sections for `workloads`: the foreground section,
+/// none without a workload flow.
+pub fn sections(workloads: &[WorkloadSummary]) -> Result<Vec<Section>, String> {
     if workloads.is_empty() {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let mut h = String::from(
         "<p>The workload flows' figures over the analysis window, beside the bulk flows \
@@ -100,11 +101,11 @@ pub fn section(workloads: &[WorkloadSummary]) -> Result<Option<Section>, String>
             esc(&w.name)
         );
     }
-    Ok(Some(Section {
+    Ok(vec![Section {
         id: SECTION_ID.to_string(),
         title: "Foreground".to_string(),
         html: h,
-    }))
+    }])
 }
 
 /// A figures object's numeric leaves (figures and harm alike).

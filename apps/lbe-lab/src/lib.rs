@@ -53,9 +53,7 @@ pub fn run_file(
             ),
             ..qlog_analysis::Options::default()
         };
-        let sections: Vec<_> = foreground::section(&summary.tail.workloads)?
-            .into_iter()
-            .collect();
+        let sections = foreground::sections(&summary.tail.workloads)?;
         let (html, _warnings) = qlog_analysis::report::build(
             out,
             &options,

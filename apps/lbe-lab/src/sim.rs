@@ -232,9 +232,7 @@ pub fn run_file(
         (false, _) => {}
         (true, None) => log("no report: no bulk flow (the workloads' figures are in summary.json)"),
         (true, Some(analysis)) => {
-            let sections: Vec<_> = crate::foreground::section(&summary.tail.workloads)?
-                .into_iter()
-                .collect();
+            let sections = crate::foreground::sections(&summary.tail.workloads)?;
             let (html, _warnings) = qlog_analysis::report::build_from_analysis(
                 out,
                 analysis,

@@ -462,7 +462,6 @@ impl UdpServer {
                 }
             };
             let schedule = lbe_workload::cbr::CbrSchedule::new(cbr.rate_bps, cbr.on_off);
-            let gap_s = (CBR_BYTES * 8) as f64 / cbr.rate_bps as f64;
             let begun = Instant::now();
             let mut datagram = [0u8; CBR_BYTES];
             let mut count: u64 = 0;
@@ -478,7 +477,7 @@ impl UdpServer {
                     count += 1;
                     sent.store(count, Ordering::Relaxed);
                 }
-                thread::sleep(Duration::from_secs_f64(gap_s.min(0.001)));
+                thread::sleep(schedule.gap().min(Duration::from_millis(1)));
             }
         })
     }
