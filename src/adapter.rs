@@ -112,10 +112,16 @@ impl quiche::CongestionControl for Adapter {
     }
 
     fn on_one_way_delay(&mut self, sample: quiche::OneWayDelay) {
-        self.one_way_delay = Some(OneWayDelaySample {
+        self.one_way_delay = Some(OneWayDelaySample::Sent {
             peer_receive_time: sample.peer_receive_time,
             time_sent: sample.time_sent,
         });
+    }
+
+    fn delay_signal(&self) -> Option<&'static str> {
+        self.controller
+            .delay_signal()
+            .map(lbe_cc::delay::Signal::as_str)
     }
 
     fn congestion_event(

@@ -15,7 +15,11 @@
 //!    once granted is never withdrawn.
 //! 2. [`ReceiverLbe::on_progress`], called by the application after each
 //!    batch of `recv()`s and stream reads (before `send()`), feeds the
-//!    window the new RTT samples, the bytes received once the handshake is
+//!    window the new RTT samples, the one-way delays of the data where the
+//!    sender sends timestamps (every packet of the sender's that carries a
+//!    TIMESTAMP frame, patch 0008's `PeerTimestamp`: with `delay=auto`, the
+//!    default, the window then reads no queue of the reverse path, where an
+//!    upload would delay the receiver's own packets), the bytes received once the handshake is
 //!    done (`Stats::recv_bytes`) and the retransmissions seen
 //!    (`Stats::late_stream_frames_recv`, patch 0004); then caps the
 //!    connection's receive window at the window
@@ -66,9 +70,11 @@ use std::sync::Mutex;
 use std::time::Duration;
 use std::time::Instant;
 
+use lbe_cc::delay::Signal;
 use lbe_cc::ledbatpp::LedbatPlusPlusConfig;
 use lbe_cc::rledbat::ReceiverLedbat;
 use lbe_cc::rledbat::ReceiverStats;
+use lbe_cc::OneWayDelaySample;
 use lbe_cc::PathInfo;
 use lbe_cc::RttInfo;
 
@@ -84,13 +90,26 @@ pub const QLOG_STATE: &str = "lbe_receiver_state";
 pub const QLOG_QUEUING_DELAY: &str = "lbe_queuing_delay_ms";
 /// See [`QLOG_WINDOW`].
 pub const QLOG_BASE_DELAY: &str = "lbe_base_delay_ms";
+/// See [`QLOG_WINDOW`]: the delay signal, as a sender's plug-in writes it
+/// (patch 0008's `lbe_delay_signal`).
+pub const QLOG_DELAY_SIGNAL: &str = "lbe_delay_signal";
+
+/// One delay sample the tap recorded.
+#[derive(Debug)]
+enum TapSample {
+    /// The RTT sample of one of the receiver's ack-eliciting packets, with
+    /// the time its ACK was processed.
+    Rtt(Instant, RttInfo),
+    /// A packet from the sender carried a TIMESTAMP frame (patch 0008;
+    /// only where the sender offers the extension): its one-way delay.
+    OneWay(quiche::PeerTimestamp),
+}
 
 /// What the tap recorded since the last [`ReceiverLbe::on_progress`].
 #[derive(Debug, Default)]
 struct TapLog {
-    /// RTT samples of the receiver's ack-eliciting packets, with the time
-    /// their ACK was processed.
-    samples: Vec<(Instant, RttInfo)>,
+    /// Delay samples, in the order quiche reported them.
+    samples: Vec<TapSample>,
     /// When the receiver last sent a packet that counts in flight (an
     /// ack-eliciting one).
     last_ack_eliciting_sent: Option<Instant>,
@@ -156,10 +175,14 @@ impl quiche::CongestionControl for Tap {
         if rtt.new_sample {
             lock(&self.log)
                 .samples
-                .push((now, crate::adapter::rtt_info(rtt)));
+                .push(TapSample::Rtt(now, crate::adapter::rtt_info(rtt)));
         }
         self.inner
             .on_packets_acked(acked, rtt, bytes_in_flight, now);
+    }
+
+    fn on_peer_timestamp(&mut self, sample: quiche::PeerTimestamp) {
+        lock(&self.log).samples.push(TapSample::OneWay(sample));
     }
 
     fn congestion_event(
@@ -213,6 +236,9 @@ pub struct WindowData {
     pub queuing_delay_ms: Option<f64>,
     /// Base delay estimate, ms.
     pub base_delay_ms: Option<f64>,
+    /// The delay signal the estimates come from (`owd`, `rtt`), once
+    /// there is one.
+    pub delay_signal: Option<&'static str>,
 }
 
 impl WindowData {
@@ -227,6 +253,9 @@ impl WindowData {
         if let Some(b) = self.base_delay_ms {
             ex_data.insert(QLOG_BASE_DELAY.into(), b.into());
         }
+        if let Some(signal) = self.delay_signal {
+            ex_data.insert(QLOG_DELAY_SIGNAL.into(), signal.into());
+        }
         qlog::events::EventData::QuicMetricsUpdated(qlog::events::quic::RecoveryMetricsUpdated {
             ex_data,
             ..Default::default()
@@ -240,8 +269,8 @@ pub struct ReceiverLbe {
     log: SharedLog,
     recv_bytes: u64,
     late_frames: usize,
-    /// The last window and state written to qlog.
-    logged: Option<(u64, &'static str)>,
+    /// The last window, state and delay signal written to qlog.
+    logged: Option<(u64, &'static str, Option<Signal>)>,
     mss: u64,
     qlog_events: u64,
 }
@@ -298,8 +327,17 @@ impl ReceiverLbe {
                 log.last_ack_eliciting_sent,
             )
         };
-        for (at, rtt) in samples {
-            self.window.on_rtt_sample(at, rtt);
+        for sample in samples {
+            match sample {
+                TapSample::Rtt(at, rtt) => self.window.on_rtt_sample(at, rtt),
+                TapSample::OneWay(ts) => self.window.on_one_way_delay(
+                    ts.time_received,
+                    OneWayDelaySample::Received {
+                        peer_send_time: ts.peer_send_time,
+                        time_received: ts.time_received,
+                    },
+                ),
+            }
         }
         let stats = conn.stats();
         let new_bytes = stats.recv_bytes.saturating_sub(self.recv_bytes);
@@ -358,17 +396,19 @@ impl ReceiverLbe {
             state: self.window.state(),
             queuing_delay_ms: ms(s.queuing_delay),
             base_delay_ms: ms(s.base_delay),
+            delay_signal: s.delay_signal.map(lbe_cc::delay::Signal::as_str),
         }
     }
 
     /// Writes a [`QLOG_WINDOW`] record when the window moved by a packet or more,
-    /// or the state changed, since the last one.
+    /// or the state or the delay signal changed, since the last one.
     fn write_qlog(&mut self, conn: &mut quiche::Connection, now: Instant) {
         let window = self.window.window();
         let state = self.window.state();
+        let signal = self.window.delay_signal();
         let due = match self.logged {
             None => true,
-            Some((w, s)) => s != state || w.abs_diff(window) >= self.mss,
+            Some((w, s, sig)) => s != state || sig != signal || w.abs_diff(window) >= self.mss,
         };
         if !due {
             return;
@@ -378,7 +418,7 @@ impl ReceiverLbe {
         };
         let event = self.window_data().qlog_event();
         if streamer.add_event_data_with_instant(event, now).is_ok() {
-            self.logged = Some((window, state));
+            self.logged = Some((window, state, signal));
             self.qlog_events += 1;
         }
     }
@@ -395,6 +435,7 @@ mod tests {
             state: "slow_start",
             queuing_delay_ms: Some(1.5),
             base_delay_ms: None,
+            delay_signal: Some("owd"),
         };
         let json = serde_json::to_value(d.qlog_event()).unwrap();
         assert_eq!(
@@ -404,7 +445,8 @@ mod tests {
                 "data": {
                     "lbe_receiver_window": 2700,
                     "lbe_receiver_state": "slow_start",
-                    "lbe_queuing_delay_ms": 1.5
+                    "lbe_queuing_delay_ms": 1.5,
+                    "lbe_delay_signal": "owd"
                 }
             })
         );

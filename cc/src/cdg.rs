@@ -637,6 +637,10 @@ impl CongestionController for Cdg {
         self.state_name()
     }
 
+    fn delay_signal(&self) -> Option<crate::delay::Signal> {
+        self.source.signal()
+    }
+
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             cwnd: self.s.cwnd,

@@ -699,6 +699,10 @@ impl CongestionController for DeadlineAware {
     fn snapshot(&self) -> Snapshot {
         self.cc().snapshot()
     }
+
+    fn delay_signal(&self) -> Option<crate::delay::Signal> {
+        self.cc().delay_signal()
+    }
 }
 
 #[cfg(test)]

@@ -133,6 +133,15 @@ pub enum DelayMode {
 }
 
 impl DelayMode {
+    /// The `delay=` value: `auto`, `owd` or `rtt`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::OneWay => "owd",
+            Self::RoundTrip => "rtt",
+        }
+    }
+
     /// Parses a `delay=` value.
     pub fn parse(key: &str, value: &str) -> Result<Self, ParamError> {
         match value {
@@ -196,10 +205,10 @@ pub struct DelaySample {
 pub struct DelaySource {
     mode: DelayMode,
     signal: Option<Signal>,
-    /// The `time_sent` one-way samples are measured from.
+    /// This endpoint's time one-way samples are measured from.
     epoch: Option<Instant>,
-    /// Added to the raw one-way delay (peer receive time − send time since
-    /// `epoch`), nanoseconds.
+    /// Added to the raw one-way delay ([`crate::OneWayDelaySample::raw_ns`]
+    /// from `epoch`), nanoseconds.
     bias_ns: i128,
 }
 
@@ -238,13 +247,8 @@ impl DelaySource {
                 rebase: Rebase::None,
             });
         };
-        let epoch = *self.epoch.get_or_insert(s.time_sent);
-        let sent_ns = if s.time_sent >= epoch {
-            (s.time_sent - epoch).as_nanos() as i128
-        } else {
-            -((epoch - s.time_sent).as_nanos() as i128)
-        };
-        let raw = s.peer_receive_time.as_nanos() as i128 - sent_ns;
+        let epoch = *self.epoch.get_or_insert(s.local_time());
+        let raw = s.raw_ns(epoch);
         let mut rebase = Rebase::None;
         if self.signal != Some(Signal::OneWay) {
             self.bias_ns = OWD_HEADROOM.as_nanos() as i128 - raw;
@@ -803,9 +807,11 @@ mod tests {
                 rttvar: Duration::ZERO,
                 max_ack_delay: ms(25),
             },
-            one_way_delay: one_way.map(|(peer_receive_time, time_sent)| crate::OneWayDelaySample {
-                peer_receive_time,
-                time_sent,
+            one_way_delay: one_way.map(|(peer_receive_time, time_sent)| {
+                crate::OneWayDelaySample::Sent {
+                    peer_receive_time,
+                    time_sent,
+                }
             }),
         }
     }
@@ -867,6 +873,62 @@ mod tests {
         let a = ack_at(t + ms(350), ms(50), false, Some((ms(5200), t + ms(300))));
         assert_eq!(src.sample(&a), None);
         assert_eq!(src.signal(), Some(Signal::OneWay));
+    }
+
+    #[test]
+    fn raw_one_way_delays_in_both_directions() {
+        use crate::OneWayDelaySample as S;
+        let t = Instant::now() + Duration::from_secs(10);
+        // Sent here 5 ms after the epoch, received at 7 s on the peer's clock.
+        let sent = S::Sent {
+            time_sent: t + ms(5),
+            peer_receive_time: ms(7000),
+        };
+        assert_eq!(sent.local_time(), t + ms(5));
+        assert_eq!(sent.raw_ns(t), 6_995_000_000);
+        // Sent by the peer at 7 s on its clock, received here 5 ms before
+        // the epoch.
+        let received = S::Received {
+            peer_send_time: ms(7000),
+            time_received: t - ms(5),
+        };
+        assert_eq!(received.local_time(), t - ms(5));
+        assert_eq!(received.raw_ns(t), -7_005_000_000);
+    }
+
+    /// A receiver's samples: the peer's send times and ours of arrival. The
+    /// data queues 30 ms more: the delay grows by 30 ms.
+    #[test]
+    fn a_receiver_reads_the_delay_of_the_data_coming_to_it() {
+        let t = Instant::now();
+        let mut src = DelaySource::new(DelayMode::Auto);
+        let ack = |now: Instant, peer_send_time: Duration| AckEvent {
+            one_way_delay: Some(crate::OneWayDelaySample::Received {
+                peer_send_time,
+                time_received: now,
+            }),
+            ..ack_at(now, ms(50), true, None)
+        };
+        assert_eq!(
+            src.sample(&ack(t + ms(20), ms(3000))),
+            sample(ms(1000), Signal::OneWay, Rebase::None)
+        );
+        // Sent 100 ms later by the peer's clock, arrived 130 ms later.
+        assert_eq!(
+            src.sample(&ack(t + ms(150), ms(3100))),
+            sample(ms(1030), Signal::OneWay, Rebase::None)
+        );
+        // 50 ms less than the first one's delay.
+        assert_eq!(
+            src.sample(&ack(t + ms(170), ms(3200))),
+            sample(ms(950), Signal::OneWay, Rebase::None)
+        );
+        // 1050 ms less (the peer's clock jumped): below zero, so the
+        // history moves up by 50 ms, as for a sender's samples.
+        assert_eq!(
+            src.sample(&ack(t + ms(190), ms(4220))),
+            sample(Duration::ZERO, Signal::OneWay, Rebase::Shift(ms(50)))
+        );
     }
 
     #[test]
@@ -1039,13 +1101,15 @@ mod tests {
         for round in 0..35 {
             let rtt = if round < 5 { ms(40) } else { ms(240) };
             let sent = d.last_ack;
-            d.one_way = Some(crate::OneWayDelaySample {
+            d.one_way = Some(crate::OneWayDelaySample::Sent {
                 peer_receive_time: offset + (sent - d.epoch) + ms(20),
                 time_sent: sent,
             });
             d.round(rtt, 12_000);
         }
-        (d.cc.window(), d.cc.snapshot())
+        let snapshot = d.cc.snapshot();
+        assert_eq!(d.cc.delay_signal(), snapshot.delay_signal);
+        (d.cc.window(), snapshot)
     }
 
     fn config(spec: &str) -> crate::ControllerConfig {

@@ -641,6 +641,10 @@ impl CongestionController for Ledbat {
         self.state_name()
     }
 
+    fn delay_signal(&self) -> Option<crate::delay::Signal> {
+        self.source.signal()
+    }
+
     fn snapshot(&self) -> Snapshot {
         let gain = self.dynamic.as_ref().map_or(self.cfg.gain, |d| d.gain);
         self.delay.snapshot(

@@ -123,20 +123,62 @@ pub struct RttInfo {
     pub max_ack_delay: Duration,
 }
 
-/// A forward one-way delay sample: the peer's clock when it received the
-/// ACK's largest acknowledged packet, and when that packet was sent by ours
-/// (QUIC's timestamp extension, draft-huitema-quic-ts-08).
+/// A one-way delay sample from QUIC's timestamp extension
+/// (draft-huitema-quic-ts-08): one packet's send and receive times, one of
+/// them on the peer's clock.
 ///
-/// The clocks differ by an unknown offset that drifts with their skew:
-/// `peer_receive_time − (time_sent − E)`, for a fixed instant `E`, is the
+/// The clocks differ by an unknown offset that drifts with their skew: for
+/// a fixed instant `E` of this endpoint's clock, [`Self::raw_ns`] is the
 /// one-way delay plus that offset. [`delay::DelaySource`] turns it into a
 /// delay sample whose base (RFC 6817 §4.1's minimum) absorbs the offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OneWayDelaySample {
-    /// The peer's clock, since its epoch, when it received the packet.
-    pub peer_receive_time: Duration,
-    /// When the packet was sent, by this endpoint's clock.
-    pub time_sent: Instant,
+pub enum OneWayDelaySample {
+    /// A packet this endpoint sent, timed by the peer when it arrived: a
+    /// sender's sample, the forward one-way delay of an ACK's largest
+    /// acknowledged packet (quiche's `OneWayDelay`).
+    Sent {
+        /// When the packet was sent, by this endpoint's clock.
+        time_sent: Instant,
+        /// The peer's clock, since its epoch, when it received the packet.
+        peer_receive_time: Duration,
+    },
+    /// A packet the peer sent, timed by the peer when it left and here when
+    /// it arrived: a receiver's sample, the one-way delay of the data
+    /// coming to it (quiche's `PeerTimestamp`).
+    Received {
+        /// The peer's clock, since its epoch, when it sent the packet.
+        peer_send_time: Duration,
+        /// When the packet arrived, by this endpoint's clock.
+        time_received: Instant,
+    },
+}
+
+impl OneWayDelaySample {
+    /// This endpoint's time of the sample (send or receive).
+    pub fn local_time(&self) -> Instant {
+        match *self {
+            Self::Sent { time_sent, .. } => time_sent,
+            Self::Received { time_received, .. } => time_received,
+        }
+    }
+
+    /// Receive time minus send time, in nanoseconds, with this endpoint's
+    /// times counted from `epoch`: the one-way delay plus the clocks'
+    /// offset (which depends on `epoch`, not on the sample).
+    pub fn raw_ns(&self, epoch: Instant) -> i128 {
+        let local = self.local_time();
+        let local_ns = if local >= epoch {
+            (local - epoch).as_nanos() as i128
+        } else {
+            -((epoch - local).as_nanos() as i128)
+        };
+        match *self {
+            Self::Sent {
+                peer_receive_time, ..
+            } => peer_receive_time.as_nanos() as i128 - local_ns,
+            Self::Received { peer_send_time, .. } => local_ns - peer_send_time.as_nanos() as i128,
+        }
+    }
 }
 
 /// An ACK frame's effect on the sender.
@@ -151,8 +193,11 @@ pub struct AckEvent<'a> {
     pub bytes_in_flight: u64,
     /// RTT state after the ACK was processed.
     pub rtt: RttInfo,
-    /// The forward one-way delay of the ACK's largest acknowledged packet,
-    /// when the peer sends timestamps and this ACK gave a new RTT sample.
+    /// The one-way delay sample this ACK carries: at a sender, the forward
+    /// one-way delay of the ACK's largest acknowledged packet, when the peer
+    /// sends timestamps and this ACK gave a new RTT sample
+    /// ([`OneWayDelaySample::Sent`]); at a receiver, the delay of a packet
+    /// that came to it ([`OneWayDelaySample::Received`]).
     pub one_way_delay: Option<OneWayDelaySample>,
 }
 
@@ -254,6 +299,13 @@ pub trait CongestionController: Send + fmt::Debug {
 
     /// The controller's internals.
     fn snapshot(&self) -> Snapshot;
+
+    /// The delay signal the controller's last sample came from
+    /// ([`Snapshot::delay_signal`]), without building a whole snapshot:
+    /// quiche asks for it with every qlog metrics update.
+    fn delay_signal(&self) -> Option<delay::Signal> {
+        self.snapshot().delay_signal
+    }
 }
 
 /// What a controller is built with besides its own parameters.

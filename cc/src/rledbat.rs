@@ -61,6 +61,20 @@
 //!   LEDBAT++ as an ACK that acknowledges no bytes: it updates the delay
 //!   estimate and may end slow start (§4.1 of
 //!   draft-irtf-iccrg-ledbat-plus-plus-01), but grows nothing.
+//! * **One-way delay.** Where the sender sends QUIC timestamps
+//!   (draft-huitema-quic-ts-08's TIMESTAMP frame, which our h3-serve and
+//!   quic-bulk send), each of its packets that carries one tells when it
+//!   left by the sender's clock; with its arrival by the receiver's, that
+//!   is the one-way delay of the data coming in, offset by the clocks'
+//!   difference ([`ReceiverLedbat::on_one_way_delay`],
+//!   [`crate::OneWayDelaySample::Received`]). It is what rLEDBAT's TCP
+//!   timestamps cannot give: the round trip of the receiver's own packets
+//!   also counts the queue of the reverse path, so an upload on the same
+//!   line reads as the download's queue. LEDBAT++'s `delay=` key picks the
+//!   signal as at a sender ([`crate::delay`]): with `auto`, the default,
+//!   the first one-way sample switches to it; RTT samples then still give
+//!   the smoothed RTT (round counting, the send-time estimate) and the
+//!   minimum RTT (GAIN), but no delay sample.
 //! * **Window growth.** LEDBAT++ grows its window per acknowledged byte; the
 //!   receiver's equivalent is the bytes that arrive
 //!   ([`ReceiverLedbat::on_data`]), fed as an ACK of those bytes. LEDBAT++
@@ -217,6 +231,7 @@ use crate::AckEvent;
 use crate::AckedPacket;
 use crate::CongestionController;
 use crate::LossEvent;
+use crate::OneWayDelaySample;
 use crate::PathInfo;
 use crate::RttInfo;
 use crate::Snapshot;
@@ -246,6 +261,9 @@ pub struct ReceiverStats {
     pub window_mean: f64,
     /// RTT samples fed ([`ReceiverLedbat::on_rtt_sample`]).
     pub rtt_samples: u64,
+    /// One-way delay samples fed ([`ReceiverLedbat::on_one_way_delay`]):
+    /// the peer's timestamps of the data coming in, where it sends them.
+    pub owd_samples: u64,
     /// Retransmissions seen ([`ReceiverLedbat::on_retransmission`]).
     pub retransmissions: u64,
     /// Retransmissions that reduced the window (at most one per smoothed
@@ -331,6 +349,13 @@ impl ReceiverLedbat {
         self.cc.snapshot()
     }
 
+    /// The delay signal LEDBAT++ read last (the round trip of the
+    /// receiver's own packets, or the one-way delay of the data), `None`
+    /// before any sample.
+    pub fn delay_signal(&self) -> Option<crate::delay::Signal> {
+        self.cc.delay_signal()
+    }
+
     /// The smoothed RTT of the latest sample.
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.map(|r| r.smoothed_rtt)
@@ -357,6 +382,33 @@ impl ReceiverLedbat {
             bytes_in_flight: flight,
             rtt,
             one_way_delay: None,
+        });
+        self.after_event(now);
+    }
+
+    /// A one-way delay sample of a packet that came from the sender
+    /// ([`OneWayDelaySample::Received`]: the peer's TIMESTAMP frame and the
+    /// packet's arrival), taken at `now`. LEDBAT++ reads it as it reads a
+    /// sender's one-way sample ([`crate::delay`], `delay=auto|owd|rtt`):
+    /// with `auto`, the first one switches the delay signal from the round
+    /// trip of the receiver's own packets to the one-way delay of the data,
+    /// which no upload's queue on the reverse path reaches. Ignored until
+    /// the first RTT sample: LEDBAT++'s GAIN needs the path's minimum RTT.
+    pub fn on_one_way_delay(&mut self, now: Instant, sample: OneWayDelaySample) {
+        let Some(rtt) = self.rtt else {
+            return;
+        };
+        self.stats.owd_samples += 1;
+        let flight = self.flight(now);
+        self.cc.on_ack(&AckEvent {
+            now,
+            acked: &[],
+            bytes_in_flight: flight,
+            rtt: RttInfo {
+                new_sample: true,
+                ..rtt
+            },
+            one_way_delay: Some(sample),
         });
         self.after_event(now);
     }
@@ -591,6 +643,65 @@ mod tests {
             r.on_rtt_sample(t + ms(200 + i), rtt(ms(75), ms(0), ms(50)));
         }
         assert_eq!(r.snapshot().queuing_delay, Some(ms(25)));
+    }
+
+    /// The data's one-way delay: the peer sent it at `peer_ms` on its
+    /// clock, it arrived at `now`.
+    fn data_timed(peer_ms: u64, now: Instant) -> OneWayDelaySample {
+        OneWayDelaySample::Received {
+            peer_send_time: ms(peer_ms),
+            time_received: now,
+        }
+    }
+
+    /// An upload fills the reverse path: the round trip of the receiver's
+    /// own packets reads 200 ms of queue, the one-way delay of the data
+    /// none. On the one-way delay (`delay=auto` once the peer sends
+    /// timestamps) slow start goes on; on the round trip it ends.
+    #[test]
+    fn the_datas_one_way_delay_is_not_fooled_by_a_reverse_queue() {
+        use crate::delay::Signal;
+        let t = start();
+        let run = |delay: &str| {
+            let mut cfg = LedbatPlusPlusConfig::default();
+            cfg.set("delay", delay).unwrap();
+            let mut r = at_12_packets(cfg, t);
+            r.on_one_way_delay(t + ms(60), data_timed(5000, t + ms(60)));
+            for i in 0..4 {
+                let now = t + ms(100 + i);
+                r.on_rtt_sample(now, rtt(ms(250), ms(0), ms(50)));
+                // Sent 40 + i ms later, arrived 40 + i ms later.
+                r.on_one_way_delay(now, data_timed(5040 + i, now));
+            }
+            (r.state(), r.window(), r.snapshot(), r.stats())
+        };
+        let (state, window, owd, stats) = run("auto");
+        assert_eq!((state, window), ("slow_start", 12 * MSS));
+        assert_eq!(owd.delay_signal, Some(Signal::OneWay));
+        assert_eq!(owd.queuing_delay, Some(Duration::ZERO));
+        assert_eq!((stats.rtt_samples, stats.owd_samples), (5, 5));
+        assert_eq!(run("owd").0, "slow_start");
+        let (state, _, rtt, stats) = run("rtt");
+        assert_eq!(state, "congestion_avoidance");
+        assert_eq!(rtt.delay_signal, Some(Signal::RoundTrip));
+        assert_eq!(rtt.queuing_delay, Some(ms(200)));
+        assert_eq!(stats.owd_samples, 5, "counted, though this mode reads none");
+    }
+
+    #[test]
+    fn one_way_samples_before_the_first_rtt_sample_are_ignored() {
+        let t = start();
+        let mut r = receiver(t);
+        r.on_one_way_delay(t + ms(10), data_timed(5000, t + ms(10)));
+        assert_eq!(r.stats().owd_samples, 0);
+        assert_eq!(r.snapshot().delay_signal, None);
+        r.on_rtt_sample(t + ms(50), rtt(ms(50), ms(0), ms(50)));
+        r.on_one_way_delay(t + ms(60), data_timed(5050, t + ms(60)));
+        assert_eq!(r.stats().owd_samples, 1);
+        assert_eq!(
+            r.snapshot().delay_signal,
+            Some(crate::delay::Signal::OneWay)
+        );
     }
 
     #[test]

@@ -98,6 +98,10 @@ fn a_receiver_limited_download_through_a_bottleneck_completes_verified() {
     // connection window without the limit is 64 MiB).
     assert!(max < size / 2, "{w}");
     assert!(w["rtt_samples"].as_u64().unwrap() > 0, "{w}");
+    // h3-serve sends QUIC timestamps: the window read the one-way delay of
+    // the data (`--lbe-delay auto`, the default).
+    assert_eq!(w["delay_signal"], "owd", "{w}");
+    assert!(w["owd_samples"].as_u64().unwrap() > 0, "{w}");
 
     // The credit really was held back: the client renewed it in small
     // steps from the 2-packet initial credit, never beyond the data it had
@@ -127,6 +131,38 @@ fn a_receiver_limited_download_through_a_bottleneck_completes_verified() {
         windows.iter().all(|&w| (TWO_PACKETS..=max).contains(&w)),
         "{windows:?}"
     );
+    // The records say which signal the delays came from: the round trip
+    // until the first timestamp, the one-way delay from then on.
+    let mut signals: Vec<&str> = events
+        .iter()
+        .filter_map(|(_, d)| d["lbe_delay_signal"].as_str())
+        .collect();
+    signals.dedup();
+    assert!(
+        signals == ["owd"] || signals == ["rtt", "owd"],
+        "{signals:?}"
+    );
+}
+
+#[test]
+fn lbe_delay_rtt_reads_the_round_trip_though_the_server_sends_timestamps() {
+    let s = Scratch::new("h3-download-rx-delay-rtt");
+    let (root, out) = (s.dir("root"), s.dir("out"));
+    let data = content(MB, 24);
+    std::fs::write(root.join("f"), &data).unwrap();
+    let server = stock_server(&root);
+    let target = out.join("f");
+    let j = fetch_with_receiver_lbe(
+        server.ca(),
+        &server.url("/f"),
+        &target,
+        &["--lbe-delay", "rtt"],
+    );
+    assert!(std::fs::read(&target).unwrap() == data);
+    let w = &j["receiver_window"];
+    assert_eq!(w["delay_signal"], "rtt", "{w}");
+    // The timestamps still came (they are counted) but were not read.
+    assert!(w["owd_samples"].as_u64().unwrap() > 0, "{w}");
 }
 
 #[test]
@@ -209,5 +245,11 @@ fn lbe_command_line_errors() {
     let r = fetch_nowhere(&["--lbe", "receiver"]);
     let line = r.error_line("h3-fetch");
     assert!(line.contains("--background"), "{line}");
+    assert_eq!(r.code, Some(2));
+    let r = fetch_nowhere(&["--background", "--lbe-delay", "fast"]);
+    assert_eq!(
+        r.error_line("h3-fetch"),
+        "h3-fetch: error: invalid value 'fast' for '--lbe-delay <SIGNAL>': expected auto, owd or rtt (see --help)"
+    );
     assert_eq!(r.code, Some(2));
 }

@@ -297,6 +297,7 @@ pub fn fetch(
         output: output.clone(),
         background: h3.background,
         lbe: fetch_lbe_mode(h3.lbe.unwrap_or_default()),
+        lbe_delay: Default::default(),
         deadline: None,
         resume: false,
         qlog_dir: Some(qlog_dir.to_path_buf()),

@@ -501,6 +501,10 @@ impl CongestionController for LedbatPlusPlus {
         self.state_name()
     }
 
+    fn delay_signal(&self) -> Option<crate::delay::Signal> {
+        self.source.signal()
+    }
+
     fn snapshot(&self) -> Snapshot {
         let gain = self.gain;
         self.delay.snapshot(

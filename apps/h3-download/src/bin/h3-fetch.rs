@@ -8,6 +8,7 @@ use clap::Parser;
 use h3_download::fetch::FetchArgs;
 use h3_download::fetch::LbeMode;
 use lbe_app_kit::cli::ClientTlsFlags;
+use quiche_lbe::lbe_cc::delay::DelayMode;
 
 /// Downloads an https:// URL over HTTP/3 to FILE, through FILE.part, and
 /// renames it only once complete and verified. The server's certificate is
@@ -32,6 +33,13 @@ struct Cli {
     /// it honours u=7), or both [default: both; sender with --deadline].
     #[arg(long, value_enum, value_name = "MODE", requires = "background")]
     lbe: Option<LbeMode>,
+    /// With --lbe receiver or both, the delay signal the client's LEDBAT++
+    /// reads: auto (the one-way delay of the data where the server sends
+    /// QUIC timestamps, as h3-serve does, else the round trip of the
+    /// client's own packets), owd (one-way only) or rtt (round trip only).
+    /// The one-way delay leaves out the queue of the upload direction.
+    #[arg(long, value_name = "SIGNAL", default_value = "auto", value_parser = parse_delay_mode)]
+    lbe_delay: DelayMode,
     /// With --background: finish within this time (e.g. 10m; 1ms to
     /// 3600s). Sent as `lbe-deadline: <ms>`; h3-serve then steers its
     /// background controller (cdg or ledbatpp) to meet it. --json adds
@@ -66,6 +74,16 @@ fn parse_deadline(text: &str) -> Result<Duration, String> {
         return Err(format!("'{text}' is out of range: from 1ms to 3600s"));
     }
     Ok(d)
+}
+
+/// A `--lbe-delay` value.
+fn parse_delay_mode(text: &str) -> Result<DelayMode, String> {
+    // clap names the flag and the value; the allowed values are the
+    // parser's.
+    DelayMode::parse("delay", text).map_err(|e| match e {
+        quiche_lbe::lbe_cc::ParamError::BadValue { allowed, .. } => format!("expected {allowed}"),
+        e => e.to_string(),
+    })
 }
 
 /// Who yields. A deadline is the server's to steer (it lifts its
@@ -112,6 +130,7 @@ fn main() -> ExitCode {
         output: cli.output,
         background: cli.background,
         lbe,
+        lbe_delay: cli.lbe_delay,
         deadline: cli.deadline,
         resume: cli.resume,
         qlog_dir: cli.qlog_dir,

@@ -31,6 +31,7 @@
 
 use std::time::Instant;
 
+use quiche_lbe::lbe_cc::delay::DelayMode;
 use quiche_lbe::lbe_cc::rledbat;
 use quiche_lbe::lbe_cc::rledbat::ReceiverStats;
 use quiche_lbe::ReceiverLbe;
@@ -80,15 +81,11 @@ pub struct ReceiverWindowSummary {
     /// Receiver-window records written to the qlog
     /// ([`quiche_lbe::receiver::QLOG_WINDOW`]).
     pub qlog_events: u64,
-}
-
-impl ReceiverWindowSummary {
-    fn new(window: ReceiverStats, qlog_events: u64) -> Self {
-        Self {
-            window,
-            qlog_events,
-        }
-    }
+    /// The delay signal the window read last: `owd` (the one-way delay of
+    /// the data, from the server's timestamps: `owd_samples` counts them)
+    /// or `rtt` (the round trip of the client's own packets); null before
+    /// any sample.
+    pub delay_signal: Option<&'static str>,
 }
 
 /// The receiver-side control of one download, if `--lbe` asks for it.
@@ -96,10 +93,13 @@ pub(crate) struct Receiver(Option<ReceiverLbe>);
 
 impl Receiver {
     /// Control for a download with these settings.
-    pub(crate) fn new(background: bool, mode: LbeMode) -> Self {
+    pub(crate) fn new(background: bool, mode: LbeMode, delay: DelayMode) -> Self {
         Receiver((background && mode.receiver()).then(|| {
+            let mut cfg = rledbat::default_config();
+            cfg.set("delay", delay.as_str())
+                .expect("every DelayMode is a valid delay= value");
             ReceiverLbe::new(
-                rledbat::default_config(),
+                cfg,
                 lbe_app_kit::tls::MAX_DATAGRAM_SIZE as u64,
                 Instant::now(),
             )
@@ -122,8 +122,10 @@ impl Receiver {
 
     /// The summary for `--json`.
     pub(crate) fn summary(&self) -> Option<ReceiverWindowSummary> {
-        self.0
-            .as_ref()
-            .map(|r| ReceiverWindowSummary::new(r.stats(), r.qlog_events()))
+        self.0.as_ref().map(|r| ReceiverWindowSummary {
+            window: r.stats(),
+            qlog_events: r.qlog_events(),
+            delay_signal: r.window_data().delay_signal,
+        })
     }
 }

@@ -34,6 +34,7 @@ use lbe_app_kit::endpoint::client::ClientApp;
 use lbe_app_kit::endpoint::client::ClientOptions;
 use lbe_app_kit::endpoint::Conn;
 use lbe_app_kit::tls::ServerTrust;
+use quiche_lbe::lbe_cc::delay::DelayMode;
 use quiche_lbe::Error;
 use serde::Serialize;
 
@@ -66,6 +67,10 @@ pub struct FetchArgs {
     /// With `background`: who runs the less-than-best-effort controller
     /// ([`lbe`]).
     pub lbe: LbeMode,
+    /// With a receiver-side `lbe`: the delay signal the receiver's
+    /// LEDBAT++ reads (`--lbe-delay`; `auto`: the one-way delay of the
+    /// data where the server sends timestamps, else the round trip).
+    pub lbe_delay: DelayMode,
     /// With `background`: the deadline sent as `lbe-deadline` (whole
     /// milliseconds); h3-serve then sends deadline-aware.
     pub deadline: Option<Duration>,
@@ -240,7 +245,7 @@ fn download(
         h3: H3Client::new()?,
         sent: None,
         download: Download::new(args, part, meta, open, request, resume),
-        receiver: Receiver::new(args.background, args.lbe),
+        receiver: Receiver::new(args.background, args.lbe, args.lbe_delay),
     };
     let options = client_options(args, &target, addr);
     let result = crate::client::config(&args.trust, &options.server_name).and_then(|mut config| {

@@ -228,6 +228,12 @@ pub fn fetch_then_resume(url: &str, ca: &str, out: &Path, data: &[u8], kept: u64
     assert_eq!(j["digest_verified"], true);
     assert_eq!(j["sha256"], sha256_hex(data).as_str());
     assert!(std::fs::read(&target).unwrap() == data);
+    // The other stack sends no QUIC timestamps (it does not know the
+    // extension h3-fetch offers): the receiver-side window read the round
+    // trip of the client's own packets, and nothing else was sent back.
+    let w = &j["receiver_window"];
+    assert_eq!(w["delay_signal"], "rtt", "{w}");
+    assert_eq!(w["owd_samples"], 0, "{w}");
     let etag = j["etag"].as_str().unwrap().to_string();
 
     std::fs::remove_file(&target).unwrap();
