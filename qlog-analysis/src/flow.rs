@@ -207,6 +207,13 @@ pub struct FlowAnalysis {
     pub base_rtt_ms: Option<f64>,
     /// RTT samples over the whole trace.
     pub rtt_samples: u64,
+    /// The delay signal the controller read last (`owd`: one-way delay from
+    /// QUIC timestamps; `rtt`: the round trip), from the trace's
+    /// `lbe_delay_signal` (quiche-lbe's controllers and receiver-side
+    /// window write it in `recovery_metrics_updated` each time it changes);
+    /// absent when the trace has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_signal: Option<String>,
     /// Queuing-delay target of the controller, if it has one.
     pub target_ms: Option<f64>,
     /// Seconds spent in each controller state inside the window.
@@ -317,6 +324,7 @@ pub struct FlowAnalyzer {
     rtt_min_ms: f64,
     base_rtt_ms: f64,
     logged_min_rtt_ms: f64,
+    delay_signal: Option<String>,
     rtt_samples: u64,
     // series
     cwnd: SeriesBuilder,
@@ -376,6 +384,7 @@ impl FlowAnalyzer {
             rtt_min_ms: f64::INFINITY,
             base_rtt_ms: f64::INFINITY,
             logged_min_rtt_ms: f64::INFINITY,
+            delay_signal: None,
             rtt_samples: 0,
             cwnd: SeriesBuilder::new(resolution_s),
             receiver_window: SeriesBuilder::new(resolution_s),
@@ -558,6 +567,14 @@ impl FlowAnalyzer {
                         format!("field `data.lbe_receiver_window` must be a u64, found {v}")
                     })?;
                     self.receiver_window.push(t, v as f64);
+                }
+                if let Some(v) = m.ex_data.get("lbe_delay_signal") {
+                    let v = v.as_str().ok_or_else(|| {
+                        format!("field `data.lbe_delay_signal` must be a string, found {v}")
+                    })?;
+                    if self.delay_signal.as_deref() != Some(v) {
+                        self.delay_signal = Some(v.to_string());
+                    }
                 }
                 if let Some(v) = m.ex_data.get("cf_lost_packets") {
                     self.cf_lost(t, v)?;
@@ -797,6 +814,7 @@ impl FlowAnalyzer {
             active_whole_window: false,
             base_rtt_ms: base,
             rtt_samples: self.rtt_samples,
+            delay_signal: self.delay_signal.take(),
             target_ms: None,
             state_time_s,
             state_entries,
