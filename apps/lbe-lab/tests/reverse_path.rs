@@ -8,7 +8,8 @@
 //! The one-way-delay bars: an LBE download beside a saturating CUBIC upload
 //! on a 20/2 Mbit/s link keeps its goodput on the one-way delay and loses
 //! it on the round trip; a 100 ppm clock skew leaves LEDBAT++ alone filling
-//! the link.
+//! the link, yielding to CUBIC, taking the link back after it, and sharing
+//! it with a LEDBAT++ flow whose clock is skewed the other way.
 
 use std::path::Path;
 
@@ -143,6 +144,178 @@ fn a_skew_beyond_the_estimators_correction_starves_ledbatpp() {
     assert!(u < 0.5, "utilisation of max {u:.3}");
     // No reverse keys: no uplink counts.
     assert!(s.tail.reverse_bottleneck.is_none());
+}
+
+/// The skew bars' set-up: [`skewed`]'s 5 Mbit/s, 40 ms link with 500 ms of
+/// buffer for 30 minutes, and a CUBIC download (clocks true) from 27 to 28
+/// min: 27 minutes of drift (162 ms at 100 ppm) before it arrives, and
+/// two minutes after it stops.
+const SKEW_END_S: f64 = 1800.0;
+const CUBIC_START_S: f64 = 1620.0;
+const CUBIC_STOP_S: f64 = 1680.0;
+
+/// A LEDBAT++ (`profile=full`, one-way delay) flow from `start_s`, its
+/// client's clock `offset_s` ahead and fast by `skew_ppm`.
+fn skewed_lbe(name: &str, start_s: u64, offset_s: u64, skew_ppm: f64) -> String {
+    format!(
+        "[[flow]]\ncc = \"ledbatpp:profile=full\"\nname = \"{name}\"\nstart = \"{start_s}s\"\nstop = \"{SKEW_END_S}s\"\nclient_clock_offset = \"{offset_s}s\"\nclient_clock_skew_ppm = {skew_ppm}\n"
+    )
+}
+
+/// What the skew bars read from one run.
+#[derive(Debug)]
+struct SkewBars {
+    /// The LBE flows' goodput over 4-27 min (LBE alone) over the most
+    /// goodput the link carries.
+    alone_of_max: f64,
+    /// Jain's index of the LBE flows over 4-27 min (two flows only).
+    jain: Option<f64>,
+    /// CUBIC's share of the goodput from 10 s after it starts until it
+    /// stops (27:10-28:00; `ledbatpp_profiles::full_yields_to_cubic`
+    /// measures from 10 s after CUBIC's start too).
+    cubic_share: f64,
+    /// Seconds from CUBIC's stop until the first 250 ms bin in which the
+    /// LBE flows together deliver ≥ 0.9 of the most goodput the link
+    /// carries (bin end; `ledbatpp_profiles::time_back`'s measure).
+    back_s: f64,
+}
+
+/// Runs the LBE flows `lbe` (each [`skewed_lbe`]) beside CUBIC from 27 to
+/// 28 min on seed `seed`.
+fn skew_bars(seed: u64, lbe: &[String]) -> SkewBars {
+    let text = format!(
+        "seed = {seed}\n[link]\nrate = \"5mbit\"\nrtt = \"40ms\"\nbuffer = \"500ms\"\n[analysis]\nfrom = \"240s\"\nto = \"{SKEW_END_S}s\"\n{}[[flow]]\ncc = \"cubic\"\nname = \"cubic\"\nstart = \"{CUBIC_START_S}s\"\nstop = \"{CUBIC_STOP_S}s\"\n",
+        lbe.concat()
+    );
+    let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), &text).unwrap();
+    let (s, a) = lbe_lab::sim::simulate_on(&scenario, None, Engine::Quiche).unwrap();
+    let a = a.expect("bulk flows' analysis");
+    let max = s.max_goodput_bps.unwrap();
+    let lbe_flows: Vec<usize> = (0..lbe.len()).collect();
+    let cubic = lbe.len();
+    // Bits per second of `flows` together in 250 ms bins, by bin centre
+    // (in ms, bins aligned to t = 0).
+    let bins = |flows: &[usize]| {
+        let mut sum = std::collections::BTreeMap::<i64, f64>::new();
+        for &f in flows {
+            for (t, bps) in a.flows[f].series.delivered.rate_bps(0.25) {
+                *sum.entry((t * 1000.0).round() as i64).or_default() += bps;
+            }
+        }
+        sum
+    };
+    // Mean goodput of `flows` over from_s..to_s (whole 250 ms bins).
+    let mean = |flows: &[usize], from_s: f64, to_s: f64| {
+        let range = (from_s * 1000.0) as i64..(to_s * 1000.0) as i64;
+        bins(flows).range(range).map(|(_, bps)| bps).sum::<f64>() / ((to_s - from_s) * 4.0)
+    };
+    let alone = |flows: &[usize]| mean(flows, 240.0, CUBIC_START_S);
+    let lbe_beside = mean(&lbe_flows, CUBIC_START_S + 10.0, CUBIC_STOP_S);
+    let cubic_beside = mean(&[cubic], CUBIC_START_S + 10.0, CUBIC_STOP_S);
+    let back_ms = bins(&lbe_flows)
+        .range((CUBIC_STOP_S * 1000.0) as i64..)
+        .find(|(_, bps)| **bps >= 0.9 * max)
+        .map(|(centre, _)| *centre)
+        .expect("never back to 0.9 of the link");
+    SkewBars {
+        alone_of_max: alone(&lbe_flows) / max,
+        jain: (lbe.len() == 2).then(|| {
+            let (x, y) = (alone(&[0]), alone(&[1]));
+            (x + y).powi(2) / (2.0 * (x * x + y * y))
+        }),
+        cubic_share: cubic_beside / (cubic_beside + lbe_beside),
+        back_s: (back_ms + 125) as f64 / 1000.0 - CUBIC_STOP_S,
+    }
+}
+
+/// Issue bar, yield under skew: LEDBAT++ alone for 27 minutes with its
+/// receiver's clock 5 s ahead and fast by 100 ppm, then beside CUBIC for a
+/// minute. Measured (seeds 1 / 2 / 3): alone 0.984 of the link on each;
+/// CUBIC's share 0.992 on each (the bar is ≥ 0.95, as
+/// `ledbatpp_profiles::full_yields_to_cubic`); back to 0.9 of the link
+/// 9.50 / 10.25 / 9.25 s after CUBIC stops. Unskewed the same run gives
+/// 0.984, 0.992 and 9.50 / 9.00 / 8.75 s, and at -100 ppm 0.984, 0.992
+/// and 9.50 / 9.25 / 8.75 s: the skew costs the reclaim at most a second.
+/// On this engine the reclaim after a minute of CUBIC takes about 9 s
+/// unskewed (the re-stated engine's 2 s bar of
+/// `ledbatpp_profiles::full_takes_the_link_back_seconds_after_cubic_stops`
+/// does not hold on it, skew or not), so the bound here is the slowest
+/// unskewed seed plus 2 s. Without the drift correction (the estimator's
+/// slope forced to 0) the run reads alone 0.920, CUBIC's share 0.992,
+/// back 10.75 s: the first assertion fails. Seed 1 only: about 30 s of CPU.
+#[test]
+fn under_a_100_ppm_skew_ledbatpp_yields_to_cubic_and_takes_the_link_back() {
+    let bars = skew_bars(1, &[skewed_lbe("lbe", 0, 5, 100.0)]);
+    assert!(bars.alone_of_max >= 0.95, "{bars:?}");
+    assert!(bars.cubic_share >= 0.95, "{bars:?}");
+    assert!(bars.back_s <= 11.5, "{bars:?}");
+}
+
+/// Issue bar, pairs under skew: two LEDBAT++ flows 10 s apart, the first's
+/// receiver clock fast by 100 ppm, the second's slow by 100 ppm (offsets
+/// 5 s and 3 s), then CUBIC for a minute. Measured (seeds 1 / 2 / 3):
+/// Jain 0.990 / 0.994 / 0.987 over 4-27 min (the bar is ≥ 0.95, as
+/// `ledbatpp_profiles::two_full_flows_10s_apart_share_fairly`; unskewed
+/// 1.000 / 1.000 / 0.999: the slow-clock flow takes about 55 % of the
+/// link), together 0.995 / 0.995 / 0.994 of the link, CUBIC's share 0.984
+/// on each (unskewed the same), back 8.50 / 8.00 / 9.00 s (unskewed 8.00 /
+/// 8.50 / 8.75). Without the drift correction the fast-clock flow starves:
+/// Jain 0.557 (seed 1). Seed 1 only: about 35 s of CPU.
+#[test]
+fn under_opposite_100_ppm_skews_two_ledbatpp_flows_share_and_yield() {
+    let bars = skew_bars(
+        1,
+        &[
+            skewed_lbe("fast", 0, 5, 100.0),
+            skewed_lbe("slow", 10, 3, -100.0),
+        ],
+    );
+    assert!(bars.jain.unwrap() >= 0.95, "{bars:?}");
+    assert!(bars.alone_of_max >= 0.95, "{bars:?}");
+    assert!(bars.cubic_share >= 0.95, "{bars:?}");
+    assert!(bars.back_s <= 11.5, "{bars:?}");
+}
+
+/// The table in docs/one-way-delay.md ("Clock drift"): the skew bars for
+/// seeds 1-3, one LEDBAT++ flow at 0, +100 and -100 ppm and the pair at
+/// ±100 ppm and at 0 ppm, each run on its seed's thread. About 8 minutes
+/// of CPU.
+#[test]
+#[ignore = "the skew bars on seeds 1-3, minutes of CPU; run with --ignored --nocapture"]
+fn skew_bars_table() {
+    println!("| LBE flows' receiver clocks | seed | alone, of the link | Jain | CUBIC's share | back after CUBIC, s |");
+    println!("|---|---|---|---|---|---|");
+    let runs: [(&str, Vec<String>); 5] = [
+        ("one, true", vec![skewed_lbe("lbe", 0, 5, 0.0)]),
+        ("one, +100 ppm", vec![skewed_lbe("lbe", 0, 5, 100.0)]),
+        ("one, -100 ppm", vec![skewed_lbe("lbe", 0, 5, -100.0)]),
+        (
+            "two, true",
+            vec![skewed_lbe("a", 0, 5, 0.0), skewed_lbe("b", 10, 3, 0.0)],
+        ),
+        (
+            "two, +100 / -100 ppm",
+            vec![
+                skewed_lbe("fast", 0, 5, 100.0),
+                skewed_lbe("slow", 10, 3, -100.0),
+            ],
+        ),
+    ];
+    std::thread::scope(|scope| {
+        for seed in 1..=3 {
+            let runs = &runs;
+            scope.spawn(move || {
+                for (what, lbe) in runs {
+                    let b = skew_bars(seed, lbe);
+                    let jain = b.jain.map_or("–".to_string(), |j| format!("{j:.3}"));
+                    println!(
+                        "| {what} | {seed} | {:.3} | {jain} | {:.3} | {:.2} |",
+                        b.alone_of_max, b.cubic_share, b.back_s
+                    );
+                }
+            });
+        }
+    });
 }
 
 /// Reverse path, upload and clocks keep the run deterministic.
