@@ -26,7 +26,7 @@ port=$((20000 + RANDOM % 20000))
 "$bin/quic-bulk" server --listen "127.0.0.1:$port" --write-cert "$tmp/cert.pem" -q &
 pids+=($!)
 "$bin/lbe-netem" --listen "127.0.0.1:$((port + 1))" --upstream "127.0.0.1:$port" \
-    --rate 20mbit --reverse-rate 2mbit --rtt 40ms --buffer 500ms -q &
+    --rate 20mbit --reverse-rate 2mbit --rtt 40ms --buffer 500ms -q >/dev/null &
 pids+=($!)
 sleep 1
 client() { "$bin/quic-bulk" client --connect "127.0.0.1:$((port + 1))" --ca "$tmp/cert.pem" --json "$@"; }
