@@ -52,6 +52,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde::Serialize;
@@ -61,6 +62,7 @@ use toml::Value;
 use lbe_workload::figures::WorkloadFigures;
 
 use crate::scenario::Scenario;
+use crate::workload::WorkloadSummary;
 
 /// One swept key and its values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -694,9 +696,54 @@ fn parts_of<F, T>(
     }
 }
 
+/// The workloads-alone runs of a simulated sweep (`--baseline`), one per
+/// distinct scenario. The simulator is deterministic, so points whose
+/// scenario without bulk flows is the same (every value of a bulk flow's
+/// `cc` axis, in a harm sweep) share one run, with the figures each would
+/// have had from its own. Real-time sweeps run every point's baseline:
+/// each measures the machine as it is at that moment.
+#[derive(Default)]
+pub struct Baselines {
+    /// By the scenario's `Debug` text: every field, in a fixed order.
+    runs: Mutex<std::collections::HashMap<String, Arc<OnceLock<SimBaseline>>>>,
+    simulated: AtomicUsize,
+}
+
+type SimBaseline = Result<Vec<WorkloadSummary>, String>;
+
+impl Baselines {
+    /// The workloads of `alone`, simulated once; a second caller for the
+    /// same scenario waits for the first one's run.
+    pub fn get(&self, alone: &Scenario) -> SimBaseline {
+        let key = format!("{alone:?}");
+        let cell = Arc::clone(
+            self.runs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(key)
+                .or_default(),
+        );
+        cell.get_or_init(|| {
+            self.simulated.fetch_add(1, Ordering::Relaxed);
+            crate::sim::simulate(alone).map(|(s, _)| s.tail.workloads)
+        })
+        .clone()
+    }
+
+    /// Baseline runs simulated so far.
+    pub fn simulated(&self) -> usize {
+        self.simulated.load(Ordering::Relaxed)
+    }
+}
+
 /// Runs one point in the simulator; with `baseline`, its workloads alone
-/// too (same seed), for their `baseline` figures and `harm`.
-pub fn run_sim(sweep: &Sweep, index: usize, baseline: bool) -> Result<RunResult, String> {
+/// too (same seed, shared with the points that have the same workloads
+/// alone), for their `baseline` figures and `harm`.
+pub fn run_sim(
+    sweep: &Sweep,
+    index: usize,
+    baseline: Option<&Baselines>,
+) -> Result<RunResult, String> {
     let scenario = sweep.scenario(index)?;
     let (s, _) = crate::sim::simulate(&scenario)?;
     let parts = parts_of(&s, |f| &f.figures);
@@ -706,10 +753,9 @@ pub fn run_sim(sweep: &Sweep, index: usize, baseline: bool) -> Result<RunResult,
         .map(|f| (f.name.clone(), f.cc.clone()))
         .collect();
     let mut workloads = s.tail.workloads;
-    if baseline {
+    if let Some(baselines) = baseline {
         let alone = crate::baseline_scenario(&scenario, Path::new(&sweep.path))?;
-        let (without, _) = crate::sim::simulate(&alone)?;
-        crate::add_baseline(&mut workloads, without.tail.workloads);
+        crate::add_baseline(&mut workloads, baselines.get(&alone)?);
     }
     Ok(result_of(
         index,
@@ -775,6 +821,7 @@ pub fn run(
         let done = AtomicUsize::new(0);
         let slots: Mutex<Vec<Option<Result<RunResult, String>>>> =
             Mutex::new(vec![None; indices.len()]);
+        let baselines = options.baseline.then(Baselines::default);
         std::thread::scope(|scope| {
             for _ in 0..options.jobs.max(1) {
                 scope.spawn(|| loop {
@@ -783,7 +830,7 @@ pub fn run(
                     }
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&i) = indices.get(k) else { return };
-                    let r = run_sim(sweep, i, options.baseline);
+                    let r = run_sim(sweep, i, baselines.as_ref());
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if n.is_multiple_of(10) || n == indices.len() {
                         log(&format!("{n}/{} runs done", indices.len()));
@@ -794,6 +841,13 @@ pub fn run(
         });
         if stop.load(Ordering::Relaxed) {
             return Err("interrupted".into());
+        }
+        if let Some(b) = &baselines {
+            log(&format!(
+                "{} baseline runs for {} points (points with the same workloads alone share one)",
+                b.simulated(),
+                indices.len()
+            ));
         }
         for r in slots.into_inner().unwrap_or_else(|e| e.into_inner()) {
             runs.push(r.ok_or("a run did not finish")??);

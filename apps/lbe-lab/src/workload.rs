@@ -53,7 +53,7 @@ pub use lbe_workload::PING_WAIT;
 pub use lbe_workload::WEB_DRAIN;
 
 /// A workload flow's entry in `summary.json` (`workloads`).
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct WorkloadSummary {
     pub id: usize,
     pub name: String,
