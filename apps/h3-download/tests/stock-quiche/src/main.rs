@@ -933,7 +933,6 @@ fn resolve(root: &Path, path: &str) -> Option<PathBuf> {
 /// `Some(Err(()))` when it is unsatisfiable, `None` when the field is not
 /// one byte range (then the whole file is sent, as §14.2 allows: "A
 /// server MAY ignore the Range header field").
-#[allow(clippy::result_unit_err)]
 fn byte_range(value: &str, size: u64) -> Option<Result<(u64, u64), ()>> {
     let spec = value.trim().strip_prefix("bytes=")?.trim();
     if spec.contains(',') {
