@@ -121,30 +121,9 @@ fn go_get(
 }
 
 /// quic-go's file server on a free port of 127.0.0.1, serving `root`
-/// with a certificate made by Go's crypto/x509 (written beside `root`);
-/// killed on drop.
+/// with a certificate made by Go's crypto/x509; killed on drop.
 fn go_server(peer: &Path, root: &Path) -> PeerServer {
-    let cert = root.with_file_name("quic-go-cert.pem");
-    let key = root.with_file_name("quic-go-key.pem");
-    let made: Run = Command::new(peer)
-        .arg("cert")
-        .arg("--cert")
-        .arg(&cert)
-        .arg("--key")
-        .arg(&key)
-        .output()
-        .unwrap()
-        .into();
-    assert!(made.ok, "quic-go-peer cert: {}", made.stderr);
-    let mut server = Command::new(peer);
-    server
-        .args(["server", "--addr", "127.0.0.1:0", "--root"])
-        .arg(root)
-        .arg("--cert")
-        .arg(&cert)
-        .arg("--key")
-        .arg(&key);
-    PeerServer::start(server, &cert)
+    PeerServer::start(peer, "quic-go", root, &[])
 }
 
 #[test]

@@ -81,37 +81,9 @@ fn stock_get(url: &str, out: &Path, args: &[&str]) -> serde_json::Value {
 }
 
 /// Stock quiche's file server on a free port of 127.0.0.1, serving `root`
-/// with a certificate the peer makes (written beside `root`); killed on
-/// drop.
+/// with a certificate the peer makes with BoringSSL; killed on drop.
 fn stock_server(root: &Path) -> PeerServer {
-    let cert = root.with_file_name("stock-quiche-cert.pem");
-    let key = root.with_file_name("stock-quiche-key.pem");
-    let made: Run = Command::new(peer())
-        .arg("cert")
-        .arg("--cert")
-        .arg(&cert)
-        .arg("--key")
-        .arg(&key)
-        .output()
-        .unwrap()
-        .into();
-    assert!(made.ok, "stock-quiche-peer cert: {}", made.stderr);
-    let mut server = Command::new(peer());
-    server
-        .args([
-            "server",
-            "--addr",
-            "127.0.0.1:0",
-            "--timeout",
-            "300",
-            "--root",
-        ])
-        .arg(root)
-        .arg("--cert")
-        .arg(&cert)
-        .arg("--key")
-        .arg(&key);
-    PeerServer::start(server, &cert)
+    PeerServer::start(&peer(), "stock-quiche", root, &["--timeout", "300"])
 }
 
 /// How many TIMESTAMP frames the qlog `path` records, sent or received.

@@ -258,12 +258,39 @@ pub struct PeerServer {
 }
 
 impl PeerServer {
-    /// Starts `command`, a server that prints its bound address
-    /// (`127.0.0.1:PORT`) as its first line on stdout once it listens and
-    /// serves under the certificate in the file `ca`.
-    pub fn start(mut command: Command, ca: &Path) -> Self {
-        let what = format!("{:?}", command.get_program());
-        let mut child = ChildGuard(command.stdout(Stdio::piped()).spawn().unwrap());
+    /// Starts an interop peer program `peer` (`tests/quic-go/`,
+    /// `tests/stock-quiche/`), whose command lines are the same:
+    /// `PEER cert --cert PEM --key PEM` makes a self-signed certificate
+    /// (written beside `root`, its files named after `name`), then `PEER
+    /// server --addr 127.0.0.1:0 --root ROOT --cert PEM --key PEM ARGS...`
+    /// serves `root` with it and prints its bound address
+    /// (`127.0.0.1:PORT`) as its first line on stdout once it listens.
+    pub fn start(peer: &Path, name: &str, root: &Path, args: &[&str]) -> Self {
+        let cert = root.with_file_name(format!("{name}-cert.pem"));
+        let key = root.with_file_name(format!("{name}-key.pem"));
+        let made: Run = Command::new(peer)
+            .arg("cert")
+            .arg("--cert")
+            .arg(&cert)
+            .arg("--key")
+            .arg(&key)
+            .output()
+            .unwrap()
+            .into();
+        assert!(made.ok, "{name} peer cert: {}", made.stderr);
+        let mut child = ChildGuard(
+            Command::new(peer)
+                .args(["server", "--addr", "127.0.0.1:0", "--root"])
+                .arg(root)
+                .arg("--cert")
+                .arg(&cert)
+                .arg("--key")
+                .arg(&key)
+                .args(args)
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
         // The first line is the bound address; nothing (end of file) if
         // the server failed (its error is on stderr).
         let mut line = String::new();
@@ -273,12 +300,12 @@ impl PeerServer {
         let addr = line.trim().to_string();
         assert!(
             addr.starts_with("127.0.0.1:"),
-            "{what} server did not start: {line:?}"
+            "{name} peer server did not start: {line:?}"
         );
         PeerServer {
             _child: child,
             addr,
-            ca: ca.to_str().unwrap().to_string(),
+            ca: cert.to_str().unwrap().to_string(),
         }
     }
 
