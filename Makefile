@@ -35,8 +35,11 @@ test: quiche
 demo: build
 	@./scripts/demo.sh
 
+# The stock-quiche interop peer (apps/h3-download/tests/stock-quiche/) is a
+# cargo project outside the workspace: its formatting is checked by itself.
 lint: quiche doc
 	$(CARGO) fmt --all -- --check
+	$(CARGO) fmt --manifest-path apps/h3-download/tests/stock-quiche/Cargo.toml -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 
 # The API docs of every crate, with any rustdoc warning an error.

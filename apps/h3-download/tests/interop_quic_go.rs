@@ -12,14 +12,11 @@
 
 mod common;
 
-use std::io::BufRead;
-use std::io::BufReader;
 use std::net::TcpStream;
 use std::net::ToSocketAddrs;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
-use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -125,73 +122,8 @@ fn go_get(
 
 /// quic-go's file server on a free port of 127.0.0.1, serving `root`
 /// with a certificate made by Go's crypto/x509; killed on drop.
-struct GoServer {
-    _child: ChildGuard,
-    pub addr: String,
-    /// The server's self-signed certificate, PEM (for `h3-fetch --ca`).
-    pub ca: String,
-}
-
-impl GoServer {
-    fn start(peer: &Path, root: &Path) -> Self {
-        let cert = root.with_file_name("quic-go-cert.pem");
-        let key = root.with_file_name("quic-go-key.pem");
-        let made: Run = Command::new(peer)
-            .arg("cert")
-            .arg("--cert")
-            .arg(&cert)
-            .arg("--key")
-            .arg(&key)
-            .output()
-            .unwrap()
-            .into();
-        assert!(made.ok, "quic-go-peer cert: {}", made.stderr);
-        let mut child = ChildGuard(
-            Command::new(peer)
-                .args(["server", "--addr", "127.0.0.1:0", "--root"])
-                .arg(root)
-                .arg("--cert")
-                .arg(&cert)
-                .arg("--key")
-                .arg(&key)
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
-        // The first line is the bound address, printed once it listens;
-        // nothing (end of file) if it failed (its error is on stderr).
-        let mut line = String::new();
-        BufReader::new(child.0.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line.trim().to_string();
-        assert!(
-            addr.starts_with("127.0.0.1:"),
-            "quic-go-peer server did not start: {line:?}"
-        );
-        GoServer {
-            _child: child,
-            addr,
-            ca: cert.to_str().unwrap().to_string(),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("https://{}{path}", self.addr)
-    }
-}
-
-/// The one flow of a qlog, read by qlog-analysis with nothing skipped.
-fn only_flow(qlog: &Path) -> qlog_analysis::FlowAnalysis {
-    let a = qlog_analysis::analyze([qlog], &qlog_analysis::Options::default()).unwrap();
-    assert!(
-        a.warnings.is_empty(),
-        "{}: {:?}",
-        qlog.display(),
-        a.warnings
-    );
-    assert_eq!(a.flows.len(), 1);
-    a.flows.into_iter().next().unwrap()
+fn go_server(peer: &Path, root: &Path) -> PeerServer {
+    PeerServer::start(peer, "quic-go", root, &[])
 }
 
 #[test]
@@ -263,7 +195,7 @@ fn h3_fetch_downloads_and_resumes_from_quic_go() {
     let (root, out) = (s.dir("root"), s.dir("out"));
     let data = content(8 * MB, 32);
     std::fs::write(root.join("f.bin"), &data).unwrap();
-    let server = GoServer::start(&peer, &root);
+    let server = go_server(&peer, &root);
     // h3-fetch verifies quic-go's certificate (trusted by --ca) and the
     // Repr-Digest quic-go-peer sends; then it resumes from a part file of
     // 5 MB, and quic-go's net/http file server answers the range (If-Range
@@ -296,7 +228,7 @@ fn h3_fetch_verifies_the_certificate_of_quic_go() {
     let s = Scratch::new("h3-download-interop-quic-go-verify");
     let (root, out) = (s.dir("root"), s.dir("out"));
     std::fs::write(root.join("f"), b"from quic-go").unwrap();
-    let server = GoServer::start(&peer, &root);
+    let server = go_server(&peer, &root);
     let target = out.join("f");
     let t = target.to_str().unwrap();
     let url = server.url("/f");

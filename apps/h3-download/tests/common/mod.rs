@@ -1,15 +1,20 @@
 //! Helpers shared by h3-download's integration tests: an in-process
-//! h3-serve, the h3-fetch binary as a child process, and a UDP relay that
-//! can stop delivering; the workspace's shared set-ups (scratch
-//! directories, content, child guards, qlog reading) from lbe-test-support.
+//! h3-serve, the h3-fetch binary as a child process, a UDP relay that
+//! can stop delivering, another stack's file server as a child process
+//! and the checks the interop tests share; the workspace's shared set-ups
+//! (scratch directories, content, child guards, qlog reading) from
+//! lbe-test-support.
 
 #![allow(dead_code)]
 
+use std::io::BufRead;
+use std::io::BufReader;
 use std::net::SocketAddr;
 use std::net::UdpSocket;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command;
+use std::process::Stdio;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
@@ -246,4 +251,84 @@ pub fn fetch_then_resume(url: &str, ca: &str, out: &Path, data: &[u8], kept: u64
     assert_eq!(j["bytes_transferred"], size - kept);
     assert_eq!(j["digest_verified"], true);
     assert!(std::fs::read(&target).unwrap() == data);
+}
+
+/// Another stack's HTTP/3 file server (an interop peer program) as a child
+/// process on a free port of 127.0.0.1; killed on drop.
+pub struct PeerServer {
+    _child: ChildGuard,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    /// The server's self-signed certificate, PEM (for `h3-fetch --ca`).
+    pub ca: String,
+}
+
+impl PeerServer {
+    /// Starts an interop peer program `peer` (`tests/quic-go/`,
+    /// `tests/stock-quiche/`), whose command lines are the same:
+    /// `PEER cert --cert PEM --key PEM` makes a self-signed certificate
+    /// (written beside `root`, its files named after `name`), then `PEER
+    /// server --addr 127.0.0.1:0 --root ROOT --cert PEM --key PEM ARGS...`
+    /// serves `root` with it and prints its bound address
+    /// (`127.0.0.1:PORT`) as its first line on stdout once it listens.
+    pub fn start(peer: &Path, name: &str, root: &Path, args: &[&str]) -> Self {
+        let cert = root.with_file_name(format!("{name}-cert.pem"));
+        let key = root.with_file_name(format!("{name}-key.pem"));
+        let made: Run = Command::new(peer)
+            .arg("cert")
+            .arg("--cert")
+            .arg(&cert)
+            .arg("--key")
+            .arg(&key)
+            .output()
+            .unwrap()
+            .into();
+        assert!(made.ok, "{name} peer cert: {}", made.stderr);
+        let mut child = ChildGuard(
+            Command::new(peer)
+                .args(["server", "--addr", "127.0.0.1:0", "--root"])
+                .arg(root)
+                .arg("--cert")
+                .arg(&cert)
+                .arg("--key")
+                .arg(&key)
+                .args(args)
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        // The first line is the bound address; nothing (end of file) if
+        // the server failed (its error is on stderr).
+        let mut line = String::new();
+        BufReader::new(child.0.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line.trim().to_string();
+        assert!(
+            addr.starts_with("127.0.0.1:"),
+            "{name} peer server did not start: {line:?}"
+        );
+        PeerServer {
+            _child: child,
+            addr,
+            ca: cert.to_str().unwrap().to_string(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("https://{}{path}", self.addr)
+    }
+}
+
+/// The one flow of a qlog, read by qlog-analysis with nothing skipped.
+pub fn only_flow(qlog: &Path) -> qlog_analysis::FlowAnalysis {
+    let a = qlog_analysis::analyze([qlog], &qlog_analysis::Options::default()).unwrap();
+    assert!(
+        a.warnings.is_empty(),
+        "{}: {:?}",
+        qlog.display(),
+        a.warnings
+    );
+    assert_eq!(a.flows.len(), 1);
+    a.flows.into_iter().next().unwrap()
 }
