@@ -105,7 +105,9 @@ fn the_delay_signal_is_the_last_one_the_trace_names() {
 #[test]
 fn a_delay_signal_that_is_not_a_string_is_an_error_naming_the_field() {
     let (dir, path) = with_delay_signals("bad", &["7"]);
-    let e = analyze([&path], &Options::default()).unwrap_err().to_string();
+    let e = analyze([&path], &Options::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("field `data.lbe_delay_signal` must be a string, found 7"),
         "{e}"

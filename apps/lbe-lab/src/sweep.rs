@@ -844,7 +844,7 @@ pub fn run(
         }
         if let Some(b) = &baselines {
             log(&format!(
-                "{} baseline runs for {} points (points with the same workloads alone share one)",
+                "baseline runs simulated: {} for {} points (points with the same workloads alone share one)",
                 b.simulated(),
                 indices.len()
             ));

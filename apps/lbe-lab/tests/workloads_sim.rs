@@ -279,16 +279,28 @@ fn a_sweep_runs_workloads_with_their_baseline() {
     let file = dir.file("s.toml", text);
     let sweep = lbe_lab::sweep::load(&file).unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let log = std::sync::Mutex::new(Vec::new());
     let run = |out: &str, shard: Option<&str>| {
         let options = lbe_lab::sweep::Options {
-            jobs: 1,
+            jobs: 2,
             shard: shard.map(|s| s.parse().unwrap()),
             real: false,
             baseline: true,
         };
-        lbe_lab::sweep::run(&sweep, &dir.join(out), &options, &stop, &|_| {}).unwrap()
+        let log_line = |l: &str| log.lock().unwrap().push(l.to_string());
+        lbe_lab::sweep::run(&sweep, &dir.join(out), &options, &stop, &log_line).unwrap()
     };
     let whole = run("whole", None);
+    // The two points differ only in the bulk flow's controller: their
+    // workloads alone are one scenario, simulated once.
+    assert!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.starts_with("baseline runs simulated: 1 for 2 points")),
+        "{:?}",
+        log.lock().unwrap()
+    );
     let ratio = |i: usize| {
         let w = &whole.runs[i].workloads[0];
         assert_eq!(
@@ -311,6 +323,8 @@ fn a_sweep_runs_workloads_with_their_baseline() {
     assert!(dir.join("whole/figures/harm.svg").exists());
     run("s0", Some("0/2"));
     run("s1", Some("1/2"));
+    // Each shard simulates its own baseline: the figures are the shared
+    // run's.
     let merged =
         lbe_lab::sweep::merge(&[dir.join("s0"), dir.join("s1")], &dir.join("merged")).unwrap();
     assert_eq!(merged.runs, whole.runs);
