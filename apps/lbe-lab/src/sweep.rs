@@ -129,6 +129,23 @@ pub struct RunResult {
     pub workloads: Vec<WorkloadResult>,
 }
 
+impl RunResult {
+    /// The bulk flows' positions among the scenario's flows (flowN's N,
+    /// from 1), in order: the positions the workload flows leave.
+    pub fn bulk_positions(&self) -> Vec<usize> {
+        (1..)
+            .filter(|n| !self.workloads.iter().any(|w| w.flow == *n))
+            .take(self.flows.len())
+            .collect()
+    }
+
+    /// The bulk flow at position `n` among the scenario's flows.
+    fn bulk_flow(&self, n: usize) -> Option<&FlowResult> {
+        let i = self.bulk_positions().iter().position(|&p| p == n)?;
+        self.flows.get(i)
+    }
+}
+
 /// What a workload flow of one run measured: its `summary.json` entry's
 /// figures, and with `--baseline` the same figures without the bulk flows
 /// and the harm. A figure's metric is `flowN.PATH`, PATH its dotted key
@@ -602,10 +619,7 @@ fn metric(r: &RunResult, y: &str) -> Option<f64> {
             if let Some(w) = r.workloads.iter().find(|w| w.flow == n) {
                 return w.figure(m);
             }
-            // Bulk flows in scenario order: flowN less the workload flows
-            // before it.
-            let before = r.workloads.iter().filter(|w| w.flow < n).count();
-            let fl = r.flows.get(n.checked_sub(1 + before)?)?;
+            let fl = r.bulk_flow(n)?;
             match m {
                 "goodput_mbps" => Some(fl.goodput_bps / 1e6),
                 "share" => fl.share,
@@ -939,20 +953,13 @@ pub fn csv(results: &Results) -> String {
     }
     s.push_str(",utilization,utilization_of_max,jain_index");
     let first = results.runs.first();
-    let flows = first.map_or(0, |r| r.flows.len());
     let workloads: Vec<(usize, Vec<String>)> = first.map_or_else(Vec::new, |r| {
         r.workloads
             .iter()
             .map(|w| (w.flow, w.leaves().into_iter().map(|(k, _)| k).collect()))
             .collect()
     });
-    // The bulk flows' positions in the scenario (flowN's N), around the
-    // workload flows'.
-    let bulk_positions: Vec<usize> = (1..)
-        .filter(|n| !workloads.iter().any(|(w, _)| w == n))
-        .take(flows)
-        .collect();
-    for n in bulk_positions {
+    for n in first.map_or_else(Vec::new, RunResult::bulk_positions) {
         for m in [
             "cc",
             "goodput_bps",
@@ -1148,6 +1155,70 @@ fn write(results: &Results, out: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::field;
+    use super::metric;
+    use super::FlowResult;
+    use super::RunResult;
+    use super::WorkloadResult;
+    use lbe_workload::figures::WorkloadFigures;
+
+    /// Flows: cbr, bulk a, cbr, bulk b: flow2 is a, flow4 is b.
+    #[test]
+    fn flow_n_names_the_scenarios_nth_flow_whatever_its_kind() {
+        let bulk = |name: &str, goodput_bps: f64| FlowResult {
+            name: name.into(),
+            cc: "cubic".into(),
+            goodput_bps,
+            share: None,
+            queue_mean_ms: None,
+            queue_p95_ms: None,
+            lost_packets: 0,
+        };
+        let cbr = |flow: usize, goodput_bps: f64| WorkloadResult {
+            flow,
+            name: format!("cbr{flow}"),
+            kind: "cbr".into(),
+            figures: WorkloadFigures::Cbr {
+                goodput_bps,
+                sent_packets: 10,
+                received_packets: 10,
+                lost_packets: 0,
+                loss: 0.0,
+            },
+            baseline: None,
+            harm: None,
+        };
+        let r = RunResult {
+            index: 0,
+            params: Default::default(),
+            utilization: None,
+            utilization_of_max: None,
+            jain_index: None,
+            flows: vec![bulk("a", 2e6), bulk("b", 4e6)],
+            workloads: vec![cbr(1, 1e6), cbr(3, 3e6)],
+        };
+        assert_eq!(r.bulk_positions(), [2, 4]);
+        let m = |y: &str| metric(&r, y);
+        assert_eq!(m("flow1.goodput_bps"), Some(1e6));
+        assert_eq!(m("flow2.goodput_mbps"), Some(2.0));
+        assert_eq!(m("flow3.goodput_bps"), Some(3e6));
+        assert_eq!(m("flow4.goodput_mbps"), Some(4.0));
+        assert_eq!(m("flow5.goodput_mbps"), None);
+        let csv = super::csv(&super::Results {
+            sweep: "s".into(),
+            mode: "sim".into(),
+            runs_total: 1,
+            axes: Vec::new(),
+            figures: Vec::new(),
+            shard: None,
+            runs: vec![r],
+        });
+        let header = csv.lines().next().unwrap();
+        assert!(
+            header.contains(",flow2.cc,") && header.contains(",flow4.cc,"),
+            "{header}"
+        );
+        assert!(!header.contains(",flow1.cc,"), "{header}");
+    }
 
     #[test]
     fn csv_fields_with_commas_or_quotes_are_quoted() {
