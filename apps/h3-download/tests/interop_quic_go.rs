@@ -229,30 +229,5 @@ fn h3_fetch_verifies_the_certificate_of_quic_go() {
     let (root, out) = (s.dir("root"), s.dir("out"));
     std::fs::write(root.join("f"), b"from quic-go").unwrap();
     let server = go_server(&peer, &root);
-    let target = out.join("f");
-    let t = target.to_str().unwrap();
-    let url = server.url("/f");
-
-    let r = fetch(&[&url, "-o", t]);
-    assert_eq!(
-        r.error_line("h3-fetch"),
-        "h3-fetch: error: the server's certificate for 127.0.0.1 did not verify: self \
-         signed certificate (TLS alert 48, unknown_ca); use --ca PATH to trust that \
-         certificate or its CA, or -k/--insecure to skip verification"
-    );
-    assert!(!target.exists());
-
-    let j = fetch(&[&url, "-o", t, "--ca", &server.ca, "--json"]).json();
-    assert_eq!(j["size"], 12);
-    assert_eq!(std::fs::read(&target).unwrap(), b"from quic-go");
-    std::fs::remove_file(&target).unwrap();
-
-    let r = fetch(&[&url, "-o", t, "-k", "--json"]);
-    assert!(
-        r.stderr.starts_with("h3-fetch: warning: not verifying"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(r.json()["size"], 12);
-    assert_eq!(std::fs::read(&target).unwrap(), b"from quic-go");
+    fetch_verifies_the_certificate(&server.url("/f"), &server.ca, &out, b"from quic-go");
 }

@@ -332,3 +332,35 @@ pub fn only_flow(qlog: &Path) -> qlog_analysis::FlowAnalysis {
     assert_eq!(a.flows.len(), 1);
     a.flows.into_iter().next().unwrap()
 }
+
+/// h3-fetch against another stack's HTTP/3 file server whose self-signed
+/// certificate `ca` is: refused without `--ca` (the exact one-line error),
+/// downloaded with it, and downloaded unverified with `-k` (with a
+/// warning). `url` serves `body`.
+pub fn fetch_verifies_the_certificate(url: &str, ca: &str, out: &Path, body: &[u8]) {
+    let target = out.join("f");
+    let t = target.to_str().unwrap();
+
+    let r = fetch(&[url, "-o", t]);
+    assert_eq!(
+        r.error_line("h3-fetch"),
+        "h3-fetch: error: the server's certificate for 127.0.0.1 did not verify: self \
+         signed certificate (TLS alert 48, unknown_ca); use --ca PATH to trust that \
+         certificate or its CA, or -k/--insecure to skip verification"
+    );
+    assert!(!target.exists());
+
+    let j = fetch(&[url, "-o", t, "--ca", ca, "--json"]).json();
+    assert_eq!(j["size"], body.len());
+    assert_eq!(std::fs::read(&target).unwrap(), body);
+    std::fs::remove_file(&target).unwrap();
+
+    let r = fetch(&[url, "-o", t, "-k", "--json"]);
+    assert!(
+        r.stderr.starts_with("h3-fetch: warning: not verifying"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.json()["size"], body.len());
+    assert_eq!(std::fs::read(&target).unwrap(), body);
+}
