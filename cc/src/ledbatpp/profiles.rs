@@ -148,6 +148,13 @@ pub const FILL_QUIET: Duration = Duration::from_secs(2);
 /// `fill_window_limited`: the share of the window in flight that counts as
 /// a full window.
 pub const FILL_WINDOW_FULL: f64 = 0.8;
+/// `random_loss_max` by default: losses on an empty queue of up to 5 % of
+/// the window in one round trip are taken for random loss (module docs,
+/// `loss_on_empty_queue=ignore`).
+pub const RANDOM_LOSS_MAX: f64 = 0.05;
+/// `random_loss_max` counts the losses of periods of this many smoothed
+/// RTTs (module docs, `loss_on_empty_queue=ignore`).
+pub const RANDOM_LOSS_ROUNDS: u32 = 16;
 /// `profile=full`: the decrease constant C (the draft's is 1).
 pub const FULL_DECREASE_CONSTANT: f64 = 0.25;
 /// `profile=full`: the decrease starts this much below T.
@@ -212,6 +219,7 @@ impl LedbatPlusPlusConfig {
         self.slowdown_period_max = draft.slowdown_period_max;
         self.gentle_freeze = draft.gentle_freeze;
         self.loss_on_empty_queue = draft.loss_on_empty_queue;
+        self.random_loss_max = draft.random_loss_max;
         self.decrease = draft.decrease;
         self.fill_empty_queue = draft.fill_empty_queue;
         self.fill_quiet = draft.fill_quiet;
