@@ -119,9 +119,9 @@ pub struct LedbatPlusPlusConfig {
     /// Key `loss_on_empty_queue`, `halve` or `ignore`.
     pub(super) loss_on_empty_queue: EmptyQueueLoss,
     /// With `loss_on_empty_queue=ignore`, the losses on an empty queue
-    /// taken for random loss in one round trip: at most this share of the
-    /// window (and at least one packet); past it they count as congestion.
-    /// Default 0.05. Key `random_loss_max`, 0 to 1.
+    /// taken for random loss in a period of 16 smoothed RTTs: at most this
+    /// share of the period's 16 windows (at least one packet); past it they
+    /// count as congestion. Default 0.05. Key `random_loss_max`, 0 to 1.
     pub(super) random_loss_max: f64,
     /// `fill_empty_queue` counts an empty queue only on packets sent while
     /// at least 4/5 of the window was in flight. Default false.

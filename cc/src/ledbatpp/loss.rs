@@ -9,10 +9,11 @@
 //!
 //! `loss_on_empty_queue=ignore` (not the draft's; `profiles.rs`) takes a
 //! loss on an empty queue for random loss, within `random_loss_max` of the
-//! window per round trip: random loss takes about its rate's share of every
-//! round whatever the window, while a buffer too small to show a queue
-//! (below `empty_queue`) overflowed by a window that is never reduced loses
-//! more every round, and past the budget those losses count.
+//! window per period of [`RANDOM_LOSS_ROUNDS`] smoothed RTTs: random loss
+//! takes about its rate's share of every window whatever its size, while a
+//! buffer too small to show a queue (below `empty_queue`), overflowed by a
+//! window that no loss reduces, loses more every round; past the budget
+//! those losses count.
 
 use std::time::Instant;
 
@@ -22,12 +23,12 @@ use super::Phase;
 use super::RANDOM_LOSS_ROUNDS;
 use crate::LossEvent;
 
-/// The losses on an empty queue taken for random loss in the current round
-/// trip (`random_loss_max`).
+/// The losses on an empty queue taken for random loss in the current
+/// period (`random_loss_max`).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct RandomLoss {
-    /// When the round trip began: at the first such loss after the last
-    /// one ended (one smoothed RTT long).
+    /// When the period began: at the first such loss after the last one
+    /// ended ([`RANDOM_LOSS_ROUNDS`] smoothed RTTs long).
     since: Option<Instant>,
     /// Bytes lost on an empty queue since then.
     lost_bytes: u64,

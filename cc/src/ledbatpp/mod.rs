@@ -250,7 +250,7 @@ pub struct LedbatPlusPlus {
     window_full_since: Option<Instant>,
     /// When the latest loss was reported (`fill_quiet`).
     last_loss: Option<Instant>,
-    /// The losses taken for random loss in the current round trip
+    /// The losses taken for random loss in the current period
     /// (`random_loss_max`).
     random_loss: loss::RandomLoss,
     /// How far [`crate::deadline`] has taken the controller out of its LBE
