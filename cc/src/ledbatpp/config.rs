@@ -13,6 +13,7 @@ use super::PacingRtt;
 use super::Restore;
 use super::EMPTY_QUEUE;
 use super::FILL_QUIET;
+use super::RANDOM_LOSS_MAX;
 use super::SLOWDOWN_PERIOD_MAX;
 use crate::delay::DelayConfig;
 use crate::params;
@@ -117,6 +118,11 @@ pub struct LedbatPlusPlusConfig {
     /// What a loss with an empty queue does. Default halve.
     /// Key `loss_on_empty_queue`, `halve` or `ignore`.
     pub(super) loss_on_empty_queue: EmptyQueueLoss,
+    /// With `loss_on_empty_queue=ignore`, the losses on an empty queue
+    /// taken for random loss in a period of 16 smoothed RTTs: at most this
+    /// share of the period's 16 windows (at least one packet); past it they
+    /// count as congestion. Default 0.05. Key `random_loss_max`, 0 to 1.
+    pub(super) random_loss_max: f64,
     /// `fill_empty_queue` counts an empty queue only on packets sent while
     /// at least 4/5 of the window was in flight. Default false.
     /// Key `fill_window_limited`.
@@ -152,6 +158,7 @@ impl Default for LedbatPlusPlusConfig {
             slowdown_period_max: SLOWDOWN_PERIOD_MAX,
             gentle_freeze: false,
             loss_on_empty_queue: EmptyQueueLoss::Halve,
+            random_loss_max: RANDOM_LOSS_MAX,
             decrease: Decrease::Draft,
             fill_empty_queue: false,
             fill_quiet: FILL_QUIET,
@@ -186,6 +193,7 @@ impl LedbatPlusPlusConfig {
         "slowdown_period_max",
         "gentle_freeze",
         "loss_on_empty_queue",
+        "random_loss_max",
         "decrease",
         "fill_empty_queue",
         "fill_quiet",
@@ -254,6 +262,7 @@ impl LedbatPlusPlusConfig {
                     params::duration_in(key, value, Duration::from_secs(1), SLOWDOWN_PERIOD_MAX)?
             }
             "gentle_freeze" => self.gentle_freeze = params::bool_value(key, value)?,
+            "random_loss_max" => self.random_loss_max = params::f64_in(key, value, 0.0, 1.0)?,
             "fill_empty_queue" => self.fill_empty_queue = params::bool_value(key, value)?,
             "fill_quiet" => {
                 self.fill_quiet =
@@ -352,6 +361,10 @@ mod tests {
             "bad value 'retry' for 'loss_on_empty_queue': expected one of halve, ignore"
         );
         assert!(cfg.set("empty_queue", "2s").is_err());
+        assert_eq!(
+            err(&mut cfg, "random_loss_max", "1.5"),
+            "bad value '1.5' for 'random_loss_max': expected a number from 0 to 1"
+        );
         assert!(cfg.set("gentle_freeze", "half").is_err());
         assert_eq!(
             err(&mut cfg, "profile", "rfc"),

@@ -128,6 +128,8 @@ pub use profiles::FULL_SLOWDOWN_DUTY;
 pub use profiles::FULL_SLOWDOWN_PERIOD_MAX;
 pub use profiles::FULL_SLOWDOWN_PERIOD_MIN;
 pub use profiles::FULL_TARGET_MARGIN;
+pub use profiles::RANDOM_LOSS_MAX;
+pub use profiles::RANDOM_LOSS_ROUNDS;
 pub use profiles::SLOWDOWN_PERIOD_MAX;
 use slowdown::Schedule;
 
@@ -248,6 +250,9 @@ pub struct LedbatPlusPlus {
     window_full_since: Option<Instant>,
     /// When the latest loss was reported (`fill_quiet`).
     last_loss: Option<Instant>,
+    /// The losses taken for random loss in the current period
+    /// (`random_loss_max`).
+    random_loss: loss::RandomLoss,
     /// How far [`crate::deadline`] has taken the controller out of its LBE
     /// behaviour ([`Deference::Full`] unless steered).
     deference: Deference,
@@ -295,6 +300,7 @@ impl LedbatPlusPlus {
             filling: false,
             window_full_since: None,
             last_loss: None,
+            random_loss: loss::RandomLoss::default(),
             deference: Deference::Full,
             loss_beta: HALVE,
             cfg,
