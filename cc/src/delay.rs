@@ -226,6 +226,19 @@ impl DelaySource {
         self.signal
     }
 
+    /// The path's base round trip, for rules that need one (LEDBAT++'s
+    /// GAIN, -01 §4.2; LEDBAT's dynamic gain; a pacing round trip): the
+    /// estimator's base `delay_base` when the signal is the round trip; with
+    /// a one-way signal that base carries the clocks' offset (and
+    /// [`OWD_HEADROOM`]), so the path's minimum RTT (`rtt.min_rtt`, quiche's)
+    /// stands in for it.
+    pub fn base_rtt(&self, delay_base: Option<Duration>, rtt: &RttInfo) -> Option<Duration> {
+        match self.signal {
+            Some(Signal::OneWay) => Some(rtt.min_rtt),
+            _ => delay_base,
+        }
+    }
+
     /// The delay sample of `ack`, `None` when it has none (no new RTT
     /// sample, or no one-way delay once the source is one-way).
     pub fn sample(&mut self, ack: &AckEvent<'_>) -> Option<DelaySample> {
@@ -1121,6 +1134,41 @@ mod tests {
             max_datagram_size: 1200,
             initial_window_packets: 10,
         }
+    }
+
+    /// LEDBAT's dynamic gain (seed `ledbat-dynamic-gain`) computes its gain
+    /// from the base round trip: on a path with no queue either way both
+    /// signals give the same gains and windows (a one-way base is
+    /// `OWD_HEADROOM`, 1 s, not a round trip).
+    #[test]
+    fn ledbats_dynamic_gain_reads_the_base_round_trip_on_either_signal() {
+        use crate::ControllerConfig as C;
+        let run = |delay: &str| {
+            let spec = format!("ledbat:research=true,dynamic_gain=true,delay={delay}");
+            let C::Ledbat(c) = config(&spec) else {
+                unreachable!()
+            };
+            let mut d = crate::testkit::Driver::new(crate::ledbat::Ledbat::new(c, path()));
+            let offset = Duration::from_secs(7200);
+            let mut seen = Vec::new();
+            for _ in 0..40 {
+                let sent = d.last_ack;
+                d.one_way = Some(crate::OneWayDelaySample::Sent {
+                    peer_receive_time: offset + (sent - d.epoch) + ms(20),
+                    time_sent: sent,
+                });
+                d.round(ms(40), 12_000);
+                seen.push((
+                    crate::CongestionController::window(&d.cc),
+                    crate::CongestionController::snapshot(&d.cc).gain,
+                ));
+            }
+            seen
+        };
+        let rtt = run("rtt");
+        assert_eq!(run("owd"), rtt);
+        // The gain moved off its start: the framework ran.
+        assert_ne!(rtt.first().unwrap().1, rtt.last().unwrap().1, "{rtt:?}");
     }
 
     #[test]

@@ -483,11 +483,19 @@ impl Ledbat {
     }
 
     /// Runs the dynamic-gain framework for one ACK; returns the GAIN to use.
-    fn dynamic_gain(&mut self, now: Instant, largest: Option<Instant>, bytes: f64) -> f64 {
+    /// `base_rtt`: [`crate::delay::DelaySource::base_rtt`] (the estimator's
+    /// base is not a round trip with a one-way signal).
+    fn dynamic_gain(
+        &mut self,
+        now: Instant,
+        largest: Option<Instant>,
+        bytes: f64,
+        base_rtt: Option<Duration>,
+    ) -> f64 {
         let Some(mut dg) = self.dynamic.take() else {
             return self.cfg.gain;
         };
-        let base = self.delay.base().map(|b| b.as_secs_f64());
+        let base = base_rtt.map(|b| b.as_secs_f64());
         let q = delay::nanos(self.delay.queuing());
         let cwnd_packets = self.s.cwnd / self.bounds.mss;
 
@@ -576,7 +584,8 @@ impl CongestionController for Ledbat {
         } else {
             self.delay.advance(now);
         }
-        let gain = self.dynamic_gain(now, largest, bytes);
+        let base = self.source.base_rtt(self.delay.base(), &ack.rtt);
+        let gain = self.dynamic_gain(now, largest, bytes, base);
 
         let cwnd = self.s.cwnd;
         let allowed = self.cfg.allowed_increase * self.bounds.mss;

@@ -89,7 +89,6 @@ use std::time::Instant;
 use crate::delay;
 use crate::delay::DelayEstimator;
 use crate::delay::DelaySource;
-use crate::delay::Signal;
 use crate::flight::FlightSize;
 use crate::pacing;
 use crate::recovery::RecoveryPeriod;
@@ -263,6 +262,16 @@ pub struct LedbatPlusPlus {
 }
 
 impl LedbatPlusPlus {
+    /// The round trip now: the base round trip plus the queuing delay.
+    /// With the round trip as the delay signal this is the current delay;
+    /// a one-way current delay carries the clocks' offset (and
+    /// [`crate::delay::OWD_HEADROOM`]), so the path's minimum RTT stands in
+    /// for its base, as for GAIN (`gain_base`). `None` before a sample.
+    fn current_rtt(&self) -> Option<Duration> {
+        self.delay.current()?;
+        Some(self.gain_base? + self.delay.queuing())
+    }
+
     /// A LEDBAT++ controller for `path`, in its initial slow start at
     /// `init_cwnd` packets (2, §4.1; the path's initial window is not used).
     pub fn new(cfg: LedbatPlusPlusConfig, path: PathInfo) -> Self {
@@ -400,12 +409,8 @@ impl CongestionController for LedbatPlusPlus {
             Some(s) => self.delay.on_delay_sample(now, s, None),
             None => self.delay.advance(now),
         }
-        // -01 §4.2's gain is of the base round trip: a one-way base carries
-        // the clocks' offset, so the path's minimum RTT stands in for it.
-        let base = match self.source.signal() {
-            Some(Signal::OneWay) => Some(ack.rtt.min_rtt),
-            _ => self.delay.base(),
-        };
+        // -01 §4.2's gain is of the base round trip.
+        let base = self.source.base_rtt(self.delay.base(), &ack.rtt);
         if base != self.gain_base {
             self.gain_base = base;
             self.gain = self.gain_for(base);
@@ -490,13 +495,13 @@ impl CongestionController for LedbatPlusPlus {
         if self.filling && self.s.phase == Phase::CongestionAvoidance {
             // `fill_empty_queue`: the queue is empty, so the current delay is
             // the round trip (the smoothed RTT may still hold a queue gone).
-            let rtt = self.delay.current().or(self.srtt);
+            let rtt = self.current_rtt().or(self.srtt);
             return pacing::rate(self.window(), rtt, true);
         }
         let slow_start =
             self.in_slow_start() && pacing::in_slow_start(self.s.cwnd, self.s.ssthresh);
         // `pacing_rtt=current` (`profiles.rs`).
-        let rtt = match (self.cfg.pacing_rtt, self.delay.current(), self.srtt) {
+        let rtt = match (self.cfg.pacing_rtt, self.current_rtt(), self.srtt) {
             (PacingRtt::Current, Some(current), Some(srtt)) => Some(current.min(srtt)),
             _ => self.srtt,
         };

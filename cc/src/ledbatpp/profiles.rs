@@ -572,6 +572,46 @@ mod tests {
         );
     }
 
+    /// `fill_empty_queue_grows_by_gain_per_byte_and_paces_at_twice_the_rate`
+    /// read on one-way delays (`delay=owd`), with the same queues: a
+    /// one-way current delay is `OWD_HEADROOM` (1 s) plus what the path
+    /// added, not a round trip; the round trip paced over is the minimum
+    /// RTT plus the queuing delay, so both signals pace alike.
+    #[test]
+    fn fill_empty_queue_paces_over_the_round_trip_on_one_way_delays() {
+        let run = |delay: &str| {
+            let spec = [
+                ("current_filter", "1"),
+                ("init_cwnd", "39"),
+                ("fill_empty_queue", "true"),
+                ("delay", delay),
+            ];
+            let mut d = driver(config(&spec));
+            // Each ACK's one-way sample: the peer's clock 2 h ahead, the
+            // queue on the forward path (the round trip's increase).
+            let ack = |d: &mut Driver<LedbatPlusPlus>, bytes: u64, rtt: Duration| {
+                d.one_way = Some(crate::OneWayDelaySample::Sent {
+                    time_sent: d.epoch - ms(1),
+                    peer_receive_time: Duration::from_secs(7200) + rtt,
+                });
+                d.ack_old(ms(1), bytes, rtt);
+                (d.cc.window(), d.cc.pacing_rate())
+            };
+            ack(&mut d, 5 * MSS, ms(30));
+            ack(&mut d, MSS, ms(120));
+            assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
+            (ack(&mut d, MSS, ms(45)), ack(&mut d, MSS, ms(46)))
+        };
+        let rate =
+            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
+        let expected = (
+            (49_200, rate(2.0, 49_200, 0.045)),
+            (49_206, rate(1.2, 49_206, 0.046)),
+        );
+        assert_eq!(run("rtt"), expected);
+        assert_eq!(run("owd"), expected);
+    }
+
     #[test]
     fn fill_empty_queue_waits_fill_quiet_after_any_loss() {
         let spec = [
