@@ -60,7 +60,10 @@
 //! * `fill_empty_queue=true`: in congestion avoidance with an empty queue
 //!   the window grows by one byte per byte acknowledged (slow start)
 //!   instead of GAIN·MSS per round, paced at 2 × cwnd over the current
-//!   delay (the smoothed RTT may still hold a queue that is gone). An empty
+//!   delay as a round trip (the base round trip plus the queuing delay,
+//!   [`crate::delay::DelaySource::base_rtt`]: a one-way current delay is
+//!   not one), not the smoothed RTT, which may still hold a queue that is
+//!   gone. An empty
 //!   queue is an idle link: after CUBIC leaves (50 ms) the draft is back to
 //!   0.9 of the link after 17.5 s, full after 1.25–1.5 s (with
 //!   `pacing_rtt=current`, below). It also
