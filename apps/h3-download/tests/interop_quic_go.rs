@@ -203,20 +203,7 @@ fn h3_fetch_downloads_and_resumes_from_quic_go() {
     fetch_then_resume(&server.url("/f.bin"), &server.ca, &out, &data, 5 * MB);
 
     // A missing file: quic-go's 404, one error line, nothing written.
-    let missing = out.join("nope");
-    let r = fetch(&[
-        &server.url("/nope"),
-        "-o",
-        missing.to_str().unwrap(),
-        "--ca",
-        &server.ca,
-    ]);
-    assert!(
-        r.error_line("h3-fetch").contains("404 Not Found"),
-        "{}",
-        r.stderr
-    );
-    assert!(!missing.exists());
+    fetch_missing_is_a_404(&server.url("/nope"), &server.ca, &out);
 }
 
 /// A certificate made by Go's crypto/x509, served by quic-go's TLS stack:

@@ -235,20 +235,7 @@ fn h3_fetch_downloads_and_resumes_from_stock_quiche() {
 
     // A missing file: the stock server's 404, one error line, nothing
     // written.
-    let missing = out.join("nope");
-    let r = fetch(&[
-        &server.url("/nope"),
-        "-o",
-        missing.to_str().unwrap(),
-        "--ca",
-        &server.ca,
-    ]);
-    assert!(
-        r.error_line("h3-fetch").contains("404 Not Found"),
-        "{}",
-        r.stderr
-    );
-    assert!(!missing.exists());
+    fetch_missing_is_a_404(&server.url("/nope"), &server.ca, &out);
 }
 
 /// A certificate the stock peer made: refused without --ca (h3-fetch

@@ -364,3 +364,16 @@ pub fn fetch_verifies_the_certificate(url: &str, ca: &str, out: &Path, body: &[u
     assert_eq!(r.json()["size"], body.len());
     assert_eq!(std::fs::read(&target).unwrap(), body);
 }
+
+/// h3-fetch of a `url` another stack's server does not have: its 404 as
+/// one error line, and nothing written.
+pub fn fetch_missing_is_a_404(url: &str, ca: &str, out: &Path) {
+    let missing = out.join("nope");
+    let r = fetch(&[url, "-o", missing.to_str().unwrap(), "--ca", ca]);
+    assert!(
+        r.error_line("h3-fetch").contains("404 Not Found"),
+        "{}",
+        r.stderr
+    );
+    assert!(!missing.exists());
+}
