@@ -375,13 +375,25 @@ impl ReceiverLedbat {
         };
         self.rtt = Some(rtt);
         self.stats.rtt_samples += 1;
+        self.delay_sample(now, rtt, None);
+    }
+
+    /// A delay sample fed to LEDBAT++ as an ACK that acknowledges no bytes
+    /// (module docs): it updates the delay estimate and may end slow
+    /// start, but grows nothing.
+    fn delay_sample(
+        &mut self,
+        now: Instant,
+        rtt: RttInfo,
+        one_way_delay: Option<OneWayDelaySample>,
+    ) {
         let flight = self.flight(now);
         self.cc.on_ack(&AckEvent {
             now,
             acked: &[],
             bytes_in_flight: flight,
             rtt,
-            one_way_delay: None,
+            one_way_delay,
         });
         self.after_event(now);
     }
@@ -399,18 +411,11 @@ impl ReceiverLedbat {
             return;
         };
         self.stats.owd_samples += 1;
-        let flight = self.flight(now);
-        self.cc.on_ack(&AckEvent {
-            now,
-            acked: &[],
-            bytes_in_flight: flight,
-            rtt: RttInfo {
-                new_sample: true,
-                ..rtt
-            },
-            one_way_delay: Some(sample),
-        });
-        self.after_event(now);
+        let rtt = RttInfo {
+            new_sample: true,
+            ..rtt
+        };
+        self.delay_sample(now, rtt, Some(sample));
     }
 
     /// `bytes` arrived at `now` (bytes on the wire).
