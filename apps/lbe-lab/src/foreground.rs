@@ -3,7 +3,8 @@
 //! without them. A table of each workload flow's figures (with, without,
 //! harm), and for web and ping flows the CDF of what their figures
 //! summarise (completion times, added delays), one line with the bulk
-//! flows and one without.
+//! flows and one without. A sweep's report ([`crate::sweep`]) draws its
+//! CDFs with the same [`cdf_figure`].
 
 use std::fmt::Write as _;
 
@@ -11,6 +12,8 @@ use qlog_analysis::report::esc;
 use qlog_analysis::report::Section;
 use qlog_analysis::xy::XyChart;
 use qlog_analysis::xy::XySeries;
+
+use lbe_workload::figures::nearest_rank;
 
 use crate::workload::numeric_leaves;
 use crate::workload::WorkloadSummary;
@@ -63,49 +66,322 @@ pub fn sections(workloads: &[WorkloadSummary]) -> Result<Vec<Section>, String> {
     }
     h.push_str("</table></div>\n");
     for w in workloads {
-        let Some((what, unit)) = (match w.kind {
-            "web" => Some(("completion time", "s")),
-            "ping" => Some(("added delay", "ms")),
-            _ => None,
-        }) else {
+        let Some((what, unit)) = sample_kind(w.kind) else {
             continue;
         };
-        let mut series = Vec::new();
-        for (label, samples) in [
-            ("with the bulk flows", Some(&w.samples)),
-            ("without (baseline)", w.baseline_samples.as_ref()),
-        ] {
-            if let Some(line) = samples.and_then(|s| cdf(label, s)) {
-                series.push(line);
-            }
-        }
-        if series.is_empty() {
-            continue;
-        }
-        let title = format!("{}: {what} CDF", w.name);
-        let chart = XyChart {
-            title: title.clone(),
-            x_desc: format!("{what} ({unit})"),
-            y_desc: "fraction at or below".to_string(),
-            series,
-            reference: None,
-            log_x: false,
-        };
-        let svg = qlog_analysis::xy::draw(&chart, 720, 400).map_err(|e| e.to_string())?;
-        let id = format!("fig-{SECTION_ID}-{}", w.id);
-        let _ = writeln!(
-            h,
-            "<figure id=\"{id}\">{svg}\n<figcaption>{}: the {what}s of {} (summary.json's \
-             figures are their percentiles), with the bulk flows and without.</figcaption></figure>",
-            esc(&title),
-            esc(&w.name)
-        );
+        let lines = [
+            CdfLine {
+                label: "with the bulk flows".to_string(),
+                samples: w.samples.clone(),
+            },
+            CdfLine {
+                label: "without (baseline)".to_string(),
+                samples: w.baseline_samples.clone().unwrap_or_default(),
+            },
+        ];
+        let figure = cdf_figure(
+            &format!("fig-{SECTION_ID}-{}", w.id),
+            &format!("{}: {what} CDF", w.name),
+            (what, unit),
+            &lines,
+            &format!(
+                "the {what}s of {} (summary.json's figures are their percentiles), with the \
+                 bulk flows and without.",
+                w.name
+            ),
+        )?;
+        h.push_str(&figure.unwrap_or_default());
     }
     Ok(vec![Section {
         id: SECTION_ID.to_string(),
         title: "Foreground".to_string(),
         html: h,
     }])
+}
+
+/// What a workload kind's samples are, for a CDF: `(what, unit)`, a web
+/// flow's completion times in s, a ping flow's added delays in ms; `None`
+/// for the kinds without samples (video, cbr).
+pub fn sample_kind(kind: &str) -> Option<(&'static str, &'static str)> {
+    match kind {
+        "web" => Some(("completion time", "s")),
+        "ping" => Some(("added delay", "ms")),
+        _ => None,
+    }
+}
+
+/// One line of a CDF figure: its legend label and the samples it pools.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CdfLine {
+    pub label: String,
+    pub samples: Vec<f64>,
+}
+
+/// A CDF figure of `lines` (`<figure id>`, its SVG and a caption that
+/// starts with `title`), then a table of each line's sample count and
+/// nearest-rank p50, p95 and maximum. Lines without samples are left out;
+/// `None` if none has any. `what_unit` is what the samples are and their
+/// unit ([`sample_kind`]); `caption` is text, escaped here.
+pub fn cdf_figure(
+    id: &str,
+    title: &str,
+    (what, unit): (&str, &str),
+    lines: &[CdfLine],
+    caption: &str,
+) -> Result<Option<String>, String> {
+    let lines: Vec<&CdfLine> = lines.iter().filter(|l| !l.samples.is_empty()).collect();
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    let chart = XyChart {
+        title: title.to_string(),
+        x_desc: format!("{what} ({unit})"),
+        y_desc: "fraction at or below".to_string(),
+        series: lines
+            .iter()
+            .filter_map(|l| cdf(&l.label, &l.samples))
+            .collect(),
+        reference: None,
+        log_x: false,
+    };
+    let svg = qlog_analysis::xy::draw(&chart, 720, 400).map_err(|e| e.to_string())?;
+    let mut h = format!(
+        "<figure id=\"{}\">{svg}\n<figcaption>{}: {}</figcaption></figure>\n\
+         <div class=scroll><table><tr><th class=l>line</th><th>samples</th><th>p50 ({unit})</th>\
+         <th>p95 ({unit})</th><th>max ({unit})</th></tr>\n",
+        esc(id),
+        esc(title),
+        esc(caption)
+    );
+    for l in lines {
+        let mut v = l.samples.clone();
+        v.sort_by(f64::total_cmp);
+        let at = |p: f64| nearest_rank(&v, p).map_or("–".to_string(), |x| format!("{x:.4}"));
+        let _ = writeln!(
+            h,
+            "<tr><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&l.label),
+            v.len(),
+            at(0.5),
+            at(0.95),
+            at(1.0)
+        );
+    }
+    h.push_str("</table></div>\n");
+    Ok(Some(h))
+}
+
+/// The label of the line of a sweep's runs without their bulk flows.
+pub const WITHOUT_BULK: &str = "without bulk flows";
+
+/// A sweep's foreground section (none without a workload flow): per
+/// workload flow and per combination of the axes other than the bulk
+/// flows' `cc` and `seed`, a web flow's completion-time CDF and a ping
+/// flow's added-delay CDF with one line per bulk controller (the `cc` of
+/// the point's bulk flows, `a + b` for several) pooling the samples of
+/// all its seeds, and with `--baseline` a line without the bulk flows
+/// (the baselines' samples, each distinct baseline once: the simulator's
+/// points that share one count it once); a video flow's stalls as a table.
+pub fn sweep_sections(results: &crate::sweep::Results) -> Result<Vec<Section>, String> {
+    use crate::sweep::RunResult;
+    // The workload flows in scenario order, as the runs name them.
+    let mut flows: Vec<(usize, String, String)> = Vec::new();
+    for w in results.runs.iter().flat_map(|r| &r.workloads) {
+        if !flows.iter().any(|f| f.0 == w.flow) {
+            flows.push((w.flow, w.name.clone(), w.kind.clone()));
+        }
+    }
+    if flows.is_empty() {
+        return Ok(Vec::new());
+    }
+    flows.sort_by_key(|f| f.0);
+    // The axes a figure's lines are drawn by: the bulk flows' `cc`.
+    let by_line = |axis: &str| {
+        axis == "seed"
+            || axis
+                .strip_prefix("flow")
+                .and_then(|a| a.strip_suffix(".cc"))
+                .and_then(|n| n.parse::<usize>().ok())
+                .is_some_and(|n| !flows.iter().any(|f| f.0 == n))
+    };
+    let group_of = |r: &RunResult| -> String {
+        results
+            .axes
+            .iter()
+            .filter(|a| !by_line(&a.name))
+            .map(|a| {
+                format!(
+                    "{}={}",
+                    a.name,
+                    r.params.get(&a.name).map_or("", String::as_str)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let controller = |r: &RunResult| -> String {
+        if r.flows.is_empty() {
+            return "no bulk flow".to_string();
+        }
+        r.flows
+            .iter()
+            .map(|f| f.cc.as_str())
+            .collect::<Vec<_>>()
+            .join(" + ")
+    };
+    // Groups in grid order of their first run.
+    let mut groups: Vec<(String, Vec<&RunResult>)> = Vec::new();
+    for r in &results.runs {
+        let g = group_of(r);
+        match groups.iter_mut().find(|(k, _)| *k == g) {
+            Some((_, runs)) => runs.push(r),
+            None => groups.push((g, vec![r])),
+        }
+    }
+    let mut h = format!(
+        "<p>What the workload flows felt, pooled over each point's seeds: one line per bulk \
+         controller{}; one figure per workload flow and per combination of the other axes.</p>\n",
+        if results
+            .runs
+            .iter()
+            .flat_map(|r| &r.workloads)
+            .any(|w| w.baseline.is_some())
+        {
+            ", and the same workloads without the bulk flows (<code>--baseline</code>)"
+        } else {
+            " (run the sweep with <code>--baseline</code> for the line without the bulk flows)"
+        }
+    );
+    for (flow, name, kind) in &flows {
+        if kind == "video" {
+            video_table(&mut h, *flow, name, &groups, &controller);
+            continue;
+        }
+        let Some((what, unit)) = sample_kind(kind) else {
+            continue;
+        };
+        for (g, (key, runs)) in groups.iter().enumerate() {
+            let mut lines: Vec<CdfLine> = Vec::new();
+            let mut baselines: Vec<&Vec<f64>> = Vec::new();
+            for r in runs {
+                let Some(w) = r.workloads.iter().find(|w| w.flow == *flow) else {
+                    continue;
+                };
+                let label = controller(r);
+                match lines.iter_mut().find(|l| l.label == label) {
+                    Some(l) => l.samples.extend(&w.samples),
+                    None => lines.push(CdfLine {
+                        label,
+                        samples: w.samples.clone(),
+                    }),
+                }
+                if let Some(b) = &w.baseline_samples {
+                    if !baselines.contains(&b) {
+                        baselines.push(b);
+                    }
+                }
+            }
+            if !baselines.is_empty() {
+                lines.push(CdfLine {
+                    label: WITHOUT_BULK.to_string(),
+                    samples: baselines.into_iter().flatten().copied().collect(),
+                });
+            }
+            let title = match key.is_empty() {
+                true => format!("{name}: {what} CDF"),
+                false => format!("{name}: {what} CDF, {key}"),
+            };
+            let figure = cdf_figure(
+                &format!("fig-{SECTION_ID}-flow{flow}-{g}"),
+                &title,
+                (what, unit),
+                &lines,
+                &format!("the {what}s of {name}, every seed of a line's points pooled."),
+            )?;
+            h.push_str(&figure.unwrap_or_default());
+        }
+    }
+    Ok(vec![Section {
+        id: SECTION_ID.to_string(),
+        title: "Foreground".to_string(),
+        html: h,
+    }])
+}
+
+/// A sweep's video flow: per group and bulk controller, its stalls over
+/// the runs (and without the bulk flows, each distinct baseline once).
+fn video_table(
+    h: &mut String,
+    flow: usize,
+    name: &str,
+    groups: &[(String, Vec<&crate::sweep::RunResult>)],
+    controller: &dyn Fn(&crate::sweep::RunResult) -> String,
+) {
+    use lbe_workload::figures::WorkloadFigures;
+    let _ = writeln!(
+        h,
+        "<p>{}: stalls per run.</p>\n<div class=scroll><table><tr><th class=l>points</th>\
+         <th class=l>bulk controller</th><th>runs</th><th>stalls (total)</th>\
+         <th>stall_s (mean)</th><th>startup_s (mean)</th></tr>",
+        esc(name)
+    );
+    for (key, runs) in groups {
+        // (label, figures of its runs), in order of first appearance.
+        let mut rows: Vec<(String, Vec<&WorkloadFigures>)> = Vec::new();
+        let mut baselines: Vec<&WorkloadFigures> = Vec::new();
+        for r in runs {
+            let Some(w) = r.workloads.iter().find(|w| w.flow == flow) else {
+                continue;
+            };
+            let label = controller(r);
+            match rows.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, f)) => f.push(&w.figures),
+                None => rows.push((label, vec![&w.figures])),
+            }
+            if let Some(b) = &w.baseline {
+                if !baselines.contains(&b) {
+                    baselines.push(b);
+                }
+            }
+        }
+        if !baselines.is_empty() {
+            rows.push((WITHOUT_BULK.to_string(), baselines));
+        }
+        for (label, figures) in rows {
+            let (mut stalls, mut stall_s, mut startup, mut started) = (0u64, 0.0, 0.0, 0usize);
+            for f in &figures {
+                if let WorkloadFigures::Video {
+                    stalls: n,
+                    stall_s: s,
+                    startup_s,
+                    ..
+                } = f
+                {
+                    stalls += u64::from(*n);
+                    stall_s += s;
+                    if let Some(t) = startup_s {
+                        startup += t;
+                        started += 1;
+                    }
+                }
+            }
+            let n = figures.len();
+            let _ = writeln!(
+                h,
+                "<tr><td class=l>{}</td><td class=l>{}</td><td>{n}</td><td>{stalls}</td>\
+                 <td>{:.3}</td><td>{}</td></tr>",
+                esc(key),
+                esc(&label),
+                stall_s / n as f64,
+                if started == 0 {
+                    "–".to_string()
+                } else {
+                    format!("{:.3}", startup / started as f64)
+                }
+            );
+        }
+    }
+    h.push_str("</table></div>\n");
 }
 
 /// A figures object's numeric leaves (figures and harm alike).
