@@ -413,6 +413,154 @@ fn cdf(label: &str, samples: &[f64]) -> Option<XySeries> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::Axis;
+    use crate::sweep::FlowResult;
+    use crate::sweep::Results;
+    use crate::sweep::RunResult;
+    use crate::sweep::WorkloadResult;
+    use lbe_workload::figures::WorkloadFigures;
+
+    /// A sweep's point: bulk flow `cc`, a ping flow (flow2) with `ping`
+    /// as its samples and `base` as its baseline's, a video flow (flow3)
+    /// with `stalls` (and none in its baseline).
+    fn point(
+        index: usize,
+        rtt: &str,
+        cc: &str,
+        seed: u32,
+        ping: &[f64],
+        base: &[f64],
+        stalls: u32,
+    ) -> RunResult {
+        let video = |stalls: u32| WorkloadFigures::Video {
+            stalls,
+            stall_s: f64::from(stalls),
+            startup_s: Some(1.0),
+            chunks: 5,
+            failed: 0,
+        };
+        let ping_figures = WorkloadFigures::Cbr {
+            goodput_bps: 0.0,
+            sent_packets: 0,
+            received_packets: 0,
+            lost_packets: 0,
+            loss: 0.0,
+        };
+        RunResult {
+            index,
+            params: [
+                ("link.rtt", rtt),
+                ("flow1.cc", cc),
+                ("seed", &seed.to_string()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+            utilization: None,
+            utilization_of_max: None,
+            jain_index: None,
+            flows: vec![FlowResult {
+                name: "bulk".into(),
+                cc: cc.into(),
+                goodput_bps: 1e6,
+                share: None,
+                queue_mean_ms: None,
+                queue_p95_ms: None,
+                lost_packets: 0,
+            }],
+            workloads: vec![
+                WorkloadResult {
+                    flow: 2,
+                    name: "ping".into(),
+                    kind: "ping".into(),
+                    // Only the samples matter to the CDFs.
+                    figures: ping_figures.clone(),
+                    baseline: Some(ping_figures),
+                    harm: None,
+                    samples: ping.to_vec(),
+                    baseline_samples: Some(base.to_vec()),
+                },
+                WorkloadResult {
+                    flow: 3,
+                    name: "video".into(),
+                    kind: "video".into(),
+                    figures: video(stalls),
+                    baseline: Some(video(0)),
+                    harm: None,
+                    samples: Vec::new(),
+                    baseline_samples: None,
+                },
+            ],
+        }
+    }
+
+    /// Lines by the bulk flow's `cc`, one figure per other axis value,
+    /// seeds pooled, a shared baseline counted once, video stalls summed.
+    #[test]
+    fn a_sweeps_section_draws_a_line_per_controller_per_other_axis_value() {
+        let axis = |name: &str, values: &[&str]| Axis {
+            name: name.into(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+        };
+        let runs = vec![
+            point(0, "20ms", "cubic", 1, &[30.0, 10.0], &[1.0], 2),
+            point(1, "20ms", "cubic", 2, &[20.0], &[2.0], 1),
+            point(2, "20ms", "cdg", 1, &[5.0], &[1.0], 0),
+            point(3, "20ms", "cdg", 2, &[6.0], &[2.0], 0),
+            point(4, "50ms", "cubic", 1, &[40.0], &[3.0], 3),
+            point(5, "50ms", "cubic", 2, &[41.0], &[3.0], 0),
+            point(6, "50ms", "cdg", 1, &[7.0], &[3.0], 0),
+            point(7, "50ms", "cdg", 2, &[8.0], &[3.0], 0),
+        ];
+        let results = Results {
+            sweep: "s".into(),
+            mode: "sim".into(),
+            runs_total: runs.len(),
+            axes: vec![
+                axis("link.rtt", &["20ms", "50ms"]),
+                axis("flow1.cc", &["cubic", "cdg"]),
+                axis("seed", &["1", "2"]),
+            ],
+            figures: Vec::new(),
+            shard: None,
+            runs,
+        };
+        let sections = sweep_sections(&results).unwrap();
+        let h = &sections[0].html;
+        let rows = |id: &str| -> Vec<String> {
+            let rest = &h[h.find(&format!("<figure id=\"{id}\">")).unwrap()..];
+            let table = &rest[..rest.find("</table>").unwrap()];
+            table
+                .split("<tr>")
+                .skip(2)
+                .map(|r| r.trim().to_string())
+                .collect()
+        };
+        assert_eq!(
+            rows("fig-foreground-flow2-0"),
+            [
+                "<td class=l>cubic</td><td>3</td><td>20.0000</td><td>30.0000</td><td>30.0000</td></tr>",
+                "<td class=l>cdg</td><td>2</td><td>5.0000</td><td>6.0000</td><td>6.0000</td></tr>",
+                "<td class=l>without bulk flows</td><td>2</td><td>1.0000</td><td>2.0000</td><td>2.0000</td></tr>",
+            ]
+        );
+        // Both seeds' baselines at 50 ms happen to be the same samples:
+        // counted once.
+        assert_eq!(
+            rows("fig-foreground-flow2-1")[2],
+            "<td class=l>without bulk flows</td><td>1</td><td>3.0000</td><td>3.0000</td><td>3.0000</td></tr>"
+        );
+        assert!(h.contains("ping: added delay CDF, link.rtt=20ms"));
+        assert!(h.contains("ping: added delay CDF, link.rtt=50ms"));
+        assert!(!h.contains("fig-foreground-flow2-2"));
+        for row in [
+            "<tr><td class=l>link.rtt=20ms</td><td class=l>cubic</td><td>2</td><td>3</td><td>1.500</td><td>1.000</td></tr>",
+            "<tr><td class=l>link.rtt=20ms</td><td class=l>cdg</td><td>2</td><td>0</td><td>0.000</td><td>1.000</td></tr>",
+            "<tr><td class=l>link.rtt=50ms</td><td class=l>without bulk flows</td><td>1</td><td>0</td><td>0.000</td><td>1.000</td></tr>",
+        ] {
+            assert!(h.contains(row), "no {row} in {h}");
+        }
+    }
 
     #[test]
     fn a_cdf_puts_the_kth_smallest_at_k_over_n() {
