@@ -250,7 +250,8 @@ pub fn sweep_sections(results: &crate::sweep::Results) -> Result<Vec<Section>, S
     }
     let mut h = format!(
         "<p>What the workload flows felt, pooled over each point's seeds: one line per bulk \
-         controller{}; one figure per workload flow and per combination of the other axes.</p>\n",
+         controller{}; per workload flow and per combination of the other axes, a CDF \
+         (web, ping) or a table (video).</p>\n",
         if results
             .runs
             .iter()
@@ -330,7 +331,8 @@ fn video_table(
     use lbe_workload::figures::WorkloadFigures;
     let _ = writeln!(
         h,
-        "<p>{}: stalls per run.</p>\n<div class=scroll><table><tr><th class=l>points</th>\
+        "<p>{}: its stalls beside each bulk controller (the total over the runs), its \
+         stall time and its startup time (means over the runs).</p>\n<div class=scroll><table><tr><th class=l>points</th>\
          <th class=l>bulk controller</th><th>runs</th><th>stalls (total)</th>\
          <th>stall_s (mean)</th><th>startup_s (mean)</th></tr>",
         esc(name)
