@@ -110,6 +110,12 @@ pub fn sample_kind(kind: &str) -> Option<(&'static str, &'static str)> {
     }
 }
 
+/// Whether a CDF of samples from `min` to `max` gets a logarithmic x
+/// axis: `max` at least 10 and two powers of ten within `[min, max]`.
+fn log_axis(min: f64, max: f64) -> bool {
+    min > 0.0 && max >= 10.0 && max >= 10f64.powf(min.log10().ceil() + 1.0)
+}
+
 /// One line of a CDF figure: its legend label and the samples it pools.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CdfLine {
@@ -133,13 +139,16 @@ pub fn cdf_figure(
     if lines.is_empty() {
         return Ok(None);
     }
-    // A logarithmic x axis when the samples span a factor of 10 or more
-    // (web downloads beside CUBIC take x30 as long as alone: on a linear
-    // axis the other lines would be a vertical stroke at its left).
+    // A logarithmic x axis when the samples span two powers of ten, one
+    // of them 10 or more (web downloads beside CUBIC take x30 as long as
+    // alone: on a linear axis the other lines would be a vertical stroke
+    // at its left). Narrower, the log axis would label one or two ticks
+    // (1, 2): the plotting library labels the integers from 1 to 10 and
+    // the powers of ten, not the tenths below 1.
     let all = lines.iter().flat_map(|l| &l.samples);
     let min = all.clone().copied().fold(f64::INFINITY, f64::min);
     let max = all.copied().fold(f64::NEG_INFINITY, f64::max);
-    let log_x = min > 0.0 && max / min >= 10.0;
+    let log_x = log_axis(min, max);
     let chart = XyChart {
         title: title.to_string(),
         x_desc: format!(
@@ -574,10 +583,10 @@ mod tests {
         }
     }
 
-    /// The x axis turns logarithmic at a spread of 10 (and never with a
-    /// sample at or below 0).
+    /// The x axis turns logarithmic over two powers of ten reaching 10 or
+    /// more (and never with a sample at or below 0).
     #[test]
-    fn a_cdf_figures_x_axis_is_logarithmic_over_a_factor_of_ten() {
+    fn a_cdf_figures_x_axis_is_logarithmic_over_two_powers_of_ten() {
         let axis = |samples: &[f64]| {
             let line = CdfLine {
                 label: "a".into(),
@@ -589,7 +598,12 @@ mod tests {
             h.contains("delay (ms, logarithmic)")
         };
         assert!(axis(&[1.0, 10.0]));
+        assert!(axis(&[0.25, 25.0]));
+        assert!(axis(&[0.05, 500.0]));
         assert!(!axis(&[1.0, 9.9]));
+        assert!(!axis(&[1.1, 99.0]));
+        // Two powers of ten (0.1, 1) but no tick labelled between them.
+        assert!(!axis(&[0.1, 2.5]));
         assert!(!axis(&[0.0, 10.0]));
         assert!(!axis(&[-1.0, 10.0]));
         assert!(cdf_figure("f", "t", ("d", "ms"), &[], "c")
