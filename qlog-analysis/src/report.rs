@@ -183,6 +183,7 @@ h1, p { overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; }
 figure { margin: 22px 0; overflow-x: auto; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 /* On a phone's width a figure scaled to the page would draw its 10-11 px
    labels at 4 px: keep it at its own size and let the figure scroll. */
 @media (max-width: 760px) { figure svg { max-width: none; } }
@@ -285,6 +286,32 @@ pub struct Section {
     pub html: String,
 }
 
+/// A page's start, up to and including `<body>`, in the report's style:
+/// for the run report and for pages built of [`Section`]s (a sweep's).
+/// `title` is text (escaped here).
+pub fn page_start(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><meta name=viewport content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>{}</style></head><body>\n",
+        esc(title),
+        CSS
+    )
+}
+
+/// Appends `sections` as the report writes them: each an `<h2>` with its
+/// anchor, then its body.
+pub fn write_sections(out: &mut String, sections: &[Section]) {
+    for sec in sections {
+        let _ = writeln!(
+            out,
+            "<h2 id=\"{}\">{}</h2>\n{}",
+            esc(&sec.id),
+            esc(&sec.title),
+            sec.html
+        );
+    }
+}
+
 fn render(
     dir: &Path,
     run: &RunDir,
@@ -304,14 +331,7 @@ fn render(
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| dir.display().to_string());
-    let mut h = String::new();
-    let _ = write!(
-        h,
-        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><meta name=viewport content=\"width=device-width, initial-scale=1\">\
-         <title>{} – qlog-analysis report</title><style>{}</style></head><body>\n",
-        esc(&name),
-        CSS
-    );
+    let mut h = page_start(&format!("{name} – qlog-analysis report"));
     let _ = writeln!(h, "<h1>Run report: {}</h1>", esc(&name));
     let _ = writeln!(
         h,
@@ -445,15 +465,7 @@ fn render(
             esc(&f.caption)
         );
     }
-    for sec in sections {
-        let _ = writeln!(
-            h,
-            "<h2 id=\"{}\">{}</h2>\n{}",
-            esc(&sec.id),
-            esc(&sec.title),
-            sec.html
-        );
-    }
+    write_sections(&mut h, sections);
     let files: Vec<String> = a
         .flows
         .iter()

@@ -66,7 +66,8 @@ enum Command {
     /// Check a scenario file without running it.
     Check { scenario: Vec<PathBuf> },
     /// Run a grid of scenarios (a sweep file) in the simulator; write
-    /// results.json, results.csv and figures/ into DIR.
+    /// results.json, results.csv, figures/ and report.html (with a
+    /// foreground section for workload flows) into DIR.
     Sweep {
         sweep: PathBuf,
         #[arg(long)]
@@ -92,8 +93,8 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Combine the shards of a sweep into one results.json, results.csv
-    /// and figures/ (the same as running it unsharded).
+    /// Combine the shards of a sweep into one results.json, results.csv,
+    /// figures/ and report.html (the same as running it unsharded).
     Merge {
         dirs: Vec<PathBuf>,
         #[arg(long)]

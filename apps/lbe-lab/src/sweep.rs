@@ -38,6 +38,13 @@
 //! `flowN.baseline.…` and `flowN.harm.…` (a wrong key is refused with the
 //! list of the flow's keys).
 //!
+//! A whole sweep (or a merge of its shards) also writes `report.html`:
+//! its axes, its figures and, with workload flows, a foreground section
+//! of CDFs with one line per bulk controller
+//! ([`crate::foreground::sweep_sections`]), drawn from the samples each
+//! run keeps in `results.json` (a web flow's completion times, a ping
+//! flow's added delays).
+//!
 //! Runs are numbered in grid order (the last axis, `seed`, fastest).
 //! `--shard I/N` runs those whose number is I modulo N (I from 0, as
 //! Kubernetes' `JOB_COMPLETION_INDEX`; a Slurm array passes
@@ -162,10 +169,20 @@ pub struct WorkloadResult {
     pub baseline: Option<WorkloadFigures>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harm: Option<lbe_workload::figures::Harm>,
+    /// What its figures summarise, for the report's CDFs: a web flow's
+    /// completion times (s), a ping flow's added delays (ms); empty for
+    /// the other kinds. Kept here, in `results.json`, so that a merge of
+    /// shards draws the same report as the whole sweep.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+    /// The baseline's samples (`--baseline`, web and ping flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_samples: Option<Vec<f64>>,
 }
 
 impl WorkloadResult {
     fn of(w: crate::workload::WorkloadSummary) -> Self {
+        let sampled = crate::foreground::sample_kind(w.kind).is_some();
         WorkloadResult {
             flow: w.id,
             name: w.name,
@@ -173,6 +190,8 @@ impl WorkloadResult {
             figures: w.figures,
             baseline: w.baseline,
             harm: w.harm,
+            samples: w.samples,
+            baseline_samples: w.baseline_samples.filter(|_| sampled),
         }
     }
 
@@ -188,7 +207,12 @@ impl WorkloadResult {
     fn leaves(&self) -> Vec<(String, Option<f64>)> {
         let json = serde_json::to_value(self).unwrap_or_default();
         let mut out = crate::workload::numeric_leaves(&json);
-        out.retain(|(k, _)| !matches!(k.as_str(), "flow" | "name" | "kind"));
+        out.retain(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "flow" | "name" | "kind" | "samples" | "baseline_samples"
+            )
+        });
         out
     }
 }
@@ -238,6 +262,8 @@ fn workload_metrics(kind: &str) -> Option<Vec<String>> {
         harm: figures.harm(&figures),
         baseline: Some(figures.clone()),
         figures,
+        samples: Vec::new(),
+        baseline_samples: None,
     };
     Some(sample.leaves().into_iter().map(|(k, _)| k).collect())
 }
@@ -793,8 +819,8 @@ pub struct Options {
     pub baseline: bool,
 }
 
-/// Runs `sweep` (or its shard) into `out`: `results.json`, `results.csv`
-/// and `figures/`.
+/// Runs `sweep` (or its shard) into `out`: `results.json`, `results.csv`,
+/// and for a whole sweep `figures/` and `report.html`.
 pub fn run(
     sweep: &Sweep,
     out: &Path,
@@ -1089,6 +1115,61 @@ pub fn figure_points(results: &Results, f: &FigureSpec) -> Vec<qlog_analysis::xy
         .collect()
 }
 
+/// `report.html` of a whole sweep: its axes, its `[[figure]]`s (the SVGs
+/// in `figures/`) and the foreground section ([`crate::foreground::sweep_sections`]).
+pub fn report(results: &Results) -> Result<String, String> {
+    use qlog_analysis::report::esc;
+    let mut h = qlog_analysis::report::page_start(&format!("{} – sweep report", results.sweep));
+    let _ = writeln!(
+        h,
+        "<h1>Sweep report: {}</h1>\n<p class=sub>{} runs ({}){}.</p>",
+        esc(&results.sweep),
+        results.runs.len(),
+        if results.mode == "sim" {
+            "simulated"
+        } else {
+            "real time"
+        },
+        if results
+            .runs
+            .iter()
+            .flat_map(|r| &r.workloads)
+            .any(|w| w.baseline.is_some())
+        {
+            ", with baselines"
+        } else {
+            ""
+        }
+    );
+    h.push_str("<h2 id=axes>Axes</h2>\n<div class=scroll><table class=kv>\n");
+    for a in &results.axes {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td class=l>{}</td></tr>",
+            esc(&a.name),
+            esc(&a.values.join(", "))
+        );
+    }
+    h.push_str("</table></div>\n<p>Every run's figures are in <code>results.csv</code> and <code>results.json</code>.</p>\n");
+    if !results.figures.is_empty() {
+        h.push_str("<h2 id=figures>Figures</h2>\n");
+        for f in &results.figures {
+            let _ = writeln!(
+                h,
+                "<figure id=\"fig-{0}\"><img src=\"figures/{0}.svg\" alt=\"{1}\">\
+                 <figcaption>{1}: {2} against {3} (<a href=\"figures/{0}.csv\">data</a>).</figcaption></figure>",
+                esc(&f.name),
+                esc(f.title.as_deref().unwrap_or(&f.name)),
+                esc(&f.y),
+                esc(&f.x)
+            );
+        }
+    }
+    qlog_analysis::report::write_sections(&mut h, &crate::foreground::sweep_sections(results)?);
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
 fn write(results: &Results, out: &Path) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let put = |name: &str, body: String| {
@@ -1100,8 +1181,13 @@ fn write(results: &Results, out: &Path) -> Result<(), String> {
         serde_json::to_string_pretty(results).expect("results serialize") + "\n",
     )?;
     put("results.csv", csv(results))?;
-    // Figures only for a whole sweep: a shard has a part of every line.
-    if results.shard.is_some() || results.figures.is_empty() {
+    // Figures and the report only for a whole sweep: a shard has a part
+    // of every line.
+    if results.shard.is_some() {
+        return Ok(());
+    }
+    put("report.html", report(results)?)?;
+    if results.figures.is_empty() {
         return Ok(());
     }
     let dir = out.join("figures");
@@ -1186,6 +1272,8 @@ mod tests {
             },
             baseline: None,
             harm: None,
+            samples: Vec::new(),
+            baseline_samples: None,
         };
         let r = RunResult {
             index: 0,

@@ -1,6 +1,7 @@
 //! The report in a real browser: a lab report (`lbe-lab run --sim` of a
-//! small scenario → `report.html`) and a sweep's figures (`lbe-lab sweep`
-//! → `figures/*.svg`) opened in headless Chromium through Playwright
+//! small scenario → `report.html`), a sweep's figures (`lbe-lab sweep`
+//! → `figures/*.svg`) and a sweep's `report.html` with its foreground
+//! section's CDFs (`lbe-lab sweep --baseline`) opened in headless Chromium through Playwright
 //! (`tests/browser/check_report.py`), at a desktop width (1280 px) and a
 //! phone's (390 px). Checked: the page loads with no console error, no
 //! uncaught exception and no failed request; every figure is drawn (a
@@ -72,6 +73,32 @@ title = "Alone on 10 Mbit/s"
 x = "link.rtt"
 y = "flow1.goodput_mbps"
 series = ["flow1.cc"]
+"#;
+
+/// A small sweep with workloads: two bulk controllers beside a web and a
+/// ping flow, with `--baseline`, for the sweep report's foreground section.
+const FOREGROUND_SWEEP: &str = r#"
+name = "browser-check-foreground"
+[link]
+rate = "20mbit"
+rtt = "50ms"
+buffer = "200ms"
+[analysis]
+from = "2s"
+to = "8s"
+[[flow]]
+cc = ["cubic", "ledbatpp"]
+stop = "8s"
+[[flow]]
+name = "web"
+kind = "web"
+arrivals = "2/s"
+size = "100kB"
+stop = "8s"
+[[flow]]
+name = "ping"
+kind = "ping"
+stop = "8s"
 "#;
 
 fn lab(args: &[&str]) {
@@ -174,8 +201,11 @@ fn lab_and_sweep_reports_render_in_chromium_at_desktop_and_phone_width() {
     std::fs::write(&scenario, small_scenario()).unwrap();
     let sweep = dir.join("browser-check.toml");
     std::fs::write(&sweep, SWEEP).unwrap();
+    let foreground_sweep = dir.join("browser-check-foreground.toml");
+    std::fs::write(&foreground_sweep, FOREGROUND_SWEEP).unwrap();
     let run_out = dir.join("run");
     let sweep_out = dir.join("sweep");
+    let foreground_out = dir.join("foreground-sweep");
     lab(&[
         "run",
         "--sim",
@@ -190,6 +220,14 @@ fn lab_and_sweep_reports_render_in_chromium_at_desktop_and_phone_width() {
         "--out",
         sweep_out.to_str().unwrap(),
     ]);
+    lab(&[
+        "sweep",
+        foreground_sweep.to_str().unwrap(),
+        "--out",
+        foreground_out.to_str().unwrap(),
+        "--baseline",
+    ]);
+    let sweep_report = foreground_out.join("report.html");
     let report = run_out.join("report.html");
     let figure = sweep_out.join("figures/solo-goodput.svg");
     assert!(report.is_file() && figure.is_file());
@@ -199,6 +237,7 @@ fn lab_and_sweep_reports_render_in_chromium_at_desktop_and_phone_width() {
         .arg(&script)
         .arg(CHROMIUM)
         .arg(&report)
+        .arg(&sweep_report)
         .arg("--svg")
         .arg(&figure)
         .output()
@@ -223,6 +262,20 @@ fn lab_and_sweep_reports_render_in_chromium_at_desktop_and_phone_width() {
             .as_str()
             .unwrap()
             .contains("qlog-analysis report"));
+    }
+    // The sweep's report: its foreground section's two CDFs (web
+    // completion times, ping added delay), each with a line per
+    // controller and one without the bulk flows.
+    let page = &result["pages"][1];
+    for (width, phone) in [("desktop", false), ("phone", true)] {
+        let view = &page[width];
+        check_view(
+            &format!("the sweep's report.html at {width} width"),
+            view,
+            phone,
+        );
+        assert_eq!(view["figures"].as_array().unwrap().len(), 2, "{width}");
+        assert!(view["title"].as_str().unwrap().contains("sweep report"));
     }
     let svg = &result["svgs"][0];
     check_view("the sweep's figure", svg, false);
