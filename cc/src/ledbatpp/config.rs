@@ -48,6 +48,11 @@ pub const INITIAL_SLOWDOWN_RTTS: u64 = 2;
 /// ended (draft -01 §4.4: 9, i.e. ≤ 10 % of the time slowed down).
 pub const SLOWDOWN_INTERVAL: u32 = 9;
 
+/// The lowest T `target_fraction` sets (`profiles.rs`): alone at 10 ms
+/// base RTT, 20 Mbit/s, a T of 1.5 ms (4 packets' worth at most) kept 0.920
+/// of the link's goodput, 2.5 ms 0.990.
+pub const TARGET_MIN: Duration = Duration::from_micros(2500);
+
 /// Parameters of [`LedbatPlusPlus`](super::LedbatPlusPlus). Defaults are draft -01's; fields are
 /// set only through [`LedbatPlusPlusConfig::set`], which range-checks every
 /// value, so every config is one the per-ACK code can run.
@@ -133,6 +138,13 @@ pub struct LedbatPlusPlusConfig {
     /// The round trip the pacing rate spreads the window over. Default
     /// the smoothed RTT. Key `pacing_rtt`, `smoothed` or `current`.
     pub(super) pacing_rtt: PacingRtt,
+    /// TARGET is at most this fraction of the base round trip (but not
+    /// below `target_min`), and the delays measured against it
+    /// (`empty_queue`, `target_margin`) scale with it. Default unset (T as given). Key `target_fraction`, 0.05 to 10.
+    pub(super) target_fraction: Option<f64>,
+    /// The lowest T `target_fraction` sets. Default 2.5 ms
+    /// ([`TARGET_MIN`]). Key `target_min`, 1 ms to 1 s.
+    pub(super) target_min: Duration,
     /// Delay filters (keys `current_filter`, `base_history`, `base_bucket`).
     pub(super) delay: DelayConfig,
 }
@@ -165,6 +177,8 @@ impl Default for LedbatPlusPlusConfig {
             target_margin: Duration::ZERO,
             fill_window_limited: false,
             pacing_rtt: PacingRtt::Smoothed,
+            target_fraction: None,
+            target_min: TARGET_MIN,
             delay: DelayConfig::default(),
         }
     }
@@ -200,6 +214,8 @@ impl LedbatPlusPlusConfig {
         "target_margin",
         "pacing_rtt",
         "fill_window_limited",
+        "target_fraction",
+        "target_min",
         "current_filter",
         "base_history",
         "base_bucket",
@@ -273,6 +289,31 @@ impl LedbatPlusPlusConfig {
                     params::duration_in(key, value, Duration::ZERO, Duration::from_secs(1))?
             }
             "fill_window_limited" => self.fill_window_limited = params::bool_value(key, value)?,
+            "target_min" => {
+                self.target_min = params::duration_in(
+                    key,
+                    value,
+                    Duration::from_millis(1),
+                    Duration::from_secs(1),
+                )?
+            }
+            "target_fraction" => {
+                self.target_fraction = match value.trim() {
+                    "off" => None,
+                    _ => Some(params::f64_in(key, value, 0.05, 10.0).map_err(|e| match e {
+                        ParamError::BadValue {
+                            key,
+                            value,
+                            allowed,
+                        } => ParamError::BadValue {
+                            key,
+                            value,
+                            allowed: format!("{allowed}, or off"),
+                        },
+                        e => e,
+                    })?),
+                }
+            }
             "pacing_rtt" => {
                 self.pacing_rtt = match params::one_of(key, value, &["smoothed", "current"])? {
                     "current" => PacingRtt::Current,
@@ -361,6 +402,14 @@ mod tests {
             "bad value 'retry' for 'loss_on_empty_queue': expected one of halve, ignore"
         );
         assert!(cfg.set("empty_queue", "2s").is_err());
+        assert_eq!(
+            err(&mut cfg, "target_fraction", "0.01"),
+            "bad value '0.01' for 'target_fraction': expected a number from 0.05 to 10, or off"
+        );
+        cfg.set("target_fraction", "0.15").unwrap();
+        assert_eq!(cfg.target_fraction, Some(0.15));
+        cfg.set("target_fraction", "off").unwrap();
+        assert_eq!(cfg.target_fraction, None);
         assert_eq!(
             err(&mut cfg, "random_loss_max", "1.5"),
             "bad value '1.5' for 'random_loss_max': expected a number from 0 to 1"

@@ -68,7 +68,7 @@ impl LedbatPlusPlus {
                 (self.window_full_since, largest),
                 (Some(since), Some(sent)) if sent >= since
             );
-        self.filling = self.cfg.fill_empty_queue && quiet && limited && q <= self.cfg.empty_queue;
+        self.filling = self.cfg.fill_empty_queue && quiet && limited && q <= self.empty_queue;
         let mut change = if self.filling {
             // `fill_empty_queue`: one byte per byte acknowledged.
             bytes

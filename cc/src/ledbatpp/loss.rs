@@ -48,7 +48,7 @@ impl LedbatPlusPlus {
         self.filling = false;
         if self.cfg.loss_on_empty_queue == EmptyQueueLoss::Ignore
             && self.delay.current().is_some()
-            && self.delay.queuing() <= self.cfg.empty_queue
+            && self.delay.queuing() <= self.empty_queue
             && self.within_random_loss(loss)
         {
             // Not congestion for an LBE flow (`loss_on_empty_queue`, `profiles.rs`).

@@ -114,6 +114,7 @@ pub use config::SLOWDOWN_INTERVAL;
 pub use config::SLOWDOWN_RTTS;
 pub use config::SLOW_START_EXIT;
 pub use config::TARGET;
+pub use config::TARGET_MIN;
 pub use profiles::Decrease;
 pub use profiles::EmptyQueueLoss;
 pub use profiles::PacingRtt;
@@ -222,10 +223,14 @@ pub struct LedbatPlusPlus {
     bounds: WindowBounds<f64>,
     /// `target · slow_start_exit`.
     exit_delay: Duration,
-    /// TARGET in nanoseconds (≥ 1 ms, so never zero).
+    /// TARGET in nanoseconds (≥ 1 ms unless `target_fraction` lowers it,
+    /// and never zero): the configured T, or its `target_fraction` of the
+    /// base round trip when that is lower ([`LedbatPlusPlus::retarget`]).
     target_ns: f64,
-    /// `target_margin` in nanoseconds, at most `target_ns`.
+    /// `target_margin` in nanoseconds, at most `target_ns`, scaled as T is.
     margin_ns: f64,
+    /// `empty_queue`, scaled as T is.
+    empty_queue: Duration,
     /// Longest wait for the next slowdown: the base-delay history.
     max_slowdown_wait: Duration,
     s: State,
@@ -281,11 +286,12 @@ impl LedbatPlusPlus {
             .delay
             .base_bucket
             .saturating_mul(cfg.delay.base_history as u32);
-        Self {
+        let mut cc = Self {
             bounds,
-            exit_delay: cfg.target.mul_f64(cfg.slow_start_exit),
-            target_ns: delay::nanos(cfg.target),
-            margin_ns: delay::nanos(cfg.target_margin.min(cfg.target)),
+            exit_delay: Duration::ZERO,
+            target_ns: 0.0,
+            margin_ns: 0.0,
+            empty_queue: Duration::ZERO,
             max_slowdown_wait: history,
             s: State {
                 cwnd,
@@ -313,7 +319,35 @@ impl LedbatPlusPlus {
             deference: Deference::Full,
             loss_beta: HALVE,
             cfg,
-        }
+        };
+        cc.retarget();
+        cc
+    }
+
+    /// Sets TARGET and what is measured against it from the configured T
+    /// and the base round trip (`gain_base`); GAIN too (§4.2's formula,
+    /// of the configured T and the base).
+    ///
+    /// `target_fraction=F` (not the draft's; `profiles.rs`): T is F times
+    /// the base round trip, within `target_min` and the configured T, and
+    /// `empty_queue` and `target_margin` scale by the same factor, so that
+    /// they keep their place relative to T. The slow start's exit stays at
+    /// the configured T's (`profiles.rs` says why). Without a base round
+    /// trip yet, T is the configured one.
+    fn retarget(&mut self) {
+        let configured = self.cfg.target;
+        let target = match (self.cfg.target_fraction, self.gain_base) {
+            (Some(f), Some(base)) if !base.is_zero() => {
+                base.mul_f64(f).max(self.cfg.target_min).min(configured)
+            }
+            _ => configured,
+        };
+        let scale = target.as_secs_f64() / configured.as_secs_f64();
+        self.target_ns = delay::nanos(target).max(1.0);
+        self.margin_ns = delay::nanos(self.cfg.target_margin.mul_f64(scale)).min(self.target_ns);
+        self.empty_queue = self.cfg.empty_queue.mul_f64(scale);
+        self.exit_delay = configured.mul_f64(self.cfg.slow_start_exit);
+        self.gain = self.gain_for(self.gain_base);
     }
 
     fn in_slow_start(&self) -> bool {
@@ -341,10 +375,7 @@ impl LedbatPlusPlus {
         let target = target.clamp(Duration::from_millis(1), Duration::from_secs(1));
         self.cfg.target = target;
         self.cfg.gain_divisor_max = gain_divisor_max.clamp(1, 1024);
-        self.target_ns = delay::nanos(target);
-        self.margin_ns = delay::nanos(self.cfg.target_margin.min(target));
-        self.exit_delay = target.mul_f64(self.cfg.slow_start_exit);
-        self.gain = self.gain_for(self.gain_base);
+        self.retarget();
     }
 
     /// Sets how much the controller defers ([`crate::deadline`] above level
@@ -413,7 +444,7 @@ impl CongestionController for LedbatPlusPlus {
         let base = self.source.base_rtt(self.delay.base(), &ack.rtt);
         if base != self.gain_base {
             self.gain_base = base;
-            self.gain = self.gain_for(base);
+            self.retarget();
         }
 
         if let Phase::Slowdown { min_queue, .. } = &mut self.s.phase {
@@ -521,7 +552,8 @@ impl CongestionController for LedbatPlusPlus {
         self.delay.snapshot(
             self.window(),
             self.s.ssthresh,
-            self.cfg.target,
+            // The T in force (`target_fraction` may lower it).
+            Duration::from_nanos(self.target_ns as u64),
             gain,
             self.source.signal(),
         )

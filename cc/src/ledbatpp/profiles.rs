@@ -34,7 +34,9 @@
 //! is what removes the late-comer advantage). Measured effects are from
 //! the simulator, 20 Mbit/s, 500 ms buffer unless said (sweeps/ledbatpp-profiles-*.toml;
 //! docs/ledbatpp-profiles.md). "Empty queue" is a queuing delay of at
-//! most `empty_queue` (default 15 ms, T/4).
+//! most `empty_queue` (default 15 ms, T/4; with `target_fraction` a
+//! quarter of the T in force). The other bullets' figures were measured
+//! before `profile=full` had `target_fraction` (T = 60 ms).
 //!
 //! * `skip_rtt_after_restore=true`: the seed's second fix, above.
 //! * `restore=guarded`: the seed's jump back to the pre-slowdown window,
@@ -139,6 +141,31 @@
 //!   50 ms fell to Jain 0.93–0.96; with 4/5 0.997–1.000. A shorter stall at
 //!   a long RTT (where the queue is a small part of the window) still reads
 //!   as room.
+//! * `target_fraction=0.15`: T is 0.15 of the base round trip (the base
+//!   delay's round trip, [`crate::delay::DelaySource::base_rtt`]), within
+//!   `target_min` (2.5 ms) and the configured T (60 ms), and `empty_queue`
+//!   and `target_margin` scale with it; GAIN keeps the draft's formula of
+//!   the configured T, and the initial slow start still ends at 3/4 of the
+//!   configured T (scaled, a deadline-aware download alone at 50 ms left
+//!   slow start at a 5.6 ms queue and fell behind its schedule for 1 s).
+//!   `target_fraction=off` removes it (a receiver's `rledbat` default does:
+//!   its RTT samples carry the sender host's stalls). bbr2 keeps a standing
+//!   queue of about one base RTT (ProbeBW's inflight cap of 2 BDP); with
+//!   T = 60 ms that queue stays below T at base RTTs under 60 ms, LEDBAT++
+//!   reads it as room and holds its own: 0.25–0.72 of the two beside bbr2
+//!   at 10–20 ms (docs/lbe-vs-bbr.md). At 0.15 of the base RTT the same
+//!   queue is far above T and LEDBAT++ gives way: seeds 1–3, over the
+//!   grid's 30 cells (10–200 ms × 0.5–4 BDP and 500 ms), cell means
+//!   0.02–0.18, ≤ 0.1 in 26; the 0.5 BDP column at 10–60 ms, where the two
+//!   share by losses, is the rest. Real time, 50 ms: 0.027–0.031 (3 runs;
+//!   0.25–0.43 before). Alone the queue is T and the link stays full:
+//!   0.982–0.992 of it at 10–300 ms (queue 3.1 ms at 10 ms, 8.4 ms at
+//!   50 ms). Below 2.5 ms the queue is a few packets (1.5 ms at 20 Mbit/s:
+//!   0.920 of the link alone at 10 ms, `TARGET_MIN`). GAIN from the lower
+//!   T (1/2 to 1 MSS a round, Reno's pace) took 0.15–0.29 in the 0.5 BDP
+//!   cells. With C = 1 instead of 0.25 every cell was ≤ 0.1, but two flows
+//!   fell to Jain 0.80–0.86 (20 and 50 ms); with C = 0.25 two flows keep
+//!   0.988–0.999 at 20/50/100 ms (seeds 1–3).
 //! * `gentle_freeze=true` (not in full): a periodic freeze holds half the
 //!   window, not 2 packets, when the previous freeze read an empty queue
 //!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
@@ -176,6 +203,8 @@ pub const RANDOM_LOSS_MAX: f64 = 0.05;
 pub const RANDOM_LOSS_ROUNDS: u32 = 16;
 /// `profile=full`: the decrease constant C (the draft's is 1).
 pub const FULL_DECREASE_CONSTANT: f64 = 0.25;
+/// `profile=full`: T is at most this fraction of the base round trip.
+pub const FULL_TARGET_FRACTION: f64 = 0.15;
 /// `profile=full`: the decrease starts this much below T.
 pub const FULL_TARGET_MARGIN: Duration = Duration::from_millis(4);
 /// `profile=full`: whether the periodic freeze may be gentle.
@@ -246,6 +275,8 @@ impl LedbatPlusPlusConfig {
         self.pacing_rtt = draft.pacing_rtt;
         self.fill_window_limited = draft.fill_window_limited;
         self.decrease_constant = draft.decrease_constant;
+        self.target_fraction = draft.target_fraction;
+        self.target_min = draft.target_min;
         match params::one_of(key, value, &["draft", "seed", "full"])? {
             "seed" => {
                 self.restore = Restore::Jump;
@@ -265,6 +296,7 @@ impl LedbatPlusPlusConfig {
                 self.target_margin = FULL_TARGET_MARGIN;
                 self.pacing_rtt = PacingRtt::Current;
                 self.fill_window_limited = true;
+                self.target_fraction = Some(FULL_TARGET_FRACTION);
             }
             _ => (),
         }
@@ -680,6 +712,90 @@ mod tests {
     }
 
     #[test]
+    fn target_fraction_sets_t_from_the_base_round_trip_within_its_bounds() {
+        // (spec, base RTT, T in force, GAIN): T = F·base within
+        // [target_min, target]; GAIN keeps the configured T's formula.
+        let cases = [
+            (&[("target_fraction", "0.15")][..], ms(40), ms(6), 1.0 / 4.0),
+            (
+                &[("target_fraction", "0.15")][..],
+                ms(10),
+                Duration::from_micros(2500),
+                1.0 / 13.0,
+            ),
+            (
+                &[("target_fraction", "0.15"), ("target_min", "1ms")][..],
+                ms(10),
+                Duration::from_micros(1500),
+                1.0 / 13.0,
+            ),
+            (&[("target_fraction", "0.15")][..], ms(500), ms(60), 1.0),
+            (&[][..], ms(40), ms(60), 1.0 / 4.0),
+        ];
+        for (spec, base, target, gain) in cases {
+            let mut d = driver(config(spec));
+            assert_eq!(d.cc.snapshot().target, Some(ms(60)), "no base yet");
+            d.ack_old(base, MSS, base);
+            let snap = d.cc.snapshot();
+            assert_eq!(
+                (snap.target, snap.gain),
+                (Some(target), Some(gain)),
+                "{spec:?} {base:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn target_fraction_measures_the_queue_against_the_lower_target() {
+        // Base 40 ms (GAIN 1/4), 39 packets, one ACK of 4 (+1200); a 12 ms
+        // queue is 2·T with F = 0.15 (T = 6 ms) but does not end the
+        // initial slow start, whose exit stays at 3/4 of the configured T
+        // (45 ms); a 50 ms queue does. Then 40 ACKs of a packet (a round
+        // of W = 48 000 bytes) at q = 12 ms: with F each takes the −MSS/2
+        // cap (GAIN·MSS·MSS/W − MSS·(2 − 1) is below it), −24 000; without,
+        // each adds GAIN·MSS·MSS/W (W the round's, 48 300), +298.
+        let run = |spec: &[(&str, &str)]| {
+            let mut spec = spec.to_vec();
+            spec.extend([("current_filter", "1"), ("init_cwnd", "39")]);
+            let mut d = driver(config(&spec));
+            d.ack_old(ms(1), 4 * MSS, ms(40));
+            d.ack_old(ms(1), MSS, ms(52));
+            assert_eq!((state(&d), d.cc.window()), ("slow_start", 48_300));
+            d.ack_old(ms(1), MSS, ms(90));
+            assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_300));
+            for _ in 0..40 {
+                d.ack_old(ms(1), MSS, ms(52));
+            }
+            d.cc.window()
+        };
+        assert_eq!(run(&[("target_fraction", "0.15")]), 24_300);
+        assert_eq!(run(&[]), 48_598);
+        // empty_queue scales with T (15 ms · 6/60 = 1.5 ms): a loss at a
+        // 2 ms queue is no random loss for `loss_on_empty_queue=ignore`.
+        let loss_at_2ms = |spec: &[(&str, &str)]| {
+            let mut spec = spec.to_vec();
+            spec.extend([
+                ("current_filter", "1"),
+                ("init_cwnd", "39"),
+                ("loss_on_empty_queue", "ignore"),
+            ]);
+            let mut d = driver(config(&spec));
+            d.ack_old(ms(1), 4 * MSS, ms(40));
+            d.ack_old(ms(1), MSS, ms(90));
+            d.ack_old(ms(1), MSS, ms(42));
+            let before = d.cc.window();
+            d.advance(ms(1));
+            d.loss(d.now - NS);
+            (before, d.cc.window())
+        };
+        let (before, after) = loss_at_2ms(&[("target_fraction", "0.15")]);
+        assert_eq!(after, before / 2, "counted as congestion");
+        assert_eq!(before, 48_007, "one ACK below T: + GAIN·MSS·MSS/W");
+        let (before, after) = loss_at_2ms(&[("target_fraction", "0.15"), ("empty_queue", "20ms")]);
+        assert_eq!(after, before, "2 ms is within 20 ms · 6/60 = 2 ms: ignored");
+    }
+
+    #[test]
     fn profile_full_sets_its_options_and_a_profile_resets_them() {
         let full = config(&[("profile", "full")]);
         assert_eq!(
@@ -697,6 +813,7 @@ mod tests {
                 ("target_margin", "4ms"),
                 ("pacing_rtt", "current"),
                 ("fill_window_limited", "true"),
+                ("target_fraction", "0.15"),
             ])
         );
         assert_eq!(

@@ -111,7 +111,7 @@ impl LedbatPlusPlus {
         rtt: Duration,
         min_queue: Duration,
     ) {
-        let empty = min_queue <= self.cfg.empty_queue;
+        let empty = min_queue <= self.empty_queue;
         self.s.last_freeze_empty = empty;
         let jump = match self.cfg.restore {
             Restore::SlowStart => false,
