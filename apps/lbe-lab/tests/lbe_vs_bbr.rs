@@ -1,11 +1,11 @@
-//! LEDBAT++ (the draft) beside quiche's `bbr2` and beside CUBIC in the
-//! simulator: the failure the LBE-vs-BBR grid measures
-//! (`sweeps/lbe-vs-bbr-grid-rtt20ms.toml`, docs/lbe-vs-bbr.md), one of
-//! its cells, seeds 1-3. LEDBAT++ first, the foreground from 10 s,
-//! 20 Mbit/s, base RTT 20 ms, BUFFER; its share of the two over 20-60 s.
-//! bbr2 runs on the quiche engine, CUBIC on the re-stated one
-//! (`lbe_sim::Engine::Auto`), as in the sweep. About 20 s of CPU
-//! (three 60 s runs on the quiche engine).
+//! LEDBAT++ beside quiche's `bbr2` and beside CUBIC in the simulator:
+//! the failure of the draft the LBE-vs-BBR grid measures
+//! (`sweeps/lbe-vs-bbr-grid-rtt20ms.toml`, docs/lbe-vs-bbr.md), and
+//! `profile=full` (with `target_fraction`) yielding, in cells of the grid,
+//! seeds 1-3. LEDBAT++ first, the foreground from 10 s, 20 Mbit/s, BUFFER;
+//! its share of the two over 20-60 s. bbr2 runs on the quiche engine, CUBIC
+//! on the re-stated one (`lbe_sim::Engine::Auto`), as in the sweep. About
+//! 60 s of CPU (nine 60 s runs on the quiche engine).
 
 use std::path::Path;
 
@@ -17,11 +17,14 @@ const BUFFER: &str = "500ms";
 const LOW_BBR2: f64 = 0.25;
 /// Beside CUBIC it kept 0.0021 / 0.0021 / 0.0020; below 0.02 is yielding.
 const HIGH_CUBIC: f64 = 0.02;
+/// `profile=full` beside bbr2 at 20 ms and 100 ms: at most this (the
+/// issue's contract for `make test`). Measured 0.037 / 0.023 (seed 1).
+const FULL_BBR2: f64 = 0.15;
 
 /// The LBE's share of the two flows' goodput, as the sweep's `flow1.share`.
-fn lbe_share(lbe: &str, foreground: &str, seed: u64) -> f64 {
+fn lbe_share(lbe: &str, foreground: &str, rtt: &str, seed: u64) -> f64 {
     let text = format!(
-        "seed = {seed}\n[link]\nrate = \"20mbit\"\nrtt = \"20ms\"\nbuffer = \"{BUFFER}\"\n\
+        "seed = {seed}\n[link]\nrate = \"20mbit\"\nrtt = \"{rtt}\"\nbuffer = \"{BUFFER}\"\n\
          [analysis]\nfrom = \"20s\"\nto = \"60s\"\n\
          [[flow]]\ncc = \"{lbe}\"\nstop = \"60s\"\n\
          [[flow]]\ncc = \"{foreground}\"\nstart = \"10s\"\nstop = \"60s\"\n"
@@ -44,7 +47,7 @@ fn lbe_share(lbe: &str, foreground: &str, seed: u64) -> f64 {
 #[test]
 fn the_draft_does_not_yield_to_bbr2_at_20_ms() {
     for seed in SEEDS {
-        let share = lbe_share("ledbatpp:profile=draft", "bbr2", seed);
+        let share = lbe_share("ledbatpp:profile=draft", "bbr2", "20ms", seed);
         println!("seed {seed}: the draft beside bbr2 keeps {share:.3}");
         assert!(
             share > LOW_BBR2,
@@ -57,11 +60,28 @@ fn the_draft_does_not_yield_to_bbr2_at_20_ms() {
 #[test]
 fn the_draft_yields_to_cubic_at_20_ms() {
     for seed in SEEDS {
-        let share = lbe_share("ledbatpp:profile=draft", "cubic", seed);
+        let share = lbe_share("ledbatpp:profile=draft", "cubic", "20ms", seed);
         println!("seed {seed}: the draft beside cubic keeps {share:.4}");
         assert!(
             share < HIGH_CUBIC,
             "seed {seed}: the draft's share beside cubic {share}"
         );
+    }
+}
+
+/// `profile=full` yields to bbr2 (FULL_BBR2): its `target_fraction` puts
+/// T at 0.15 of the base round trip, under the queue bbr2 keeps (about one
+/// base RTT's worth), where the draft's 60 ms sits above it below 60 ms.
+#[test]
+fn full_yields_to_bbr2_at_20_and_100_ms() {
+    for rtt in ["20ms", "100ms"] {
+        for seed in SEEDS {
+            let share = lbe_share("ledbatpp:profile=full", "bbr2", rtt, seed);
+            println!("{rtt} seed {seed}: profile=full beside bbr2 keeps {share:.3}");
+            assert!(
+                share <= FULL_BBR2,
+                "{rtt} seed {seed}: profile=full's share beside bbr2 {share}"
+            );
+        }
     }
 }
