@@ -2,8 +2,8 @@
 # Runs the LBE-vs-BBR grid (sweeps/lbe-vs-bbr-grid-rtt*.toml, docs/lbe-vs-bbr.md)
 # in the simulator, seed 1 of every cell first, then seed 2, then seed 3: runs
 # are numbered with the seed fastest, so shard I/3 of a file is its seed I+1.
-# The buffers below 15 ms at 10 and 20 ms are in their own files (without
-# ledbatpp:profile=full), run after the others; each sweep is stopped after
+# The buffers below 15 ms at 10 and 20 ms are in their own files, run after
+# the others; each sweep is stopped after
 # 15 minutes of wall time (a stopped sweep writes nothing).
 # Each shard's results go to OUT/runs/seedN-<sweep>/ (one already written is
 # skipped, so the script can be stopped and started again); /usr/bin/time
