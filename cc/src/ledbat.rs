@@ -310,26 +310,15 @@ impl LedbatConfig {
             "tau_user" => {
                 self.tau_user = match value.trim() {
                     "auto" => None,
-                    _ => Some(
+                    _ => Some(params::or_word(
+                        "auto",
                         params::duration_in(
                             key,
                             value,
                             Duration::from_millis(1),
                             Duration::from_secs(10),
-                        )
-                        .map_err(|e| match e {
-                            ParamError::BadValue {
-                                key,
-                                value,
-                                allowed,
-                            } => ParamError::BadValue {
-                                key,
-                                value,
-                                allowed: format!("auto or {allowed}"),
-                            },
-                            other => other,
-                        })?,
-                    ),
+                        ),
+                    )?),
                 }
             }
             "delta" => self.delta = params::f64_in(key, value, 0.0, 0.2)?,

@@ -122,6 +122,24 @@ where
     }
 }
 
+/// `result`, its error (if a bad value) also allowing the word `word`:
+/// "`word` or (what the range allows)", for keys that take a word besides
+/// a range (`ledbatpp`'s `target_fraction=off`, `ledbat`'s `tau_user=auto`).
+pub fn or_word<T>(word: &str, result: Result<T, ParamError>) -> Result<T, ParamError> {
+    result.map_err(|e| match e {
+        ParamError::BadValue {
+            key,
+            value,
+            allowed,
+        } => ParamError::BadValue {
+            key,
+            value,
+            allowed: format!("{word} or {allowed}"),
+        },
+        other => other,
+    })
+}
+
 /// A real number within `[min, max]`.
 pub fn f64_in(key: &str, value: &str, min: f64, max: f64) -> Result<f64, ParamError> {
     in_range(key, value, min, max, "a number")

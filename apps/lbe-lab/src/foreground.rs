@@ -92,11 +92,7 @@ pub fn sections(workloads: &[WorkloadSummary]) -> Result<Vec<Section>, String> {
         )?;
         h.push_str(&figure.unwrap_or_default());
     }
-    Ok(vec![Section {
-        id: SECTION_ID.to_string(),
-        title: "Foreground".to_string(),
-        html: h,
-    }])
+    Ok(foreground_section(h))
 }
 
 /// What a workload kind's samples are, for a CDF: `(what, unit)`, a web
@@ -321,11 +317,7 @@ pub fn sweep_sections(results: &crate::sweep::Results) -> Result<Vec<Section>, S
             h.push_str(&figure.unwrap_or_default());
         }
     }
-    Ok(vec![Section {
-        id: SECTION_ID.to_string(),
-        title: "Foreground".to_string(),
-        html: h,
-    }])
+    Ok(foreground_section(h))
 }
 
 /// A sweep's video flow: per group and bulk controller, its stalls over
@@ -429,6 +421,15 @@ fn cdf(label: &str, samples: &[f64]) -> Option<XySeries> {
             })
             .collect(),
     })
+}
+
+/// The report's "Foreground" section holding `html` (a run's and a sweep's).
+fn foreground_section(html: String) -> Vec<Section> {
+    vec![Section {
+        id: SECTION_ID.to_string(),
+        title: "Foreground".to_string(),
+        html,
+    }]
 }
 
 #[cfg(test)]

@@ -300,18 +300,10 @@ impl LedbatPlusPlusConfig {
             "target_fraction" => {
                 self.target_fraction = match value.trim() {
                     "off" => None,
-                    _ => Some(params::f64_in(key, value, 0.05, 10.0).map_err(|e| match e {
-                        ParamError::BadValue {
-                            key,
-                            value,
-                            allowed,
-                        } => ParamError::BadValue {
-                            key,
-                            value,
-                            allowed: format!("{allowed}, or off"),
-                        },
-                        e => e,
-                    })?),
+                    _ => Some(params::or_word(
+                        "off",
+                        params::f64_in(key, value, 0.05, 10.0),
+                    )?),
                 }
             }
             "pacing_rtt" => {
@@ -404,7 +396,7 @@ mod tests {
         assert!(cfg.set("empty_queue", "2s").is_err());
         assert_eq!(
             err(&mut cfg, "target_fraction", "0.01"),
-            "bad value '0.01' for 'target_fraction': expected a number from 0.05 to 10, or off"
+            "bad value '0.01' for 'target_fraction': expected off or a number from 0.05 to 10"
         );
         cfg.set("target_fraction", "0.15").unwrap();
         assert_eq!(cfg.target_fraction, Some(0.15));
