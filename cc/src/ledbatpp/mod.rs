@@ -223,9 +223,9 @@ pub struct LedbatPlusPlus {
     bounds: WindowBounds<f64>,
     /// `target · slow_start_exit`.
     exit_delay: Duration,
-    /// TARGET in nanoseconds (≥ 1 ms unless `target_fraction` lowers it,
-    /// and never zero): the configured T, or its `target_fraction` of the
-    /// base round trip when that is lower ([`LedbatPlusPlus::retarget`]).
+    /// TARGET in nanoseconds (≥ 1 ms, so never zero): the configured T, or
+    /// its `target_fraction` of the base round trip when that is lower
+    /// ([`LedbatPlusPlus::retarget`]).
     target_ns: f64,
     /// `target_margin` in nanoseconds, at most `target_ns`, scaled as T is.
     margin_ns: f64,
@@ -333,11 +333,13 @@ impl LedbatPlusPlus {
     /// `empty_queue` and `target_margin` scale by the same factor, so that
     /// they keep their place relative to T. The slow start's exit stays at
     /// the configured T's (`profiles.rs` says why). Without a base round
-    /// trip yet, T is the configured one.
+    /// trip yet, T is the configured one; so it is while [`crate::deadline`]
+    /// steers the controller above its level 0 (less than
+    /// [`Deference::Full`]): the larger T it sets is its knob.
     fn retarget(&mut self) {
         let configured = self.cfg.target;
-        let target = match (self.cfg.target_fraction, self.gain_base) {
-            (Some(f), Some(base)) if !base.is_zero() => {
+        let target = match (self.cfg.target_fraction, self.gain_base, self.deference) {
+            (Some(f), Some(base), Deference::Full) if !base.is_zero() => {
                 base.mul_f64(f).max(self.cfg.target_min).min(configured)
             }
             _ => configured,
@@ -384,6 +386,7 @@ impl LedbatPlusPlus {
     /// end, for the initial one); one under way runs its course.
     pub fn set_deference(&mut self, deference: Deference) {
         self.deference = deference;
+        self.retarget();
     }
 
     /// How much the controller defers ([`LedbatPlusPlus::set_deference`]).

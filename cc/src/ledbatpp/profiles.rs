@@ -746,6 +746,22 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_steering_above_level_0_sets_t_itself() {
+        // Base 40 ms: T = 6 ms at level 0; a level that sets 90 ms and
+        // defers less gets 90 ms, not 0.15 of the base; back at level 0
+        // (the configured 60 ms, full deference) T is 6 ms again.
+        let mut d = driver(config(&[("profile", "full")]));
+        d.ack_old(ms(40), MSS, ms(40));
+        assert_eq!(d.cc.snapshot().target, Some(ms(6)));
+        d.cc.set_target_and_gain_divisor_max(ms(90), 16);
+        d.cc.set_deference(Deference::DelayOnly);
+        assert_eq!(d.cc.snapshot().target, Some(ms(90)));
+        d.cc.set_target_and_gain_divisor_max(ms(60), 16);
+        d.cc.set_deference(Deference::Full);
+        assert_eq!(d.cc.snapshot().target, Some(ms(6)));
+    }
+
+    #[test]
     fn target_fraction_measures_the_queue_against_the_lower_target() {
         // Base 40 ms (GAIN 1/4), 39 packets, one ACK of 4 (+1200); a 12 ms
         // queue is 2·T with F = 0.15 (T = 6 ms) but does not end the
