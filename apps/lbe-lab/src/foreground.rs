@@ -257,12 +257,7 @@ pub fn sweep_sections(results: &crate::sweep::Results) -> Result<Vec<Section>, S
         "<p>What the workload flows felt, pooled over each point's seeds: one line per bulk \
          controller{}; per workload flow and per combination of the other axes, a CDF \
          (web, ping) or a table (video).</p>\n",
-        if results
-            .runs
-            .iter()
-            .flat_map(|r| &r.workloads)
-            .any(|w| w.baseline.is_some())
-        {
+        if results.has_baselines() {
             ", and the same workloads without the bulk flows (<code>--baseline</code>)"
         } else {
             " (run the sweep with <code>--baseline</code> for the line without the bulk flows)"

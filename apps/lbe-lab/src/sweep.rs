@@ -314,6 +314,17 @@ pub struct Results {
     pub runs: Vec<RunResult>,
 }
 
+impl Results {
+    /// Whether any point's workloads were also run without the bulk
+    /// flows (`--baseline`).
+    pub fn has_baselines(&self) -> bool {
+        self.runs
+            .iter()
+            .flat_map(|r| &r.workloads)
+            .any(|w| w.baseline.is_some())
+    }
+}
+
 fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
@@ -1130,12 +1141,7 @@ pub fn report(results: &Results) -> Result<String, String> {
         } else {
             "real time"
         },
-        if results
-            .runs
-            .iter()
-            .flat_map(|r| &r.workloads)
-            .any(|w| w.baseline.is_some())
-        {
+        if results.has_baselines() {
             ", with baselines"
         } else {
             ""
