@@ -51,17 +51,16 @@ fn writing_the_qlog_files_does_not_change_the_run() {
          [[flow]]\ncc = \"bbr2\"\nstart = \"3s\"\nstop = \"12s\"\nname = \"bbr2\"\n"
     );
     let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), &text).unwrap();
-    let dir = std::env::temp_dir().join(format!("lbe-sim-qlog-{}", std::process::id()));
-    let qlog_dir = dir.join("qlog");
+    let scratch = lbe_test_support::Scratch::new("lbe-sim-qlog");
+    let qlog_dir = scratch.join("qlog");
     let (mut with_files, _) =
         lbe_lab::sim::simulate_on(&scenario, Some(&qlog_dir), Engine::Quiche).unwrap();
     let (without, _) = lbe_lab::sim::simulate_on(&scenario, None, Engine::Quiche).unwrap();
     for flow in &mut with_files.flows {
         let name = flow.qlog.take().expect("a qlog file per flow");
-        let written = std::fs::metadata(dir.join(&name)).unwrap().len();
+        let written = std::fs::metadata(scratch.join(&name)).unwrap().len();
         assert!(written > 100_000, "{name}: {written} bytes");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(
         serde_json::to_string(&with_files).unwrap(),
         serde_json::to_string(&without).unwrap()
