@@ -345,7 +345,7 @@ impl LedbatPlusPlus {
             _ => configured,
         };
         let scale = target.as_secs_f64() / configured.as_secs_f64();
-        self.target_ns = delay::nanos(target).max(1.0);
+        self.target_ns = delay::nanos(target);
         self.margin_ns = delay::nanos(self.cfg.target_margin.mul_f64(scale)).min(self.target_ns);
         self.empty_queue = self.cfg.empty_queue.mul_f64(scale);
         self.exit_delay = configured.mul_f64(self.cfg.slow_start_exit);
