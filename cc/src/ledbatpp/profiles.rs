@@ -786,6 +786,27 @@ mod tests {
         };
         assert_eq!(run(&[("target_fraction", "0.15")]), 24_300);
         assert_eq!(run(&[]), 48_598);
+        // target_margin scales with T: 4 ms · 6/60 = 0.4 ms, so the
+        // decrease starts at 5.6 ms and a 3 ms queue still grows the
+        // window (+298 as without F); unscaled it would start at 2 ms.
+        let at_3ms = |spec: &[(&str, &str)]| {
+            let mut spec = spec.to_vec();
+            spec.extend([("current_filter", "1"), ("init_cwnd", "39")]);
+            let mut d = driver(config(&spec));
+            d.ack_old(ms(1), 4 * MSS, ms(40));
+            d.ack_old(ms(1), MSS, ms(52));
+            d.ack_old(ms(1), MSS, ms(90));
+            for _ in 0..40 {
+                d.ack_old(ms(1), MSS, ms(43));
+            }
+            d.cc.window()
+        };
+        assert_eq!(
+            at_3ms(&[("target_fraction", "0.15"), ("target_margin", "4ms")]),
+            48_598
+        );
+        // 35 ms scales to 3.5 ms: the decrease starts at 2.5 ms, below q.
+        assert!(at_3ms(&[("target_fraction", "0.15"), ("target_margin", "35ms")]) < 48_300);
         // empty_queue scales with T (15 ms · 6/60 = 1.5 ms): a loss at a
         // 2 ms queue is no random loss for `loss_on_empty_queue=ignore`.
         let loss_at_2ms = |spec: &[(&str, &str)]| {
