@@ -137,6 +137,18 @@ pub struct FlowStats {
     pub sent_packets: u64,
     pub lost_packets: u64,
     pub spurious_losses: u64,
+    /// Probe timeouts (RFC 9002 §6.2) that fired over the whole run; the
+    /// re-stated engine only (`None` on the quiche engine, whose count
+    /// below includes the time-threshold timeouts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_timeouts: Option<u64>,
+    /// Times the loss-detection timer fired over the whole run, for a
+    /// probe timeout or a time-threshold loss: quiche's
+    /// `PathStats::total_pto_count` on the quiche engine (quiche 0.30.0
+    /// documents it as "the number of times PTO fired" but increments it
+    /// in `Path::on_loss_detection_timeout` whatever fired), the same
+    /// count on the re-stated engine. An upper bound on the probe timeouts.
+    pub loss_detection_timeouts: u64,
     /// Stream bytes the flow offered (new data, retransmissions not counted).
     pub stream_bytes: u64,
     /// When every byte was acknowledged (byte-counted flows), seconds.
@@ -805,6 +817,8 @@ impl Sim<'_> {
                 sent_packets: sender.map_or(0, |s| s.sent_packets()),
                 lost_packets: sender.map_or(0, |s| s.lost_packets()),
                 spurious_losses: sender.map_or(0, |s| s.spurious_losses()),
+                probe_timeouts: sender.map(Sender::probe_timeouts),
+                loss_detection_timeouts: sender.map_or(0, |s| s.loss_detection_timeouts()),
                 stream_bytes: sender.map_or(0, |s| s.stream_bytes_sent()),
                 finished_s: match flow.end {
                     FlowEnd::Bytes(_) => state

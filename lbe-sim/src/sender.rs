@@ -164,6 +164,12 @@ pub struct Sender {
     lost_packets: u64,
     sent_packets: u64,
     spurious_losses: u64,
+    /// Probe timeouts that fired since the start (`pto_count` counts the
+    /// consecutive ones and is reset by an ACK; this is never reset).
+    probe_timeouts: u64,
+    /// Times the loss-detection timer fired since the start: the probe
+    /// timeouts and the time-threshold losses.
+    loss_detection_timeouts: u64,
     /// A deadline-aware controller's progress handle: stream bytes newly
     /// acknowledged are added to it before the controller sees the ACK.
     progress: Option<quiche_lbe::lbe_cc::deadline::Progress>,
@@ -205,6 +211,8 @@ impl Sender {
             lost_packets: 0,
             sent_packets: 0,
             spurious_losses: 0,
+            probe_timeouts: 0,
+            loss_detection_timeouts: 0,
             progress: None,
             credit: None,
         }
@@ -237,6 +245,18 @@ impl Sender {
 
     pub fn lost_packets(&self) -> u64 {
         self.lost_packets
+    }
+
+    /// Probe timeouts that fired since the start (RFC 9002 §6.2).
+    pub fn probe_timeouts(&self) -> u64 {
+        self.probe_timeouts
+    }
+
+    /// Times the loss-detection timer fired since the start, for a probe
+    /// timeout or a time-threshold loss (RFC 9002 §6.1.2): what quiche's
+    /// `PathStats::total_pto_count` counts.
+    pub fn loss_detection_timeouts(&self) -> u64 {
+        self.loss_detection_timeouts
     }
 
     pub fn sent_packets(&self) -> u64 {
@@ -564,12 +584,14 @@ impl Sender {
     /// The loss-detection timer fired (quiche's `on_loss_detection_timeout`):
     /// packets lost by time, else a PTO, which arms probes.
     pub fn on_loss_timer(&mut self, now: Instant) -> Vec<u64> {
+        self.loss_detection_timeouts += 1;
         if self.loss_time.is_some() {
             let lost = self.detect_lost(now);
             self.drain_lost(now);
             return lost;
         }
         self.pto_count += 1;
+        self.probe_timeouts += 1;
         self.probes = (self.pto_count as usize).min(MAX_PTO_PROBES);
         Vec::new()
     }
@@ -577,5 +599,54 @@ impl Sender {
     /// The controller's state for qlog.
     pub fn state(&self, now: Instant) -> &'static str {
         self.cc.cc().state_str(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// quiche's initial RTT (333 ms) before any sample; its rttvar is half
+    /// of it, so RFC 9002 §6.2.1's PTO is 333 + 4 × 166.5 + 25 (max_ack_delay)
+    /// = 1024 ms, doubled after each PTO without an ACK (§6.2.1 "the PTO
+    /// period MUST be set to the current PTO period times 2").
+    const FIRST_PTO: Duration = Duration::from_millis(1024);
+
+    fn cubic_sender() -> Sender {
+        let framing = Framing::default();
+        let spec: quiche_lbe::CcSpec = "cubic".parse().unwrap();
+        Sender::new(
+            crate::controller(&spec, &framing).unwrap(),
+            RttEstimator::new(Duration::from_millis(333), Duration::from_millis(25)),
+            framing,
+            DataLimit::Bytes(100_000),
+            false,
+        )
+    }
+
+    #[test]
+    fn probe_timeouts_count_every_pto_and_an_ack_resets_only_the_backoff() {
+        let mut s = cubic_sender();
+        let t0 = Instant::now();
+        assert_eq!(s.build(t0).map(|b| b.pn), Some(0));
+        assert_eq!(s.loss_timer(), Some(t0 + FIRST_PTO));
+        assert_eq!(s.on_loss_timer(t0 + FIRST_PTO), Vec::<u64>::new());
+        assert_eq!(s.probe_timeouts(), 1);
+
+        // The probe goes out whatever the window; the next PTO is twice as far.
+        let t1 = t0 + FIRST_PTO;
+        assert_eq!(s.build(t1).map(|b| b.pn), Some(1));
+        assert_eq!(s.loss_timer(), Some(t1 + FIRST_PTO * 2));
+        assert_eq!(s.on_loss_timer(t1 + FIRST_PTO * 2), Vec::<u64>::new());
+        assert_eq!(s.probe_timeouts(), 2);
+
+        // An ACK of both resets the backoff (pto_count) but not the total.
+        let t2 = t1 + FIRST_PTO * 2 + Duration::from_millis(5);
+        let out = s.on_ack(&[(0, 1)], Duration::ZERO, t2);
+        assert_eq!(out.acked, vec![0, 1]);
+        assert_eq!(s.probe_timeouts(), 2);
+        assert_eq!(s.pto_count, 0);
+        assert_eq!(s.lost_packets(), 0);
+        assert_eq!(s.loss_detection_timeouts(), 2);
     }
 }

@@ -1414,6 +1414,10 @@ impl Sim<'_> {
                 sent_packets: s.as_ref().map_or(0, |s| s.sent as u64),
                 lost_packets: s.as_ref().map_or(0, |s| s.lost as u64),
                 spurious_losses: s.as_ref().map_or(0, |s| s.spurious_lost as u64),
+                probe_timeouts: None,
+                loss_detection_timeouts: sender.as_ref().map_or(0, |c| {
+                    c.path_stats().map(|p| p.total_pto_count as u64).sum()
+                }),
                 stream_bytes: state.written,
                 finished_s: match flow.end {
                     FlowEnd::Bytes(b) if state.received == b => state

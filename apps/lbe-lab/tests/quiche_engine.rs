@@ -126,3 +126,23 @@ fn ledbatpp_yields_to_cubic_on_the_quiche_engine() {
     assert!(share < 0.01, "LEDBAT++'s share beside CUBIC: {share}");
     assert!(s.utilization.unwrap() > 0.9);
 }
+
+/// summary.json's `transfer` counts the timeouts of loss detection: on the
+/// re-stated engine the probe timeouts (RFC 9002 §6.2) apart, on the quiche
+/// engine only quiche's own count (`PathStats::total_pto_count`, which
+/// includes the time-threshold timeouts: an upper bound on its PTOs).
+/// CUBIC for 10 s at 50 % random loss, 200 ms: the window stays at its
+/// minimum and whole flights are lost.
+#[test]
+fn the_transfer_counts_probe_and_loss_detection_timeouts() {
+    let text = "seed = 1\n[link]\nrate = \"20mbit\"\nrtt = \"200ms\"\nbuffer = \"500ms\"\nloss = 0.5\n\
+                [analysis]\nfrom = \"0s\"\nto = \"10s\"\n[[flow]]\ncc = \"cubic\"\nstop = \"10s\"\n";
+    let restated = serde_json::to_value(simulate(text, Engine::Restated)).unwrap();
+    let t = &restated["flows"][0]["transfer"];
+    assert_eq!(t["probe_timeouts"], 11, "{t}");
+    assert_eq!(t["loss_detection_timeouts"], 25, "{t}");
+    let quiche = serde_json::to_value(simulate(text, Engine::Quiche)).unwrap();
+    let t = &quiche["flows"][0]["transfer"];
+    assert_eq!(t.get("probe_timeouts"), None, "{t}");
+    assert_eq!(t["loss_detection_timeouts"], 43, "{t}");
+}
