@@ -32,6 +32,9 @@ pub const DECREASE_CONSTANT: f64 = 1.0;
 pub const SLOW_START_EXIT: f64 = 0.75;
 /// Minimum window, packets (draft -01 §4.3 and §4.4: 2).
 pub const MIN_CWND: u64 = 2;
+/// The window a slowdown freezes at, packets (draft -01 §4.4: "Keep CWND
+/// frozen at 2 packets for 2 RTT"), or the minimum window if larger.
+pub const FREEZE_CWND: u64 = 2;
 /// The fraction of the window a loss leaves, dimensionless: "LEDBAT++ reacts
 /// by reducing the CW to half of its value when a loss is detected" (seed
 /// §3). [`crate::deadline`]'s top level uses CUBIC's β instead.
@@ -145,6 +148,15 @@ pub struct LedbatPlusPlusConfig {
     /// The lowest T `target_fraction` sets. Default 2.5 ms
     /// ([`TARGET_MIN`]). Key `target_min`, 1 ms to 1 s.
     pub(super) target_min: Duration,
+    /// Congestion avoidance adds GAIN only while the queuing delay is at
+    /// most this multiple of T; above it the decrease alone applies.
+    /// Default unset (GAIN at any queue, as the draft). Key
+    /// `gain_max_queue`, 1 to 100 or `off`.
+    pub(super) gain_max_queue: Option<f64>,
+    /// Congestion avoidance adds no GAIN for this long after a loss that
+    /// counted as congestion. Default 0 (the draft). Key `gain_quiet`, 0 to
+    /// 10 min.
+    pub(super) gain_quiet: Duration,
     /// Delay filters (keys `current_filter`, `base_history`, `base_bucket`).
     pub(super) delay: DelayConfig,
 }
@@ -179,6 +191,8 @@ impl Default for LedbatPlusPlusConfig {
             pacing_rtt: PacingRtt::Smoothed,
             target_fraction: None,
             target_min: TARGET_MIN,
+            gain_max_queue: None,
+            gain_quiet: Duration::ZERO,
             delay: DelayConfig::default(),
         }
     }
@@ -216,6 +230,8 @@ impl LedbatPlusPlusConfig {
         "fill_window_limited",
         "target_fraction",
         "target_min",
+        "gain_max_queue",
+        "gain_quiet",
         "current_filter",
         "base_history",
         "base_bucket",
@@ -303,6 +319,19 @@ impl LedbatPlusPlusConfig {
                     _ => Some(params::or_word(
                         "off",
                         params::f64_in(key, value, 0.05, 10.0),
+                    )?),
+                }
+            }
+            "gain_quiet" => {
+                self.gain_quiet =
+                    params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
+            }
+            "gain_max_queue" => {
+                self.gain_max_queue = match value.trim() {
+                    "off" => None,
+                    _ => Some(params::or_word(
+                        "off",
+                        params::f64_in(key, value, 1.0, 100.0),
                     )?),
                 }
             }
@@ -397,6 +426,14 @@ mod tests {
         assert_eq!(
             err(&mut cfg, "target_fraction", "0.01"),
             "bad value '0.01' for 'target_fraction': expected off or a number from 0.05 to 10"
+        );
+        assert_eq!(
+            err(&mut cfg, "gain_max_queue", "0.5"),
+            "bad value '0.5' for 'gain_max_queue': expected off or a number from 1 to 100"
+        );
+        assert_eq!(
+            err(&mut cfg, "gain_quiet", "1h"),
+            "bad value '1h' for 'gain_quiet': expected a duration with a unit (e.g. 60ms) from 0ms to 600s"
         );
         cfg.set("target_fraction", "0.15").unwrap();
         assert_eq!(cfg.target_fraction, Some(0.15));

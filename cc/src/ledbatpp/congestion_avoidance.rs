@@ -69,15 +69,29 @@ impl LedbatPlusPlus {
                 (Some(since), Some(sent)) if sent >= since
             );
         self.filling = self.cfg.fill_empty_queue && quiet && limited && q <= self.empty_queue;
+        let q = delay::nanos(q);
+        // `gain_max_queue`: no GAIN above that multiple of T.
+        // `gain_max_queue` and `gain_quiet` (none for a while after a
+        // congestion loss) are LBE rules: not while [`crate::deadline`]
+        // steers the controller above its level 0.
+        let gains = self.deference != Deference::Full
+            || (self
+                .cfg
+                .gain_max_queue
+                .is_none_or(|limit| q <= limit * self.target_ns)
+                && self
+                    .last_congestion_loss
+                    .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.gain_quiet));
         let mut change = if self.filling {
             // `fill_empty_queue`: one byte per byte acknowledged.
             bytes
-        } else {
+        } else if gains {
             self.gain * self.bounds.mss * bytes / w
+        } else {
+            0.0
         };
         // `target_margin`: the decrease starts that much below T.
         let from = self.target_ns - self.margin_ns;
-        let q = delay::nanos(q);
         if q > from && self.deference != Deference::None {
             // `decrease=excess_queue`: the excess over one RTT,
             // (q − T)/srtt of the window, instead of (q − T)/T.
@@ -90,6 +104,9 @@ impl LedbatPlusPlus {
         }
         if !may_grow {
             change = change.min(0.0);
+        }
+        if self.filling && change > 0.0 {
+            self.fast_growth_at = Some(now);
         }
         self.s.cwnd = self.bounds.clamp(self.s.cwnd + change);
     }

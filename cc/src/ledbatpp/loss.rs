@@ -54,6 +54,16 @@ impl LedbatPlusPlus {
             // Not congestion for an LBE flow (`loss_on_empty_queue`, `profiles.rs`).
             return;
         }
+        // `gain_quiet`: only a loss our own fast growth did not cause, of a
+        // packet sent more than a round trip after the last of it (a slow
+        // start's or `fill_empty_queue`'s overshoot is lost within one).
+        let srtt = self.srtt.unwrap_or_default();
+        if self
+            .fast_growth_at
+            .is_none_or(|t| loss.largest_lost_time_sent > t.checked_add(srtt).unwrap_or(t))
+        {
+            self.last_congestion_loss = Some(loss.now);
+        }
         if !self.s.recovery.on_loss(loss) {
             return;
         }

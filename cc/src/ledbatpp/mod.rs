@@ -105,6 +105,7 @@ use crate::Snapshot;
 
 pub use config::LedbatPlusPlusConfig;
 pub use config::DECREASE_CONSTANT;
+pub use config::FREEZE_CWND;
 pub use config::GAIN_DIVISOR_MAX;
 pub use config::HALVE;
 pub use config::INITIAL_SLOWDOWN_RTTS;
@@ -123,7 +124,10 @@ pub use profiles::EMPTY_QUEUE;
 pub use profiles::FILL_QUIET;
 pub use profiles::FILL_WINDOW_FULL;
 pub use profiles::FULL_DECREASE_CONSTANT;
+pub use profiles::FULL_GAIN_MAX_QUEUE;
+pub use profiles::FULL_GAIN_QUIET;
 pub use profiles::FULL_GENTLE_FREEZE;
+pub use profiles::FULL_MIN_CWND;
 pub use profiles::FULL_SLOWDOWN_DUTY;
 pub use profiles::FULL_SLOWDOWN_PERIOD_MAX;
 pub use profiles::FULL_SLOWDOWN_PERIOD_MIN;
@@ -254,6 +258,13 @@ pub struct LedbatPlusPlus {
     window_full_since: Option<Instant>,
     /// When the latest loss was reported (`fill_quiet`).
     last_loss: Option<Instant>,
+    /// When the latest loss that counted as congestion and that our own
+    /// fast growth did not cause was reported (`gain_quiet`).
+    last_congestion_loss: Option<Instant>,
+    /// The latest ACK at which the window grew faster than GAIN a round:
+    /// a slow start (initial, ramp-up, after persistent congestion, a
+    /// catch-up), `fill_empty_queue`, or a freeze's jump back.
+    fast_growth_at: Option<Instant>,
     /// The losses taken for random loss in the current period
     /// (`random_loss_max`).
     random_loss: loss::RandomLoss,
@@ -315,6 +326,8 @@ impl LedbatPlusPlus {
             filling: false,
             window_full_since: None,
             last_loss: None,
+            last_congestion_loss: None,
+            fast_growth_at: None,
             random_loss: loss::RandomLoss::default(),
             deference: Deference::Full,
             loss_beta: HALVE,
@@ -515,7 +528,7 @@ impl CongestionController for LedbatPlusPlus {
             .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
         if let Phase::Slowdown { .. } = self.s.phase {
             // The freeze is at 2 packets of the new size.
-            self.s.cwnd = self.bounds.min;
+            self.s.cwnd = self.freeze_window();
         }
     }
 

@@ -50,6 +50,7 @@ use super::Deference;
 use super::LedbatPlusPlus;
 use super::Phase;
 use super::Restore;
+use super::FREEZE_CWND;
 
 /// When the next periodic slowdown is due.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +78,12 @@ impl LedbatPlusPlus {
         }
     }
 
+    /// The window a freeze holds: §4.4's "2 packets", or the minimum
+    /// window if that is larger (`min_cwnd` may also be 1).
+    pub(super) fn freeze_window(&self) -> f64 {
+        self.bounds.min.max(FREEZE_CWND as f64 * self.bounds.mss)
+    }
+
     /// Starts a slowdown; `periodic` is false for the initial one.
     pub(super) fn start_slowdown(&mut self, now: Instant, periodic: bool) {
         // §4.4: ssthresh keeps the window to return to, then "Keep CWND
@@ -88,7 +95,7 @@ impl LedbatPlusPlus {
             // `gentle_freeze`: half the window (`profiles.rs`).
             (self.s.cwnd / 2.0).max(self.bounds.min)
         } else {
-            self.bounds.min
+            self.freeze_window()
         };
         self.s.phase = Phase::Slowdown {
             start: now,
@@ -130,6 +137,7 @@ impl LedbatPlusPlus {
             }
             true => {
                 self.s.cwnd = self.s.ssthresh.max(self.bounds.min);
+                self.fast_growth_at = Some(now);
                 // The time a ramp-up would have taken, in RTTs of the freeze.
                 let ramp = rtt.saturating_mul(self.rounds_to_restore().min(u32::MAX as u64) as u32);
                 let duration = now.saturating_duration_since(start).saturating_add(ramp);
