@@ -540,6 +540,15 @@ fn analysis_thread(
 
 /// Runs `config` with real quiche connections (see the module docs).
 pub fn run(config: &Config) -> Result<SimOutput, String> {
+    run_from(config, Instant::now())
+}
+
+/// [`run`] with virtual time starting at `epoch`. Nothing in a run may
+/// depend on where `epoch` lies relative to the real clock: a read of the
+/// real clock inside quiche (an `Instant::elapsed()` gave every ACK frame
+/// the real time the simulation lagged behind, so a loaded host changed
+/// the run) makes the run depend on it, which the tests check.
+fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
     if config.flows.is_empty() {
         return Err("a run needs at least one flow".into());
     }
@@ -577,8 +586,7 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         server_configs.push(server_config(f, (!upload).then_some(&spec)).map_err(err)?);
         client_configs.push(client_config(f, upload.then_some(&spec)).map_err(err)?);
     }
-    // Virtual time starts here; quiche reads `epoch + elapsed`.
-    let epoch = Instant::now();
+    // Virtual time starts at `epoch`; quiche reads `epoch + elapsed`.
     let link = lbe_link::Link::new(&config.link.bottleneck(config.seed));
     let mut sim = Sim {
         config,
@@ -1480,6 +1488,48 @@ impl Sim<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Virtual time an hour ahead of the real clock and a minute behind it
+    /// give the same run. With a real clock read inside quiche they did
+    /// not: `Instant::elapsed()` for the ACK delay saturates to 0 ahead of
+    /// the real clock and reads the minute behind it, changing the ACK
+    /// frames' lengths (so the bytes on the link) and the peer's RTT.
+    #[test]
+    fn a_run_does_not_depend_on_the_real_clock() {
+        let text = "seed = 1\n[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
+                    [[flow]]\nname = \"a\"\ncc = \"ledbatpp\"\nstop = \"4s\"\n";
+        let s = lbe_scenario::parse(std::path::Path::new("s.toml"), text).unwrap();
+        let config = Config {
+            link: s.link,
+            flows: s.flows,
+            window: None,
+            seed: 1,
+            ack_policy: crate::AckPolicy::default(),
+            framing: crate::Framing::default(),
+            host_latency: crate::HOST_LATENCY,
+            engine: crate::Engine::Quiche,
+            qlog_dir: None,
+        };
+        let real = Instant::now();
+        let ahead = run_from(&config, real + Duration::from_secs(3600)).unwrap();
+        let behind = run_from(
+            &config,
+            real.checked_sub(Duration::from_secs(60))
+                .expect("the monotonic clock started a minute ago"),
+        )
+        .unwrap();
+        assert!(
+            ahead.flows[0].sent_packets > 1000,
+            "{} packets",
+            ahead.flows[0].sent_packets
+        );
+        assert_eq!(ahead.flows, behind.flows);
+        assert_eq!(ahead.link, behind.link);
+        assert_eq!(ahead.events, behind.events);
+        assert_eq!(ahead.duration, behind.duration);
+        let json = |o: &SimOutput| serde_json::to_string(&o.analysis).unwrap();
+        assert_eq!(json(&ahead), json(&behind));
+    }
 
     fn clock(offset_ms: u64, skew_ppm: f64) -> Clock {
         Clock {
