@@ -140,6 +140,20 @@ pub fn or_word<T>(word: &str, result: Result<T, ParamError>) -> Result<T, ParamE
     })
 }
 
+/// `None` for `off`, else a real number within `[min, max]` (the error
+/// says "off or" the range): an option a key can switch off.
+pub fn off_or_f64_in(
+    key: &str,
+    value: &str,
+    min: f64,
+    max: f64,
+) -> Result<Option<f64>, ParamError> {
+    match value.trim() {
+        "off" => Ok(None),
+        _ => or_word("off", f64_in(key, value, min, max)).map(Some),
+    }
+}
+
 /// A real number within `[min, max]`.
 pub fn f64_in(key: &str, value: &str, min: f64, max: f64) -> Result<f64, ParamError> {
     in_range(key, value, min, max, "a number")
@@ -197,6 +211,12 @@ mod tests {
         assert_eq!(
             one_of("restore", "jump", &["slow_start", "jump"]),
             Ok("jump")
+        );
+        assert_eq!(off_or_f64_in("f", " off ", 1.0, 4.0), Ok(None));
+        assert_eq!(off_or_f64_in("f", "2.5", 1.0, 4.0), Ok(Some(2.5)));
+        assert_eq!(
+            off_or_f64_in("f", "of", 1.0, 4.0).unwrap_err().to_string(),
+            "bad value 'of' for 'f': expected off or a number from 1 to 4"
         );
     }
 }

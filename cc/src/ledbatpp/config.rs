@@ -314,26 +314,14 @@ impl LedbatPlusPlusConfig {
                 )?
             }
             "target_fraction" => {
-                self.target_fraction = match value.trim() {
-                    "off" => None,
-                    _ => Some(params::or_word(
-                        "off",
-                        params::f64_in(key, value, 0.05, 10.0),
-                    )?),
-                }
+                self.target_fraction = params::off_or_f64_in(key, value, 0.05, 10.0)?
             }
             "gain_quiet" => {
                 self.gain_quiet =
                     params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
             }
             "gain_max_queue" => {
-                self.gain_max_queue = match value.trim() {
-                    "off" => None,
-                    _ => Some(params::or_word(
-                        "off",
-                        params::f64_in(key, value, 1.0, 100.0),
-                    )?),
-                }
+                self.gain_max_queue = params::off_or_f64_in(key, value, 1.0, 100.0)?
             }
             "pacing_rtt" => {
                 self.pacing_rtt = match params::one_of(key, value, &["smoothed", "current"])? {
