@@ -70,10 +70,10 @@ impl LedbatPlusPlus {
             );
         self.filling = self.cfg.fill_empty_queue && quiet && limited && q <= self.empty_queue;
         let q = delay::nanos(q);
-        // `gain_max_queue`: no GAIN above that multiple of T.
-        // `gain_max_queue` and `gain_quiet` (none for a while after a
-        // congestion loss) are LBE rules: not while [`crate::deadline`]
-        // steers the controller above its level 0.
+        // `gain_max_queue` (no GAIN above that multiple of T) and
+        // `gain_quiet` (none for a while after a congestion loss) are LBE
+        // rules: not while [`crate::deadline`] steers the controller above
+        // its level 0.
         let gains = self.deference != Deference::Full
             || (self
                 .cfg

@@ -128,7 +128,7 @@ impl LedbatPlusPlus {
         self.s.catching_up = false;
         if self.s.phase == Phase::CongestionAvoidance && self.s.ssthresh > self.bounds.min {
             // Slow start back towards ssthresh, not left on delay (§4.1).
-            let full = self.rounds_to_restore();
+            let full = self.rounds_to_restore(self.bounds.min);
             self.s.phase = Phase::SlowStart {
                 rounds_left: full.saturating_mul(2).saturating_add(1),
             };

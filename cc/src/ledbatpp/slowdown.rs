@@ -66,11 +66,12 @@ pub(super) enum Schedule {
 }
 
 impl LedbatPlusPlus {
-    /// Rounds of slow start from the minimum window to ssthresh:
-    /// `ceil(log_{1+GAIN}(ssthresh / min_cwnd))` (GAIN ≥ 1/1024, so the
+    /// Rounds of slow start from a window of `from` bytes (the freeze's,
+    /// or the minimum after persistent congestion) to ssthresh:
+    /// `ceil(log_{1+GAIN}(ssthresh / from))` (GAIN ≥ 1/1024, so the
     /// logarithm's base is above 1).
-    pub(super) fn rounds_to_restore(&self) -> u64 {
-        let ratio = self.s.ssthresh / self.bounds.min;
+    pub(super) fn rounds_to_restore(&self, from: f64) -> u64 {
+        let ratio = self.s.ssthresh / from.max(1.0);
         if ratio > 1.0 {
             (ratio.ln() / self.gain.ln_1p()).ceil().min(1e6) as u64
         } else {
@@ -127,7 +128,7 @@ impl LedbatPlusPlus {
         };
         match jump {
             false => {
-                let full = self.rounds_to_restore();
+                let full = self.rounds_to_restore(self.freeze_window());
                 self.s.phase = Phase::RampUp {
                     slowdown_start: start,
                     rounds_left: full.saturating_mul(2).saturating_add(1),
@@ -139,7 +140,8 @@ impl LedbatPlusPlus {
                 self.s.cwnd = self.s.ssthresh.max(self.bounds.min);
                 self.fast_growth_at = Some(now);
                 // The time a ramp-up would have taken, in RTTs of the freeze.
-                let ramp = rtt.saturating_mul(self.rounds_to_restore().min(u32::MAX as u64) as u32);
+                let rounds = self.rounds_to_restore(self.freeze_window());
+                let ramp = rtt.saturating_mul(rounds.min(u32::MAX as u64) as u32);
                 let duration = now.saturating_duration_since(start).saturating_add(ramp);
                 self.finish_slowdown(now, start, duration, true);
             }
@@ -350,20 +352,26 @@ mod tests {
 
     #[test]
     fn restore_jump_returns_to_the_window_after_the_freeze() {
-        let mut d = base_240(&[("restore", "jump")]);
-        let slowdown = to_the_initial_slowdown(&mut d);
-        d.round(ms(240), 2 * MSS);
-        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
-        d.round(ms(240), 2 * MSS);
-        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
-        let end = d.now;
-        assert_eq!(end - slowdown, ms(480));
-        // Scheduled as if the ramp-up had taken ceil(log2(49200/2400)) = 5
-        // rounds of the freeze's 240 ms: D = 480 + 1200 ms, next 9·D later.
-        d.ack_old(ms(15_120) - NS, MSS, ms(240));
-        assert_eq!(state(&d), "congestion_avoidance");
-        d.ack_old(NS, MSS, ms(240));
-        assert_eq!(state(&d), "slowdown");
+        // The same with a one-packet minimum window: the freeze, and the
+        // ramp-up the schedule counts, still start from 2 packets.
+        for extra in [vec![], vec![("min_cwnd", "1")]] {
+            let mut spec = vec![("restore", "jump")];
+            spec.extend(extra);
+            let mut d = base_240(&spec);
+            let slowdown = to_the_initial_slowdown(&mut d);
+            d.round(ms(240), 2 * MSS);
+            assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+            d.round(ms(240), 2 * MSS);
+            assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+            let end = d.now;
+            assert_eq!(end - slowdown, ms(480));
+            // Scheduled as if the ramp-up had taken ceil(log2(49200/2400)) = 5
+            // rounds of the freeze's 240 ms: D = 480 + 1200 ms, next 9·D later.
+            d.ack_old(ms(15_120) - NS, MSS, ms(240));
+            assert_eq!(state(&d), "congestion_avoidance", "{spec:?}");
+            d.ack_old(NS, MSS, ms(240));
+            assert_eq!(state(&d), "slowdown", "{spec:?}");
+        }
     }
 
     #[test]
