@@ -198,7 +198,7 @@
 //!   seconds, LEDBAT++ halves, then regains GAIN a round until the next
 //!   loss, so it keeps about twice what GAIN adds between two losses. The
 //!   0.5 BDP column of the LBE-vs-BBR grid at 10/20/40/60 ms (seeds 1–3):
-//!   0.12/0.12/0.18/0.18 without, 0.04/0.04/0.10/0.09 with 10 s (2 s:
+//!   0.12/0.12/0.18/0.18 without, 0.04/0.04/0.09/0.09 with 10 s (2 s:
 //!   0.04/0.06/0.13/0.18; 5 s: 0.04/0.04/0.12/0.13; both before the
 //!   exception below). GAIN only adds queue:
 //!   below `empty_queue` the window grows by `fill_empty_queue` (after
