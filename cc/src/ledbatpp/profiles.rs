@@ -916,7 +916,8 @@ mod tests {
         // of W = 48 000 bytes) at q = 12 ms: with F each takes the −MSS/2
         // cap (GAIN·MSS·MSS/W − MSS·(2 − 1) is below it), −24 000; without,
         // each adds GAIN·MSS·MSS/W (W the round's, 48 300), +298.
-        let run = |spec: &[(&str, &str)]| {
+        // Into congestion avoidance at 48 300 bytes, then 40 ACKs at `rtt`.
+        let round_at = |spec: &[(&str, &str)], rtt: Duration| {
             let mut spec = spec.to_vec();
             spec.extend([("current_filter", "1"), ("init_cwnd", "39")]);
             let mut d = driver(config(&spec));
@@ -926,27 +927,17 @@ mod tests {
             d.ack_old(ms(1), MSS, ms(90));
             assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_300));
             for _ in 0..40 {
-                d.ack_old(ms(1), MSS, ms(52));
+                d.ack_old(ms(1), MSS, rtt);
             }
             d.cc.window()
         };
+        let run = |spec: &[(&str, &str)]| round_at(spec, ms(52));
         assert_eq!(run(&[("target_fraction", "0.15")]), 24_300);
         assert_eq!(run(&[]), 48_598);
         // target_margin scales with T: 4 ms · 6/60 = 0.4 ms, so the
         // decrease starts at 5.6 ms and a 3 ms queue still grows the
         // window (+298 as without F); unscaled it would start at 2 ms.
-        let at_3ms = |spec: &[(&str, &str)]| {
-            let mut spec = spec.to_vec();
-            spec.extend([("current_filter", "1"), ("init_cwnd", "39")]);
-            let mut d = driver(config(&spec));
-            d.ack_old(ms(1), 4 * MSS, ms(40));
-            d.ack_old(ms(1), MSS, ms(52));
-            d.ack_old(ms(1), MSS, ms(90));
-            for _ in 0..40 {
-                d.ack_old(ms(1), MSS, ms(43));
-            }
-            d.cc.window()
-        };
+        let at_3ms = |spec: &[(&str, &str)]| round_at(spec, ms(43));
         assert_eq!(
             at_3ms(&[("target_fraction", "0.15"), ("target_margin", "4ms")]),
             48_598
