@@ -415,17 +415,26 @@ impl FlowAnalyzer {
 
     /// Feed one event. An `Err` is a message about a field of the event.
     pub fn event(&mut self, ev: &Event) -> Result<(), String> {
-        let t = ev.time_ms / 1e3 + self.offset_s;
+        self.record(ev.time_ms, &ev.data)
+    }
+
+    /// Feed one event given as its time (milliseconds since the trace's
+    /// reference time) and data: what [`Self::event`] reads of an
+    /// [`Event`], for a caller that holds the `qlog` crate's values without
+    /// a file (the simulator, handed quiche's events as they happen). Feed
+    /// only the events the reader decodes
+    /// ([`crate::reader::is_decoded`]), as the reader does.
+    pub fn record(&mut self, time_ms: f64, data: &EventData) -> Result<(), String> {
+        let t = time_ms / 1e3 + self.offset_s;
         if !t.is_finite() {
             return Err(format!(
-                "time {} is not a finite number of milliseconds",
-                ev.time_ms
+                "time {time_ms} is not a finite number of milliseconds"
             ));
         }
         self.events += 1;
         self.first_event_s = Some(self.first_event_s.map_or(t, |f| f.min(t)));
         self.last_event_s = Some(self.last_event_s.map_or(t, |l| l.max(t)));
-        match &ev.data {
+        match data {
             EventData::QuicPacketSent(p) => {
                 self.packets_sent += 1;
                 let (Some(pn), true) =

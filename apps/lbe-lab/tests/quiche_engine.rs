@@ -39,8 +39,8 @@ fn the_same_seed_gives_the_same_summary() {
 }
 
 /// Writing the qlog files (`--qlog`) does not change the run: the figures
-/// come from the same in-memory qlog either way, and the files are a copy
-/// of its bytes. An earlier build gave the draft 0.141 of the link beside
+/// come from quiche's events handed over as values either way, and the
+/// files are what quiche writes of the same events. An earlier build gave the draft 0.141 of the link beside
 /// bbr2 with `--qlog` and 0.338 without (docs/lbe-vs-bbr.md); two flows of
 /// two recoveries (ours through the plug-in, quiche's bbr2) check it here.
 #[test]

@@ -78,6 +78,20 @@ pub fn kind_of(name: &str) -> Option<Kind> {
     })
 }
 
+/// What an event held as the `qlog` crate's value means to the analysis:
+/// the value-side twin of [`kind_of`] (each name `kind_of` knows decodes to
+/// the variant here); `None` for events it does not use.
+pub fn kind_of_data(data: &EventData) -> Option<Kind> {
+    Some(match data {
+        EventData::QuicPacketSent(_) => Kind::PacketSent,
+        EventData::QuicPacketReceived(_) => Kind::PacketReceived,
+        EventData::QuicMetricsUpdated(_) => Kind::Metrics,
+        EventData::QuicCongestionStateUpdated(_) => Kind::CongestionState,
+        EventData::QuicPacketLost(_) => Kind::PacketLost,
+        _ => return None,
+    })
+}
+
 /// Frame types of RFC 9000 §19 and its extensions (datagram, ACK
 /// frequency, reset_stream_at), as qlog spells them; anything else is an
 /// unknown frame, skipped and reported.
@@ -514,6 +528,17 @@ mod tests {
         let mut notes = Vec::new();
         let ev = decode(kind, "x", &data, &mut |n| notes.push(n));
         (ev, notes)
+    }
+
+    #[test]
+    fn every_decoded_name_decodes_to_a_value_of_its_own_kind() {
+        for name in DECODED_EVENT_NAMES {
+            let kind = kind_of(name).unwrap();
+            let (ev, _) = run(kind, json!({"new": "recovery"}));
+            assert_eq!(kind_of_data(&ev.unwrap()), Some(kind), "{name}");
+        }
+        let other = EventData::QuicStreamDataMoved(Default::default());
+        assert_eq!(kind_of_data(&other), None);
     }
 
     #[test]

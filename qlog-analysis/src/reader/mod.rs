@@ -229,6 +229,13 @@ pub fn decoded_event_names() -> &'static [&'static str] {
     dialect::DECODED_EVENT_NAMES
 }
 
+/// Whether the reader hands an event like `data` to its sink: the test for
+/// a caller that holds events as values (see
+/// [`crate::flow::FlowAnalyzer::record`]) to pass on what the reader would.
+pub fn is_decoded(data: &EventData) -> bool {
+    dialect::kind_of_data(data).is_some()
+}
+
 /// Read a qlog file, handing every decoded event to `sink`.
 pub fn read_qlog(path: impl AsRef<Path>, sink: &mut dyn EventSink) -> Result<ReadStats> {
     let path = path.as_ref();
