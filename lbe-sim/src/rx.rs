@@ -58,10 +58,12 @@ pub struct ReceiverWindowStats {
     /// serialisation, shared with h3-fetch's view.
     #[serde(flatten)]
     pub window: rledbat::ReceiverStats,
-    /// MAX_DATA updates sent.
-    pub max_data_updates: u64,
-    /// PINGs sent (ack-eliciting packets without an update).
-    pub pings: u64,
+    /// MAX_DATA updates sent (the re-stated engine; quiche does not count
+    /// them: `null` on the quiche engine).
+    pub max_data_updates: Option<u64>,
+    /// PINGs sent (ack-eliciting packets without an update; the re-stated
+    /// engine only, as `max_data_updates`).
+    pub pings: Option<u64>,
 }
 
 /// What one of the receiver's packets carries beside its ACK frame.
@@ -234,8 +236,8 @@ impl ReceiverControl {
     pub fn stats(&self) -> ReceiverWindowStats {
         ReceiverWindowStats {
             window: self.window.stats(),
-            max_data_updates: self.max_data_updates,
-            pings: self.pings,
+            max_data_updates: Some(self.max_data_updates),
+            pings: Some(self.pings),
         }
     }
 }
@@ -273,8 +275,8 @@ mod tests {
         let update = rx.on_send(2, t0 + ms(3));
         assert_eq!(update.max_data, Some(w / 8 + 1 + w.min(rx.window())));
         assert!(update.ack_eliciting);
-        assert_eq!(rx.stats().max_data_updates, 1);
-        assert_eq!(rx.stats().pings, 1);
+        assert_eq!(rx.stats().max_data_updates, Some(1));
+        assert_eq!(rx.stats().pings, Some(1));
     }
 
     #[test]

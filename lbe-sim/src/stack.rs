@@ -22,7 +22,10 @@
 //! until its stop time) and a FIN, and the client reads and discards them.
 //! An upload (`direction = "upload"`) turns it round: once the handshake is
 //! done the client sends the bytes on stream 0, runs the flow's controller,
-//! and the server reads them. The sender's qlog events (quiche's own; the
+//! and the server reads them. A receiver-driven download
+//! (`receiver_lbe`) has its client run `quiche_lbe::ReceiverLbe`, what
+//! `h3-fetch --lbe receiver` runs: fed after each wake-up's reads, before
+//! sending, it caps the server's credit (patch 0004). The sender's qlog events (quiche's own; the
 //! client's for an upload) go as they happen to the `FlowAnalyzer` that
 //! reads the lab's qlog files, as values through patch 0009's
 //! `Connection::set_qlog_event_sink`: the events the reader would decode,
@@ -204,6 +207,9 @@ struct FlowRun {
     progress: Option<quiche_lbe::lbe_cc::deadline::Progress>,
     /// The sender's qlog analysis (bulk flows), fed by its event sink.
     analysis: Option<SharedAnalysis>,
+    /// A receiver-driven flow's control at the client
+    /// (`quiche_lbe::ReceiverLbe`, what `h3-fetch --lbe receiver` runs).
+    receiver: Option<quiche_lbe::ReceiverLbe>,
     client_addr: SocketAddr,
     server_addr: SocketAddr,
 }
@@ -458,13 +464,8 @@ fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
     let mut client_configs = Vec::new();
     let mut server_configs = Vec::new();
     let mut progress = Vec::new();
+    let mut receivers = Vec::new();
     for f in &config.flows {
-        if f.receiver_lbe {
-            return Err(format!(
-                "flow {}: a receiver-driven flow does not run on the quiche engine yet",
-                f.name
-            ));
-        }
         if let lbe_scenario::FlowKind::H3(_) = f.kind {
             return Err(format!(
                 "flow {}: kind = \"h3\" is not simulated (h3-fetch against a real server)",
@@ -487,7 +488,22 @@ fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
         }
         let err = |e| format!("flow {} ({}): {e}", f.name, spec);
         server_configs.push(server_config(f, (!upload).then_some(&spec)).map_err(err)?);
-        client_configs.push(client_config(f, upload.then_some(&spec)).map_err(err)?);
+        let mut client = client_config(f, upload.then_some(&spec)).map_err(err)?;
+        // A receiver-driven download: the client runs RFC 9840's window
+        // (LEDBAT++ on what it observes, `rledbat::default_config()` as
+        // h3-fetch runs it) and caps the server's credit at it.
+        let receiver = f.receiver_lbe.then(|| {
+            let start = local_time(epoch, f.client_clock, epoch + f.start);
+            let rx = quiche_lbe::ReceiverLbe::new(
+                quiche_lbe::lbe_cc::rledbat::default_config(),
+                lbe_endpoint::MAX_DATAGRAM_SIZE as u64,
+                start,
+            );
+            rx.configure(&mut client);
+            rx
+        });
+        receivers.push(receiver);
+        client_configs.push(client);
     }
     // Virtual time starts at `epoch`; quiche reads `epoch + elapsed`.
     let link = lbe_link::Link::new(&config.link.bottleneck(config.seed));
@@ -528,6 +544,7 @@ fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
                 FlowEnd::Bytes(_) => f.start + GRACE.max(Duration::from_secs(3600)),
             };
         let c = sim.new_conn(i, None, f.end, epoch + f.start);
+        sim.conns[c].receiver = receivers[i].take();
         sim.conns[c].deadline = deadline;
         sim.conns[c].progress = progress;
         sim.bulk += 1;
@@ -600,6 +617,7 @@ impl Sim<'_> {
             deadline: opened_at + Duration::from_secs(365 * 24 * 3600),
             progress: None,
             analysis: None,
+            receiver: None,
             client_addr: SocketAddr::from(([10, 0, 0, 1], 10_000 + (key % 50_000) as u16)),
             server_addr: SocketAddr::from(([10, 0, 0, 2], 443)),
         });
@@ -1113,6 +1131,13 @@ impl Sim<'_> {
         } else {
             self.receiver_app(i, side, now)
         };
+        // After the reads, before sending (as h3-fetch calls it).
+        let run = &mut self.conns[i];
+        if let (Side::Client, Some(rx), Some(conn)) =
+            (side, run.receiver.as_mut(), run.client.conn.as_mut())
+        {
+            rx.on_progress(conn, local_now);
+        }
         if finished && self.conns[i].workload.is_some() {
             // A download's client closes its connection once it has every
             // byte; the CONNECTION_CLOSE goes out with this wake-up's
@@ -1340,7 +1365,14 @@ impl Sim<'_> {
                     _ => None,
                 },
                 time_in_levels_s: crate::queue::time_in_levels_s(state.progress.as_ref()),
-                receiver_window: None,
+                receiver_window: state.receiver.as_ref().map(|rx| {
+                    crate::rx::ReceiverWindowStats {
+                        window: rx.stats(),
+                        // quiche does not count them.
+                        max_data_updates: None,
+                        pings: None,
+                    }
+                }),
             });
             // Dropping the connection drops its event sink (and flushes its
             // qlog file): the analysis is ours alone.
