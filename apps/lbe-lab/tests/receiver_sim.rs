@@ -17,7 +17,7 @@ fn scenario(text: &str) -> Scenario {
 }
 
 fn simulate(text: &str) -> SimSummary {
-    simulate_on(text, Engine::Auto)
+    lbe_lab::sim::simulate(&scenario(text)).unwrap().0
 }
 
 fn simulate_on(text: &str, engine: Engine) -> SimSummary {
