@@ -5,10 +5,11 @@
 //!   connection with a less-than-best-effort controller once one of its
 //!   requests asks for the lowest urgency (`priority: u=7`, RFC 9218).
 //! - [`fetch`]: `h3-fetch`, a resumable, verifying download client.
-//! - [`client`]: the HTTP/3 request plumbing of the client side, and a
-//!   one-shot in-memory [`client::request`].
-//! - [`files`], [`fields`], [`digest`]: path resolution under the root,
-//!   HTTP field syntax, SHA-256.
+//! - [`client`]: a one-shot in-memory [`client::request`], over the HTTP/3
+//!   request plumbing of `lbe_h3::client`.
+//! - [`files`], [`digest`]: path resolution under the root, SHA-256.
+//!   HTTP field syntax ([`fields`]), the background rule and the response
+//!   writer are `lbe_h3`'s, which the simulator runs too.
 //! - [`aioquic`]: an independent HTTP/3 server (aioquic, from PyPI) in a
 //!   virtualenv, for the interop tests and `lbe-lab`.
 //!
@@ -19,9 +20,8 @@ pub mod aioquic;
 pub mod client;
 pub mod digest;
 pub mod fetch;
-pub mod fields;
 pub mod files;
 pub mod server;
 
-/// The ALPN of HTTP/3.
-pub const ALPN: &[u8] = b"h3";
+pub use lbe_h3::fields;
+pub use lbe_h3::ALPN;

@@ -3,7 +3,8 @@
 //!
 //! Each request's answer is queued on its connection as an `Outgoing`
 //! response and pumped into quiche as stream capacity allows, so a slow
-//! or blocked stream never holds up the others. A request for a file
+//! or blocked stream never holds up the others (`lbe_h3::response`, the
+//! writer the simulator runs too). A request for a file
 //! waits (at most [`ServeArgs::digest_wait`]) for the file's SHA-256, which
 //! a thread computes once per file version, so that its response can carry
 //! `Repr-Digest`.
@@ -13,7 +14,8 @@
 //! written, the connection's controller is switched in place to
 //! `--background-cc` (quiche keeps the connection's RTT and loss state).
 //! The switch is for the life of the connection; other connections keep
-//! quiche's CUBIC.
+//! quiche's CUBIC. The rule is `lbe_h3::background`'s, which the
+//! simulator runs too.
 //!
 //! A background request may carry a deadline, `lbe-deadline: <ms>` (whole
 //! milliseconds, 1 to 3600000; [`fields::DEADLINE_FIELD`]). Its file
@@ -27,8 +29,6 @@
 //! foreground request, is ignored with a warning: it is a hint, and the
 //! file is served as it would be without it.
 
-use std::fs::File;
-use std::io::Read;
 use std::io::Seek;
 use std::io::SeekFrom;
 use std::net::SocketAddr;
@@ -46,20 +46,24 @@ use quiche::h3;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 
-use crate::client::code;
+use lbe_h3::background::Ask;
+use lbe_h3::background::Background;
+use lbe_h3::fields;
+use lbe_h3::fields::Range;
+use lbe_h3::response::header;
+use lbe_h3::response::Body;
+use lbe_h3::response::Incoming;
+use lbe_h3::response::Outgoing;
+use lbe_h3::response::Serving;
+use lbe_h3::ALPN;
+
 use crate::digest::DigestCache;
 use crate::digest::Lookup;
-use crate::fields;
-use crate::fields::Range;
 use crate::files::OpenFile;
 use crate::files::Root;
-use crate::ALPN;
 
 /// Names the server's qlog files: `h3-server-<controller>-<id>.sqlog`.
 pub const QLOG_LABEL: &str = "h3";
-
-/// Bytes read from a file per step.
-const CHUNK: usize = 64 * 1024;
 
 /// The controller of background connections unless told otherwise:
 /// LEDBAT++ with `profile=full`, which meets every bar of the LEDBAT++
@@ -156,151 +160,6 @@ struct Waiting {
     since: Instant,
 }
 
-enum Body {
-    None,
-    Bytes {
-        data: Vec<u8>,
-        pos: usize,
-    },
-    File {
-        file: File,
-        /// Bytes still to read from the file.
-        unread: u64,
-        buf: Vec<u8>,
-        pos: usize,
-    },
-}
-
-/// A response being written.
-struct Outgoing {
-    stream: u64,
-    headers: Vec<h3::Header>,
-    priority: h3::Priority,
-    headers_sent: bool,
-    body: Body,
-    /// A deadline-aware response: the progress whose time per level ends
-    /// the body as a trailer.
-    levels: Option<quiche_lbe::lbe_cc::deadline::Progress>,
-    /// The body is all written; only the trailer is left.
-    body_done: bool,
-}
-
-enum Pumped {
-    /// Everything, fin included, is with quiche.
-    Done,
-    /// Waiting for stream capacity.
-    Blocked,
-    /// The stream is gone (the client stopped or reset it).
-    Gone,
-}
-
-impl Outgoing {
-    /// Writes as much as quiche takes.
-    fn pump(&mut self, h3: &mut h3::Connection, conn: &mut quiche::Connection) -> Pumped {
-        if !self.headers_sent {
-            let fin = matches!(self.body, Body::None);
-            match h3.send_response_with_priority(
-                conn,
-                self.stream,
-                &self.headers,
-                &self.priority,
-                fin,
-            ) {
-                Ok(()) => self.headers_sent = true,
-                Err(h3::Error::StreamBlocked | h3::Error::Done) => return Pumped::Blocked,
-                Err(e) => {
-                    log::debug!("stream {}: cannot send headers: {e}", self.stream);
-                    return Pumped::Gone;
-                }
-            }
-            if fin {
-                return Pumped::Done;
-            }
-        }
-        loop {
-            if self.body_done {
-                return self.send_levels(h3, conn);
-            }
-            let (chunk, body_end) = match &mut self.body {
-                Body::None => return Pumped::Done,
-                Body::Bytes { data, pos } => (&data[*pos..], true),
-                Body::File {
-                    file,
-                    unread,
-                    buf,
-                    pos,
-                } => {
-                    if *pos == buf.len() && *unread > 0 {
-                        buf.resize((*unread).min(CHUNK as u64) as usize, 0);
-                        if let Err(e) = file.read_exact(buf) {
-                            // Shrunk under us: the promised length cannot
-                            // be kept, so the response is abandoned.
-                            log::warn!("stream {}: reading the file failed: {e}", self.stream);
-                            conn.stream_shutdown(
-                                self.stream,
-                                quiche::Shutdown::Write,
-                                code::INTERNAL_ERROR,
-                            )
-                            .ok();
-                            return Pumped::Gone;
-                        }
-                        *unread -= buf.len() as u64;
-                        *pos = 0;
-                    }
-                    (&buf[*pos..], *unread == 0)
-                }
-            };
-            let len = chunk.len();
-            let fin = body_end && self.levels.is_none();
-            match h3.send_body(conn, self.stream, chunk, fin) {
-                Ok(n) => {
-                    match &mut self.body {
-                        Body::Bytes { pos, .. } | Body::File { pos, .. } => *pos += n,
-                        Body::None => {}
-                    }
-                    if n == len && body_end {
-                        if fin {
-                            return Pumped::Done;
-                        }
-                        self.body_done = true;
-                        continue;
-                    }
-                    if n < len {
-                        return Pumped::Blocked;
-                    }
-                }
-                Err(h3::Error::Done | h3::Error::StreamBlocked) => return Pumped::Blocked,
-                Err(e) => {
-                    log::debug!("stream {}: cannot send the body: {e}", self.stream);
-                    return Pumped::Gone;
-                }
-            }
-        }
-    }
-}
-
-impl Outgoing {
-    /// The `lbe-time-in-levels` trailer, which ends the stream.
-    fn send_levels(&mut self, h3: &mut h3::Connection, conn: &mut quiche::Connection) -> Pumped {
-        let levels = self.levels.as_ref().map_or(String::new(), |p| {
-            p.time_in_levels()
-                .iter()
-                .map(|t| format!("{:.3}", t.as_secs_f64()))
-                .collect::<Vec<_>>()
-                .join(",")
-        });
-        let trailer = [header(fields::TIME_IN_LEVELS_FIELD, levels)];
-        match h3.send_additional_headers(conn, self.stream, &trailer, true, true) {
-            Ok(()) => Pumped::Done,
-            Err(h3::Error::StreamBlocked | h3::Error::Done) => Pumped::Blocked,
-            Err(e) => {
-                log::debug!("stream {}: cannot send the trailer: {e}", self.stream);
-                Pumped::Gone
-            }
-        }
-    }
-}
-
 /// A deadline-aware response's sender state (see the module docs).
 struct Deadline {
     progress: quiche_lbe::lbe_cc::deadline::Progress,
@@ -310,10 +169,9 @@ struct Deadline {
 
 /// One connection.
 pub struct Session {
-    h3: Option<h3::Connection>,
-    background: bool,
+    serving: Serving,
+    background: Background,
     waiting: Vec<Waiting>,
-    outgoing: Vec<Outgoing>,
     requests: u64,
     body_bytes: u64,
     accepted_at: Instant,
@@ -332,11 +190,6 @@ struct FileServer {
     h3_config: h3::Config,
     digest_wait: Duration,
     verbose: bool,
-    buf: Vec<u8>,
-}
-
-fn header(name: &str, value: impl AsRef<[u8]>) -> h3::Header {
-    h3::Header::new(name.as_bytes(), value.as_ref())
 }
 
 fn status_text(status: u16) -> String {
@@ -354,14 +207,12 @@ impl FileServer {
         }
     }
 
-    /// Switches the connection to the background controller, once.
+    /// Switches the connection to the background controller, once
+    /// (`lbe_h3::background`).
     fn make_background(&self, s: &mut Session, conn: &mut Conn) {
-        if s.background {
-            return;
-        }
-        s.background = true;
-        if self.background_cc.plugin().is_some() {
-            if let Err(e) = self.background_cc.switch(&mut conn.quic) {
+        match s.background.begin(&self.background_cc, &mut conn.quic) {
+            None => return,
+            Some(Err(e)) => {
                 log::warn!(
                     "{}: cannot switch to '{}': {e:?}; the connection stays on cubic",
                     conn.id_hex(),
@@ -369,6 +220,7 @@ impl FileServer {
                 );
                 return;
             }
+            Some(Ok(())) => {}
         }
         if let Err(e) = conn.name_qlog(QLOG_LABEL, &self.background_cc.file_tag()) {
             log::warn!("{e}");
@@ -388,18 +240,11 @@ impl FileServer {
             header("content-length", text.len().to_string()),
         ];
         headers.extend(extra);
-        Outgoing {
-            stream,
-            headers,
-            priority: h3::Priority::default(),
-            headers_sent: false,
-            body: match method {
-                Method::Head => Body::None,
-                Method::Get => Body::Bytes { data: text, pos: 0 },
-            },
-            levels: None,
-            body_done: false,
-        }
+        let body = match method {
+            Method::Head => Body::None,
+            Method::Get => Body::bytes(text),
+        };
+        Outgoing::new(stream, headers, h3::Priority::default(), body)
     }
 
     fn on_request(
@@ -410,21 +255,14 @@ impl FileServer {
         list: &[h3::Header],
     ) -> Option<Outgoing> {
         s.requests += 1;
-        let priority = fields::field_list(list, "priority");
-        let urgency = fields::urgency(priority.as_deref());
-        if urgency == fields::BACKGROUND_URGENCY {
+        let ask = Ask::of(list);
+        if ask.background() {
             self.make_background(s, conn);
         }
-        if let Some(value) = fields::field(list, fields::DEADLINE_FIELD) {
-            match fields::deadline(value) {
-                Ok(d) if urgency == fields::BACKGROUND_URGENCY => s.deadline = Some(d),
-                Ok(_) => log::warn!(
-                    "{}: {} on a foreground request ignored",
-                    conn.id_hex(),
-                    fields::DEADLINE_FIELD
-                ),
-                Err(e) => log::warn!("{}: {e}; ignored", conn.id_hex()),
-            }
+        match &ask.deadline {
+            Some(Ok(d)) => s.deadline = Some(*d),
+            Some(Err(e)) => log::warn!("{}: {e}; ignored", conn.id_hex()),
+            None => {}
         }
         let method_text = fields::field(list, ":method").unwrap_or("");
         let target = fields::field(list, ":path").unwrap_or("").to_string();
@@ -449,7 +287,7 @@ impl FileServer {
                     target,
                     range: fields::field(list, "range").map(str::to_string),
                     if_range: fields::field(list, "if-range").map(str::to_string),
-                    priority: h3::Priority::new(urgency, fields::incremental(priority.as_deref())),
+                    priority: ask.priority(),
                     file,
                     since: Instant::now(),
                 });
@@ -517,15 +355,10 @@ impl FileServer {
             // send the wrong bytes.
             return Self::plain(w.stream, w.method, 500, Vec::new());
         } else {
-            Body::File {
-                file,
-                unread: len,
-                buf: Vec::new(),
-                pos: 0,
-            }
+            Body::reader(file, len)
         };
         let mut levels = None;
-        if let (Body::File { .. }, Some(deadline)) = (&body, s.deadline.take()) {
+        if let (Body::Reader { .. }, Some(deadline)) = (&body, s.deadline.take()) {
             if s.deadline_sender.is_none() {
                 match self
                     .deadline_cc
@@ -564,17 +397,17 @@ impl FileServer {
                 },
                 w.target,
                 if digest.is_some() { "" } else { " (no digest)" },
-                if s.background { " [background]" } else { "" },
+                if s.background.is_on() {
+                    " [background]"
+                } else {
+                    ""
+                },
             ),
         );
-        Outgoing {
-            stream: w.stream,
-            headers,
-            priority: w.priority,
-            headers_sent: false,
-            body,
-            levels,
-            body_done: false,
+        let response = Outgoing::new(w.stream, headers, w.priority, body);
+        match levels {
+            Some(progress) => response.with_levels(progress),
+            None => response,
         }
     }
 }
@@ -584,10 +417,9 @@ impl ServerApp for FileServer {
 
     fn accept(&mut self, _conn: &mut Conn) -> Session {
         Session {
-            h3: None,
-            background: false,
+            serving: Serving::new(),
+            background: Background::default(),
             waiting: Vec::new(),
-            outgoing: Vec::new(),
             requests: 0,
             body_bytes: 0,
             accepted_at: Instant::now(),
@@ -600,54 +432,34 @@ impl ServerApp for FileServer {
         if conn.quic.is_closed() || !(conn.quic.is_established() || conn.quic.is_in_early_data()) {
             return;
         }
-        if s.h3.is_none() {
-            match h3::Connection::with_transport(&mut conn.quic, &self.h3_config) {
-                Ok(h3) => s.h3 = Some(h3),
-                Err(e) => {
-                    log::warn!("{}: cannot start HTTP/3: {e}", conn.id_hex());
-                    conn.quic
-                        .close(true, code::INTERNAL_ERROR, b"cannot start HTTP/3")
-                        .ok();
-                    return;
+        match s.serving.start(&mut conn.quic, &self.h3_config) {
+            Ok(true) => {
+                if let Err(e) = conn.name_qlog(QLOG_LABEL, "cubic") {
+                    log::warn!("{e}");
                 }
             }
-            if let Err(e) = conn.name_qlog(QLOG_LABEL, "cubic") {
-                log::warn!("{e}");
+            Ok(false) => {}
+            Err(e) => {
+                log::warn!("{}: {e}", conn.id_hex());
+                return;
             }
         }
 
         // New requests.
         loop {
-            let Some(h3) = s.h3.as_mut() else { return };
-            let (stream, event) = match h3.poll(&mut conn.quic) {
-                Ok(v) => v,
-                Err(h3::Error::Done) => break,
-                Err(e) => {
-                    // quiche has closed the connection on a protocol error.
-                    log::debug!("{}: HTTP/3 error: {e}", conn.id_hex());
-                    return;
-                }
+            let waiting = &s.waiting;
+            let Some(incoming) = s.serving.next(&mut conn.quic, |stream| {
+                waiting.iter().any(|w| w.stream == stream)
+            }) else {
+                break;
             };
-            match event {
-                h3::Event::Headers { list, .. } => {
-                    if s.outgoing.iter().any(|o| o.stream == stream)
-                        || s.waiting.iter().any(|w| w.stream == stream)
-                    {
-                        continue; // trailers
-                    }
+            match incoming {
+                Incoming::Request { stream, list } => {
                     if let Some(out) = self.on_request(s, conn, stream, &list) {
-                        s.outgoing.push(out);
+                        s.serving.respond(out);
                     }
                 }
-                h3::Event::Data => {
-                    // Request bodies are not used: read and drop.
-                    while h3.recv_body(&mut conn.quic, stream, &mut self.buf).is_ok() {}
-                }
-                h3::Event::Reset(_) => {
-                    s.waiting.retain(|w| w.stream != stream);
-                    s.outgoing.retain(|o| o.stream != stream);
-                }
-                h3::Event::Finished | h3::Event::PriorityUpdate | h3::Event::GoAway => {}
+                Incoming::Reset(stream) => s.waiting.retain(|w| w.stream != stream),
             }
         }
 
@@ -664,16 +476,14 @@ impl ServerApp for FileServer {
                 Some(digest) => {
                     let w = s.waiting.remove(i);
                     let out = self.file_response(s, conn, w, digest);
-                    s.outgoing.push(out);
+                    s.serving.respond(out);
                 }
                 None => i += 1,
             }
         }
 
         // Write what quiche takes.
-        let Some(h3) = s.h3.as_mut() else { return };
-        s.outgoing
-            .retain_mut(|o| matches!(o.pump(h3, &mut conn.quic), Pumped::Blocked));
+        s.serving.pump(&mut conn.quic);
         // A deadline-aware sender's progress: the response stream's bytes
         // acknowledged (its HTTP/3 framing included: a HEADERS frame and a
         // few bytes per DATA frame), up to the body's length.
@@ -697,7 +507,7 @@ impl ServerApp for FileServer {
                 s.accepted_at.elapsed().as_secs_f64(),
                 s.requests,
                 s.body_bytes,
-                if s.background {
+                if s.background.is_on() {
                     format!("background ({})", self.background_cc)
                 } else {
                     "cubic".to_string()
@@ -732,7 +542,6 @@ pub fn bind(args: &ServeArgs) -> Result<BoundServer, Error> {
             h3_config,
             digest_wait: args.digest_wait,
             verbose: args.verbose,
-            buf: vec![0u8; 16 * 1024],
         },
     })
 }

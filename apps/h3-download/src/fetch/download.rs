@@ -356,15 +356,7 @@ pub(super) fn build_request(
     resume: Option<&Resume>,
 ) -> Vec<h3::Header> {
     let mut request = crate::client::request_headers("GET", &target.authority, &target.path);
-    if background {
-        request.push(h3::Header::new(b"priority", b"u=7"));
-    }
-    if let Some(d) = deadline {
-        request.push(h3::Header::new(
-            fields::DEADLINE_FIELD.as_bytes(),
-            d.as_millis().max(1).to_string().as_bytes(),
-        ));
-    }
+    request.extend(lbe_h3::client::background_fields(background, deadline));
     if let Some(r) = resume {
         request.push(h3::Header::new(
             b"range",
