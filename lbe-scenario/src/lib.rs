@@ -72,6 +72,8 @@
 //!                       # sender's controller (default false)
 //!
 //! [[flow]]              # an HTTP/3 download: h3-fetch against a server
+//!                       # (the simulator's quiche engine runs h3-serve
+//!                       # and quiche-stock, with lbe_h3's code)
 //! kind = "h3"           # "quic-bulk" (the default) or "h3"
 //! server = "aioquic"    # h3-serve (default) | quiche-stock | aioquic
 //! background = true     # h3-fetch --background (default false)
@@ -480,6 +482,10 @@ impl Clock {
     }
 }
 
+/// Bytes added to what the link can carry by an h3 flow's stop time
+/// ([`Flow::h3_file_bytes`]).
+pub const H3_STOP_FILE_MARGIN: u64 = 1_000_000;
+
 impl Flow {
     /// The spec the sender runs: `cc`, with `deadline=` when it has one.
     pub fn sender_cc(&self) -> CcSpec {
@@ -489,6 +495,21 @@ impl Flow {
                 .with_deadline(d)
                 .expect("the scenario checked that the deadline applies"),
             None => self.cc.clone(),
+        }
+    }
+
+    /// The size of the file an h3 flow downloads: its `bytes`, or, for a
+    /// flow with a stop time, more than the link can carry by then
+    /// ([`H3_STOP_FILE_MARGIN`] more), so that the download never ends
+    /// before it is cut off. The lab serves a file of this size; the
+    /// simulator a response body of this length.
+    pub fn h3_file_bytes(&self, link: &Link) -> u64 {
+        match self.end {
+            FlowEnd::Bytes(b) => b,
+            FlowEnd::Stop(stop) => {
+                let seconds = stop.saturating_sub(self.start).as_secs_f64();
+                (link.rate_bps as f64 / 8.0 * seconds).ceil() as u64 + H3_STOP_FILE_MARGIN
+            }
         }
     }
 
@@ -1547,6 +1568,17 @@ fn flow_cc(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stop_h3_flows_file_is_more_than_the_link_carries_by_then() {
+        let text = "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
+                    [[flow]]\nkind = \"h3\"\nstart = \"5s\"\nstop = \"35s\"\n\
+                    [[flow]]\nkind = \"h3\"\nbytes = \"3MB\"\n";
+        let s = parse(Path::new("s.toml"), text).unwrap();
+        // 20 Mbit/s for 30 s is 75 MB; 1 MB more.
+        assert_eq!(s.flows[0].h3_file_bytes(&s.link), 76_000_000);
+        assert_eq!(s.flows[1].h3_file_bytes(&s.link), 3_000_000);
+    }
 
     const GOOD: &str = r#"
 [link]

@@ -40,25 +40,9 @@ use lbe_app_kit::tls::ServerTrust;
 use serde::Serialize;
 
 use crate::scenario::Flow;
-use crate::scenario::FlowEnd;
 use crate::scenario::H3Flow;
 use crate::scenario::H3Server;
 use crate::scenario::Link;
-
-/// Bytes added to what the link can carry by a flow's stop time, so that a
-/// time-bounded download never ends before it.
-const STOP_FILE_MARGIN: u64 = 1_000_000;
-
-/// The size of the file an h3 flow downloads.
-pub fn file_size(link: &Link, flow: &Flow) -> u64 {
-    match flow.end {
-        FlowEnd::Bytes(b) => b,
-        FlowEnd::Stop(stop) => {
-            let seconds = stop.saturating_sub(flow.start).as_secs_f64();
-            (link.rate_bps as f64 / 8.0 * seconds).ceil() as u64 + STOP_FILE_MARGIN
-        }
-    }
-}
 
 /// Writes `size` bytes of seeded, incompressible-looking content to
 /// `path`; their SHA-256.
@@ -169,7 +153,7 @@ impl Served {
             .map_err(|e| format!("cannot create {}: {e}", root.display()))?;
         let file_name = format!("{}.bin", flow.name);
         let file = root.join(&file_name);
-        let size = file_size(link, flow);
+        let size = flow.h3_file_bytes(link);
         let sha256 = write_content(&file, size, flow.id as u64)
             .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         let (addr, running, trust) = match h3.server {
@@ -397,17 +381,6 @@ pub fn wait_until(t0: Instant, at: Duration, stop: &AtomicBool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_stop_flows_file_is_more_than_the_link_carries_by_then() {
-        let text = "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
-                    [[flow]]\nkind = \"h3\"\nstart = \"5s\"\nstop = \"35s\"\n\
-                    [[flow]]\nkind = \"h3\"\nbytes = \"3MB\"\n";
-        let s = crate::scenario::parse(Path::new("s.toml"), text).unwrap();
-        // 20 Mbit/s for 30 s is 75 MB; 1 MB more.
-        assert_eq!(file_size(&s.link, &s.flows[0]), 76_000_000);
-        assert_eq!(file_size(&s.link, &s.flows[1]), 3_000_000);
-    }
 
     #[test]
     fn content_is_seeded_and_its_prefix_hashes_match() {
