@@ -283,7 +283,7 @@ pub fn run(config: &Config) -> Result<SimOutput, String> {
         );
     }
     for f in &config.flows {
-        if !f.kind.is_bulk() {
+        if !f.kind.is_bulk() || matches!(f.kind, lbe_scenario::FlowKind::H3(_)) {
             return Err(format!(
                 "flow {}: kind = \"{}\" is simulated on the quiche engine only: run with --engine quiche or auto",
                 f.name,

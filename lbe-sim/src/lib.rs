@@ -128,7 +128,7 @@ impl Engine {
     ///
     /// Only quiche has: `bbr2` (quiche's gcongestion recovery), foreground
     /// workloads (web and video are new connections with handshakes; ping
-    /// and cbr share the path with them), uploads, a limited
+    /// and cbr share the path with them), h3 flows (HTTP/3), uploads, a limited
     /// client->server direction, and endpoint clocks (timestamps).
     pub fn resolve(self, config: &Config) -> (Engine, Option<String>) {
         if self != Engine::Auto {
@@ -138,7 +138,7 @@ impl Engine {
             .flows
             .iter()
             .find_map(|f| {
-                if !f.kind.is_bulk() {
+                if !f.kind.is_bulk() || matches!(f.kind, lbe_scenario::FlowKind::H3(_)) {
                     Some(format!("flow {}: kind = \"{}\"", f.name, f.kind.name()))
                 } else if f.sender_cc().name() == "bbr2" {
                     Some(format!("flow {}: cc = \"bbr2\"", f.name))

@@ -25,7 +25,15 @@
 //! and the server reads them. A receiver-driven download
 //! (`receiver_lbe`) has its client run `quiche_lbe::ReceiverLbe`, what
 //! `h3-fetch --lbe receiver` runs: fed after each wake-up's reads, before
-//! sending, it caps the server's credit (patch 0004). The sender's qlog events (quiche's own; the
+//! sending, it caps the server's credit (patch 0004). An h3 flow
+//! (`kind = "h3"`) speaks HTTP/3 with the apps' code (`lbe_h3`): the
+//! client sends h3-fetch's request and reads the response to its end,
+//! then closes the connection; the server runs h3-serve's background rule
+//! (urgency 7 switches an h3-serve connection from CUBIC to the flow's
+//! `cc`) and response writer, a 200 with the file's length
+//! ([`lbe_scenario::Flow::h3_file_bytes`]); `lbe = "receiver"`/`"both"`
+//! runs the client's `ReceiverLbe`; a flow with a stop time is cut off
+//! then, as the lab's is. The sender's qlog events (quiche's own; the
 //! client's for an upload) go as they happen to the `FlowAnalyzer` that
 //! reads the lab's qlog files, as values through patch 0009's
 //! `Connection::set_qlog_event_sink`: the events the reader would decode,
@@ -89,7 +97,8 @@ pub use lbe_endpoint::RELEASE_SLACK;
 /// The stream the download goes on (client-initiated bidirectional).
 const DATA_STREAM: u64 = 0;
 
-/// The ALPN both ends offer.
+/// The ALPN both ends of a quic-bulk-like connection offer (an h3 flow's
+/// offer HTTP/3's, `lbe_h3::ALPN`).
 const ALPN: &[u8] = b"lbe-sim";
 
 /// What the server writes, chunk after chunk.
@@ -210,8 +219,74 @@ struct FlowRun {
     /// A receiver-driven flow's control at the client
     /// (`quiche_lbe::ReceiverLbe`, what `h3-fetch --lbe receiver` runs).
     receiver: Option<quiche_lbe::ReceiverLbe>,
+    /// An h3 flow's HTTP/3 layers.
+    h3: Option<Box<H3Run>>,
     client_addr: SocketAddr,
     server_addr: SocketAddr,
+}
+
+/// An h3 flow's HTTP/3 layers, the code our apps run (`lbe_h3`):
+/// h3-fetch's request plumbing at the client, h3-serve's background rule
+/// and response writer at the server.
+struct H3Run {
+    flow: lbe_scenario::H3Flow,
+    /// The server's requests in, responses out.
+    serving: lbe_h3::response::Serving,
+    /// Whether a request switched the server's connection to the flow's
+    /// controller (h3-serve's rule; only when the server is h3-serve).
+    background: lbe_h3::background::Background,
+    client: lbe_h3::client::H3Client,
+    /// What the client's response brought.
+    response: BodyTally,
+    /// Body bytes the server's response read from its source (at most one
+    /// 64 KiB read ahead of what it handed quiche).
+    offered: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// What an h3 flow's client counts of its response.
+#[derive(Default)]
+struct BodyTally {
+    received: u64,
+    finished: bool,
+}
+
+impl lbe_h3::client::ResponseHandler for BodyTally {
+    fn headers(
+        &mut self,
+        headers: &[quiche::h3::Header],
+    ) -> Result<lbe_h3::client::Next, quiche_lbe::Error> {
+        match lbe_h3::fields::field(headers, ":status") {
+            Some("200") => Ok(lbe_h3::client::Next::Body),
+            status => Err(quiche_lbe::Error::new(format!(
+                "the server answered {} instead of 200",
+                status.unwrap_or("without a :status")
+            ))),
+        }
+    }
+
+    fn data(&mut self, data: &[u8]) -> Result<(), quiche_lbe::Error> {
+        self.received += data.len() as u64;
+        Ok(())
+    }
+
+    fn finished(&mut self) -> Result<(), quiche_lbe::Error> {
+        self.finished = true;
+        Ok(())
+    }
+}
+
+/// A response body of the served byte, counted as it is read.
+struct CountedBody {
+    offered: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl std::io::Read for CountedBody {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        buf.fill(CHUNK[0]);
+        self.offered
+            .fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(buf.len())
+    }
 }
 
 impl FlowRun {
@@ -296,6 +371,8 @@ struct Sim<'a> {
     error: Option<String>,
     /// Each flow's qlog file, when [`Config::qlog_dir`] asks for them.
     qlogs: Vec<Option<std::path::PathBuf>>,
+    /// HTTP/3's settings, both ends of every h3 flow.
+    h3_config: quiche::h3::Config,
 }
 
 /// A flow's qlog file name (its sender's), as our apps name theirs
@@ -383,11 +460,28 @@ fn quiche_err(what: &str) -> impl Fn(quiche::Error) -> String + '_ {
     move |e| format!("{what}: quiche: {e}")
 }
 
+/// The ALPN a flow's ends offer.
+fn alpn(flow: &lbe_scenario::Flow) -> &'static [u8] {
+    match flow.kind {
+        lbe_scenario::FlowKind::H3(_) => lbe_h3::ALPN,
+        _ => ALPN,
+    }
+}
+
+/// An h3 flow, if `flow` is one.
+fn h3_flow(flow: &lbe_scenario::Flow) -> Option<&lbe_scenario::H3Flow> {
+    match &flow.kind {
+        lbe_scenario::FlowKind::H3(h3) => Some(h3),
+        _ => None,
+    }
+}
+
 /// The server's configuration; `spec` is its controller when it sends.
 fn server_config(
     flow: &lbe_scenario::Flow,
     spec: Option<&quiche_lbe::CcSpec>,
 ) -> Result<quiche::Config, String> {
+    let alpn = alpn(flow);
     let (cert, key) = identity()?;
     let err =
         |e: boring::error::ErrorStack| format!("cannot set up the simulated server's TLS: {e}");
@@ -398,7 +492,7 @@ fn server_config(
     let mut config = quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, tls)
         .map_err(quiche_err("server config"))?;
     config
-        .set_application_protos(&[ALPN])
+        .set_application_protos(&[alpn])
         .map_err(quiche_err("server config"))?;
     transport(&mut config, flow.pacing);
     if let Some(spec) = spec {
@@ -412,10 +506,11 @@ fn client_config(
     flow: &lbe_scenario::Flow,
     spec: Option<&quiche_lbe::CcSpec>,
 ) -> Result<quiche::Config, String> {
+    let alpn = alpn(flow);
     let mut config =
         quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(quiche_err("client config"))?;
     config
-        .set_application_protos(&[ALPN])
+        .set_application_protos(&[alpn])
         .map_err(quiche_err("client config"))?;
     // Both ends are in this process; see the module docs.
     config.verify_peer(false);
@@ -466,10 +561,12 @@ fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
     let mut progress = Vec::new();
     let mut receivers = Vec::new();
     for f in &config.flows {
-        if let lbe_scenario::FlowKind::H3(_) = f.kind {
+        let h3 = h3_flow(f);
+        if let Some(h3) = h3.filter(|h3| h3.server == lbe_scenario::H3Server::Aioquic) {
             return Err(format!(
-                "flow {}: kind = \"h3\" is not simulated (h3-fetch against a real server)",
-                f.name
+                "flow {}: server = \"{}\" is not simulated (aioquic's HTTP/3 server is Python, run in real time; simulated: h3-serve, quiche-stock): run without --sim",
+                f.name,
+                h3.server.name()
             ));
         }
         let mut spec = f.sender_cc();
@@ -487,12 +584,23 @@ fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
             ));
         }
         let err = |e| format!("flow {} ({}): {e}", f.name, spec);
-        server_configs.push(server_config(f, (!upload).then_some(&spec)).map_err(err)?);
+        // An h3 server starts every connection on CUBIC, as h3-serve does;
+        // a background request switches it to the flow's controller.
+        let server_spec = (!upload && h3.is_none()).then_some(&spec);
+        server_configs.push(server_config(f, server_spec).map_err(err)?);
         let mut client = client_config(f, upload.then_some(&spec)).map_err(err)?;
         // A receiver-driven download: the client runs RFC 9840's window
         // (LEDBAT++ on what it observes, `rledbat::default_config()` as
         // h3-fetch runs it) and caps the server's credit at it.
-        let receiver = f.receiver_lbe.then(|| {
+        // h3-fetch --lbe receiver or both: the same control.
+        let h3_receiver = h3.is_some_and(|h3| {
+            h3.background
+                && matches!(
+                    h3.lbe.unwrap_or_default(),
+                    lbe_scenario::Lbe::Receiver | lbe_scenario::Lbe::Both
+                )
+        });
+        let receiver = (f.receiver_lbe || h3_receiver).then(|| {
             let start = local_time(epoch, f.client_clock, epoch + f.start);
             let rx = quiche_lbe::ReceiverLbe::new(
                 quiche_lbe::lbe_cc::rledbat::default_config(),
@@ -528,6 +636,7 @@ fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
         buf: vec![0; 65536],
         error: None,
         qlogs: vec![None; config.flows.len()],
+        h3_config: quiche::h3::Config::new().map_err(|e| format!("HTTP/3 config: quiche: {e}"))?,
     };
     if let Some(dir) = &config.qlog_dir {
         std::fs::create_dir_all(dir)
@@ -543,7 +652,23 @@ fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
                 FlowEnd::Stop(t) => t + GRACE,
                 FlowEnd::Bytes(_) => f.start + GRACE.max(Duration::from_secs(3600)),
             };
-        let c = sim.new_conn(i, None, f.end, epoch + f.start);
+        // An h3 flow's response is its file, as large as the lab's.
+        let end = match h3_flow(f) {
+            Some(_) => FlowEnd::Bytes(f.h3_file_bytes(&config.link)),
+            None => f.end,
+        };
+        let c = sim.new_conn(i, None, end, epoch + f.start);
+        if let Some(h3) = h3_flow(f) {
+            sim.conns[c].h3 = Some(Box::new(H3Run {
+                flow: *h3,
+                serving: lbe_h3::response::Serving::new(),
+                background: lbe_h3::background::Background::default(),
+                client: lbe_h3::client::H3Client::new()
+                    .map_err(|e| format!("flow {}: {e}", f.name))?,
+                response: BodyTally::default(),
+                offered: Default::default(),
+            }));
+        }
         sim.conns[c].receiver = receivers[i].take();
         sim.conns[c].deadline = deadline;
         sim.conns[c].progress = progress;
@@ -618,6 +743,7 @@ impl Sim<'_> {
             progress: None,
             analysis: None,
             receiver: None,
+            h3: None,
             client_addr: SocketAddr::from(([10, 0, 0, 1], 10_000 + (key % 50_000) as u16)),
             server_addr: SocketAddr::from(([10, 0, 0, 2], 443)),
         });
@@ -651,6 +777,11 @@ impl Sim<'_> {
             quiche::clock::set_virtual_now(Some(at));
             match ev {
                 Ev::Open(c) => self.open(c, at),
+                Ev::Stop(c) if self.conns[c].h3.is_some() => {
+                    // An h3 flow's download is cut off at its stop time,
+                    // as the lab's is.
+                    self.conns[c].done_at.get_or_insert(at);
+                }
                 Ev::Stop(c) => {
                     self.conns[c].stopped = true;
                     let sender = self.conns[c].sender();
@@ -1125,7 +1256,13 @@ impl Sim<'_> {
             }
             lbe_endpoint::on_timer(conn, local_now);
         }
-        let finished = if side == self.conns[i].sender() {
+        let finished = if self.conns[i].h3.is_some() {
+            match side {
+                Side::Server => self.h3_server_app(i, now),
+                Side::Client => self.h3_client_app(i, now),
+            }
+            false
+        } else if side == self.conns[i].sender() {
             self.sender_app(i, side);
             false
         } else {
@@ -1253,6 +1390,86 @@ impl Sim<'_> {
         }
     }
 
+    /// An h3 flow's server: h3-serve's HTTP/3 layer (`lbe_h3`). A request
+    /// for urgency 7 switches an h3-serve connection to the flow's
+    /// controller; the response is a 200 with the file's length, written as
+    /// stream capacity allows.
+    fn h3_server_app(&mut self, i: usize, now: Instant) {
+        let spec = self.flow_of(i).cc.clone();
+        let run = &mut self.conns[i];
+        let len = match run.end {
+            FlowEnd::Bytes(b) => b,
+            FlowEnd::Stop(_) => 0,
+        };
+        let (Some(h3), Some(conn)) = (run.h3.as_deref_mut(), run.server.conn.as_mut()) else {
+            return;
+        };
+        let mut error = h3.serving.start(conn, &self.h3_config).err();
+        while let Some(incoming) = h3.serving.next(conn, |_| false) {
+            let lbe_h3::response::Incoming::Request { stream, list } = incoming else {
+                continue;
+            };
+            let ask = lbe_h3::background::Ask::of(&list);
+            if ask.background() && h3.flow.server_lbe() {
+                if let Some(Err(e)) = h3.background.begin(&spec, conn) {
+                    error.get_or_insert(format!("cannot switch to '{spec}': {e}"));
+                }
+            }
+            let headers = vec![
+                lbe_h3::response::header(":status", "200"),
+                lbe_h3::response::header("content-length", len.to_string()),
+            ];
+            let body = lbe_h3::response::Body::reader(
+                CountedBody {
+                    offered: h3.offered.clone(),
+                },
+                len,
+            );
+            h3.serving.respond(lbe_h3::response::Outgoing::new(
+                stream,
+                headers,
+                ask.priority(),
+                body,
+            ));
+        }
+        h3.serving.pump(conn);
+        if let Some(e) = error {
+            self.fail(i, format!("h3 server: {e}"), now);
+        }
+    }
+
+    /// An h3 flow's client: h3-fetch's request (`GET`, `priority: u=7`
+    /// for a background download) and its response read to the end;
+    /// then the connection is closed, as h3-fetch closes it.
+    fn h3_client_app(&mut self, i: usize, now: Instant) {
+        let authority = self.conns[i].server_addr.to_string();
+        let path = format!("/{}", self.flow_of(i).name);
+        let run = &mut self.conns[i];
+        let (Some(h3), Some(conn)) = (run.h3.as_deref_mut(), run.client.conn.as_mut()) else {
+            return;
+        };
+        let step = (|| -> Result<(), quiche_lbe::Error> {
+            if !h3.client.ready(conn)? {
+                return Ok(());
+            }
+            if !run.request_sent {
+                let mut request = lbe_h3::client::request_headers("GET", &authority, &path);
+                request.extend(lbe_h3::client::background_fields(h3.flow.background, None));
+                h3.client.send(conn, &request)?;
+                run.request_sent = true;
+            }
+            h3.client.poll(conn, &mut h3.response)
+        })();
+        run.received = h3.response.received;
+        if h3.response.finished && run.done_at.is_none() {
+            run.done_at = Some(now);
+            let _ = conn.close(true, lbe_h3::code::NO_ERROR, b"");
+        }
+        if let Err(e) = step {
+            self.fail(i, format!("h3 client: {e}"), now);
+        }
+    }
+
     fn send(&mut self, i: usize, side: Side, now: Instant) {
         let (epoch, clock) = (self.epoch, self.conns[i].clock(side));
         // The endpoint's loop, like quiche, reads the endpoint's own clock.
@@ -1357,7 +1574,10 @@ impl Sim<'_> {
                 loss_detection_timeouts: sender.as_ref().map_or(0, |c| {
                     c.path_stats().map(|p| p.total_pto_count as u64).sum()
                 }),
-                stream_bytes: state.written,
+                stream_bytes: match &state.h3 {
+                    Some(h3) => h3.offered.load(std::sync::atomic::Ordering::Relaxed),
+                    None => state.written,
+                },
                 finished_s: match flow.end {
                     FlowEnd::Bytes(b) if state.received == b => state
                         .done_at

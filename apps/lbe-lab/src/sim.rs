@@ -74,16 +74,6 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
                 .to_string(),
         );
     }
-    if let Some(f) = scenario
-        .flows
-        .iter()
-        .find(|f| matches!(f.kind, crate::scenario::FlowKind::H3(_)))
-    {
-        return Err(format!(
-            "flow '{}': kind = \"h3\" is not simulated (h3-fetch against a real server): run without --sim",
-            f.name
-        ));
-    }
     Ok(lbe_sim::Config {
         link: scenario.link.clone(),
         flows: scenario.flows.clone(),
