@@ -218,6 +218,18 @@ pub enum Incoming {
     Reset(u64),
 }
 
+/// Where a server connection's HTTP/3 stands ([`Serving::start`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The handshake is not far enough yet, or the connection is closed:
+    /// nothing to serve.
+    NotReady,
+    /// HTTP/3 was set up just now.
+    Started,
+    /// HTTP/3 was set up before.
+    Ready,
+}
+
 /// The HTTP/3 layer of a server connection: its requests in, its
 /// responses out.
 pub struct Serving {
@@ -241,25 +253,24 @@ impl Serving {
         }
     }
 
-    /// Sets HTTP/3 up once the connection can carry it: `Ok(true)` the
-    /// first time (when it was just set up), `Ok(false)` before and after.
-    /// When quiche refuses, the connection is closed with
-    /// H3_INTERNAL_ERROR and the error returned.
+    /// Sets HTTP/3 up once the connection can carry it, and says whether
+    /// there is anything to serve now. When quiche refuses HTTP/3, the
+    /// connection is closed with H3_INTERNAL_ERROR and the error returned.
     pub fn start(
         &mut self,
         conn: &mut quiche::Connection,
         config: &h3::Config,
-    ) -> Result<bool, String> {
-        if self.h3.is_some()
-            || conn.is_closed()
-            || !(conn.is_established() || conn.is_in_early_data())
-        {
-            return Ok(false);
+    ) -> Result<Start, String> {
+        if conn.is_closed() || !(conn.is_established() || conn.is_in_early_data()) {
+            return Ok(Start::NotReady);
+        }
+        if self.h3.is_some() {
+            return Ok(Start::Ready);
         }
         match h3::Connection::with_transport(conn, config) {
             Ok(h3) => {
                 self.h3 = Some(h3);
-                Ok(true)
+                Ok(Start::Started)
             }
             Err(e) => {
                 conn.close(true, code::INTERNAL_ERROR, b"cannot start HTTP/3")

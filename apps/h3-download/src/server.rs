@@ -55,6 +55,7 @@ use lbe_h3::response::Body;
 use lbe_h3::response::Incoming;
 use lbe_h3::response::Outgoing;
 use lbe_h3::response::Serving;
+use lbe_h3::response::Start;
 use lbe_h3::ALPN;
 
 use crate::digest::DigestCache;
@@ -429,16 +430,14 @@ impl ServerApp for FileServer {
     }
 
     fn serve(&mut self, s: &mut Session, conn: &mut Conn) {
-        if conn.quic.is_closed() || !(conn.quic.is_established() || conn.quic.is_in_early_data()) {
-            return;
-        }
         match s.serving.start(&mut conn.quic, &self.h3_config) {
-            Ok(true) => {
+            Ok(Start::NotReady) => return,
+            Ok(Start::Started) => {
                 if let Err(e) = conn.name_qlog(QLOG_LABEL, "cubic") {
                     log::warn!("{e}");
                 }
             }
-            Ok(false) => {}
+            Ok(Start::Ready) => {}
             Err(e) => {
                 log::warn!("{}: {e}", conn.id_hex());
                 return;
