@@ -229,7 +229,6 @@ struct FlowRun {
 /// h3-fetch's request plumbing at the client, h3-serve's background rule
 /// and response writer at the server.
 struct H3Run {
-    flow: lbe_scenario::H3Flow,
     /// The server's requests in, responses out.
     serving: lbe_h3::response::Serving,
     /// Whether a request switched the server's connection to the flow's
@@ -653,14 +652,14 @@ fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
                 FlowEnd::Bytes(_) => f.start + GRACE.max(Duration::from_secs(3600)),
             };
         // An h3 flow's response is its file, as large as the lab's.
-        let end = match h3_flow(f) {
-            Some(_) => FlowEnd::Bytes(f.h3_file_bytes(&config.link)),
-            None => f.end,
+        let h3 = h3_flow(f).is_some();
+        let end = match h3 {
+            true => FlowEnd::Bytes(f.h3_file_bytes(&config.link)),
+            false => f.end,
         };
         let c = sim.new_conn(i, None, end, epoch + f.start);
-        if let Some(h3) = h3_flow(f) {
+        if h3 {
             sim.conns[c].h3 = Some(Box::new(H3Run {
-                flow: *h3,
                 serving: lbe_h3::response::Serving::new(),
                 background: lbe_h3::background::Background::default(),
                 client: lbe_h3::client::H3Client::new()
@@ -1395,7 +1394,11 @@ impl Sim<'_> {
     /// controller; the response is a 200 with the file's length, written as
     /// stream capacity allows.
     fn h3_server_app(&mut self, i: usize, now: Instant) {
-        let spec = self.flow_of(i).cc.clone();
+        let flow = self.flow_of(i);
+        let (spec, server_lbe) = (
+            flow.cc.clone(),
+            h3_flow(flow).is_some_and(|h| h.server_lbe()),
+        );
         let run = &mut self.conns[i];
         let len = match run.end {
             FlowEnd::Bytes(b) => b,
@@ -1404,13 +1407,18 @@ impl Sim<'_> {
         let (Some(h3), Some(conn)) = (run.h3.as_deref_mut(), run.server.conn.as_mut()) else {
             return;
         };
-        let mut error = h3.serving.start(conn, &self.h3_config).err();
+        let mut error = None;
+        match h3.serving.start(conn, &self.h3_config) {
+            Ok(lbe_h3::response::Start::NotReady) => return,
+            Ok(lbe_h3::response::Start::Started | lbe_h3::response::Start::Ready) => {}
+            Err(e) => error = Some(e),
+        }
         while let Some(incoming) = h3.serving.next(conn, |_| false) {
             let lbe_h3::response::Incoming::Request { stream, list } = incoming else {
                 continue;
             };
             let ask = lbe_h3::background::Ask::of(&list);
-            if ask.background() && h3.flow.server_lbe() {
+            if ask.background() && server_lbe {
                 if let Some(Err(e)) = h3.background.begin(&spec, conn) {
                     error.get_or_insert(format!("cannot switch to '{spec}': {e}"));
                 }
@@ -1443,7 +1451,9 @@ impl Sim<'_> {
     /// then the connection is closed, as h3-fetch closes it.
     fn h3_client_app(&mut self, i: usize, now: Instant) {
         let authority = self.conns[i].server_addr.to_string();
-        let path = format!("/{}", self.flow_of(i).name);
+        let flow = self.flow_of(i);
+        let path = format!("/{}", flow.name);
+        let background = h3_flow(flow).is_some_and(|h| h.background);
         let run = &mut self.conns[i];
         let (Some(h3), Some(conn)) = (run.h3.as_deref_mut(), run.client.conn.as_mut()) else {
             return;
@@ -1454,7 +1464,7 @@ impl Sim<'_> {
             }
             if !run.request_sent {
                 let mut request = lbe_h3::client::request_headers("GET", &authority, &path);
-                request.extend(lbe_h3::client::background_fields(h3.flow.background, None));
+                request.extend(lbe_h3::client::background_fields(background, None));
                 h3.client.send(conn, &request)?;
                 run.request_sent = true;
             }
