@@ -25,8 +25,7 @@ fn shipped(file: &str) -> Scenario {
 
 /// CUBIC's share of the two flows' goodput (the download first).
 fn cubic_share(s: &SimSummary) -> f64 {
-    let g: Vec<f64> = s.flows.iter().map(|f| f.figures.goodput_bps).collect();
-    g[1] / (g[0] + g[1])
+    second_flow_share(s)
 }
 
 /// A download of a given size: the client reads the whole body (its

@@ -55,9 +55,9 @@ fn shared(seed: u64, buffer: &str, cc: &str, receiver_lbe: bool) -> SimSummary {
     simulate(&shared_text(seed, buffer, cc, receiver_lbe))
 }
 
+/// CUBIC's share of the two flows' goodput (the download first).
 fn cubic_share(s: &SimSummary) -> f64 {
-    let g: Vec<f64> = s.flows.iter().map(|f| f.figures.goodput_bps).collect();
-    g[1] / (g[0] + g[1])
+    second_flow_share(s)
 }
 
 #[test]

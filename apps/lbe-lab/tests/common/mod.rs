@@ -12,6 +12,7 @@ pub use lbe_test_support::*;
 
 use lbe_lab::run::Summary;
 use lbe_lab::scenario::Scenario;
+use lbe_lab::sim::SimSummary;
 
 /// A scenario from inline text (errors name the file `name`).
 pub fn parse(name: &str, text: &str) -> Scenario {
@@ -30,4 +31,10 @@ pub fn run_real(name: &str, scenario: &Scenario) -> (Summary, PathBuf) {
     })
     .unwrap();
     (summary, out)
+}
+
+/// The second flow's share of a two-flow run's goodput.
+pub fn second_flow_share(s: &SimSummary) -> f64 {
+    let g: Vec<f64> = s.flows.iter().map(|f| f.figures.goodput_bps).collect();
+    g[1] / (g[0] + g[1])
 }
