@@ -40,6 +40,7 @@
 
 pub mod ack;
 mod engine;
+mod qlog_file;
 mod queue;
 pub mod record;
 pub mod rtt;

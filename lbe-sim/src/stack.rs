@@ -1171,7 +1171,10 @@ impl Sim<'_> {
                 Direction::Upload => "client",
             };
             conn.set_qlog_with_level(
-                Box::new(std::io::BufWriter::new(file)),
+                Box::new(crate::qlog_file::VirtualWallClock::new(
+                    std::io::BufWriter::new(file),
+                    now.saturating_duration_since(self.epoch),
+                )),
                 format!("lbe-sim {role} {}", flow.name),
                 format!("cc={} role={role} label={}", flow.sender_cc(), flow.name),
                 quiche::QlogLevel::Base,

@@ -67,6 +67,79 @@ fn writing_the_qlog_files_does_not_change_the_run() {
     );
 }
 
+/// The qlog files read back by qlog-analysis give the run's own figures,
+/// each trace in its place on the run's clock, and two runs write the same
+/// bytes. quiche writes the header's wall-clock time from the host's clock;
+/// the simulator puts the simulation's there (its start is the Unix epoch).
+/// Before, a flow that started at 15 s was read back as starting at 1.17 s
+/// (the host's milliseconds between creating the two connections), and
+/// every file differed from run to run.
+#[test]
+fn the_qlog_files_read_back_to_the_runs_figures() {
+    let text = format!(
+        "{LINK}[analysis]\nfrom = \"4s\"\nto = \"10s\"\n\
+         [[flow]]\ncc = \"cubic\"\nstop = \"10s\"\nname = \"first\"\n\
+         [[flow]]\ncc = \"ledbatpp\"\nstart = \"3s\"\nstop = \"10s\"\nname = \"late\"\n"
+    );
+    let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), &text).unwrap();
+    let scratch = lbe_test_support::Scratch::new("lbe-sim-qlog-read-back");
+    let run = |dir: &str| {
+        let (s, _) = lbe_lab::sim::simulate_on(
+            &scenario,
+            Some(&scratch.join(dir).join("qlog")),
+            Engine::Quiche,
+        )
+        .unwrap();
+        let files: Vec<_> = s
+            .flows
+            .iter()
+            .map(|f| scratch.join(dir).join(f.qlog.as_ref().unwrap()))
+            .collect();
+        (s, files)
+    };
+    let (s, files) = run("a");
+    let (_, again) = run("b");
+    for (a, b) in files.iter().zip(&again) {
+        assert!(
+            std::fs::read(a).unwrap() == std::fs::read(b).unwrap(),
+            "{}",
+            a.display()
+        );
+    }
+    let options = qlog_analysis::Options {
+        from_s: Some(4.0),
+        to_s: Some(10.0),
+        link_rate_bps: Some(20e6),
+        time_base: qlog_analysis::TimeBase::WallClock(std::time::UNIX_EPOCH),
+        ..qlog_analysis::Options::default()
+    };
+    let inputs = || {
+        files
+            .iter()
+            .map(|f| qlog_analysis::FlowInput::new(f.clone()))
+    };
+    let read_back = qlog_analysis::summary_parts(inputs(), &options).unwrap();
+    let analysis = qlog_analysis::analyze(inputs(), &options).unwrap();
+    assert_eq!(read_back.flows.len(), 2);
+    for (i, sim) in s.flows.iter().enumerate() {
+        let file = &read_back.flows[i];
+        assert_eq!(file.bytes, sim.figures.bytes, "{}", sim.name);
+        assert_eq!(file.lost_packets, sim.figures.lost_packets, "{}", sim.name);
+        // The server's trace starts when the client's first datagram
+        // reaches it: half the 50 ms RTT after the flow's start.
+        let start = analysis.flows[i].start_s;
+        assert!(
+            (start - sim.start_s - 0.025).abs() < 0.001,
+            "{}: {start}",
+            sim.name
+        );
+    }
+    // Without being told the run's clock: traces line up by their headers.
+    let earliest = qlog_analysis::analyze(inputs(), &qlog_analysis::Options::default()).unwrap();
+    let late = earliest.flows[1].start_s - earliest.flows[0].start_s;
+    assert!((late - 3.0).abs() < 0.001, "late by {late} s");
+}
+
 /// LEDBAT++ alone, 20 Mbit/s, 50 ms: the two engines measured 0.873 and
 /// 0.878 of the link, queues of 56.8 ms both (seed 1); the fidelity
 /// table's tolerances are ±0.03 and ±10 ms. Since the quiche engine's

@@ -132,3 +132,23 @@ pub fn parse_wall_clock(s: &str) -> Option<SystemTime> {
         .ok()
         .or_else(|| humantime::parse_rfc3339_weak(s).ok())
 }
+
+/// `t` as RFC 3339 in UTC with nanoseconds, the form quiche writes and
+/// [`parse_wall_clock`] reads back to the same instant.
+pub fn format_wall_clock(t: SystemTime) -> String {
+    humantime::format_rfc3339_nanos(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_formatted_wall_clock_reads_back_to_the_same_instant() {
+        let t = UNIX_EPOCH + Duration::new(15, 75_000_001);
+        assert_eq!(format_wall_clock(t), "1970-01-01T00:00:15.075000001Z");
+        assert_eq!(parse_wall_clock(&format_wall_clock(t)), Some(t));
+        let quiche = "2026-11-21T23:39:27.123456789Z";
+        assert_eq!(format_wall_clock(parse_wall_clock(quiche).unwrap()), quiche);
+    }
+}

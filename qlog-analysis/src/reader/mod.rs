@@ -46,6 +46,7 @@ use crate::error::{Error, Result, Warning};
 use framing::{RecordError, Records, MAX_RECORD_BYTES};
 
 pub use framing::RS;
+pub use header::format_wall_clock;
 pub use header::parse_wall_clock;
 
 /// Which endpoint wrote the trace (the header's `vantage_point.type`, else
