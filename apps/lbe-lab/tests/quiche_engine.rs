@@ -7,6 +7,8 @@ use std::path::Path;
 
 use lbe_lab::sim::SimSummary;
 use lbe_sim::Engine;
+use lbe_test_support::scenario_text::named_flow;
+use lbe_test_support::scenario_text::window;
 
 const LINK: &str = "seed = 1\n[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n";
 
@@ -45,11 +47,10 @@ fn the_same_seed_gives_the_same_summary() {
 /// two recoveries (ours through the plug-in, quiche's bbr2) check it here.
 #[test]
 fn writing_the_qlog_files_does_not_change_the_run() {
-    let text = format!(
-        "{LINK}[analysis]\nfrom = \"5s\"\nto = \"12s\"\n\
-         [[flow]]\ncc = \"ledbatpp\"\nstop = \"12s\"\nname = \"lbe\"\n\
-         [[flow]]\ncc = \"bbr2\"\nstart = \"3s\"\nstop = \"12s\"\nname = \"bbr2\"\n"
-    );
+    let text = LINK.to_string()
+        + &window("5s", "12s")
+        + &named_flow("lbe", "ledbatpp", "0s", "12s")
+        + &named_flow("bbr2", "bbr2", "3s", "12s");
     let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), &text).unwrap();
     let scratch = lbe_test_support::Scratch::new("lbe-sim-qlog");
     let qlog_dir = scratch.join("qlog");
@@ -76,11 +77,10 @@ fn writing_the_qlog_files_does_not_change_the_run() {
 /// every file differed from run to run.
 #[test]
 fn the_qlog_files_read_back_to_the_runs_figures() {
-    let text = format!(
-        "{LINK}[analysis]\nfrom = \"4s\"\nto = \"10s\"\n\
-         [[flow]]\ncc = \"cubic\"\nstop = \"10s\"\nname = \"first\"\n\
-         [[flow]]\ncc = \"ledbatpp\"\nstart = \"3s\"\nstop = \"10s\"\nname = \"late\"\n"
-    );
+    let text = LINK.to_string()
+        + &window("4s", "10s")
+        + &named_flow("first", "cubic", "0s", "10s")
+        + &named_flow("late", "ledbatpp", "3s", "10s");
     let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), &text).unwrap();
     let scratch = lbe_test_support::Scratch::new("lbe-sim-qlog-read-back");
     let run = |dir: &str| {
@@ -118,11 +118,10 @@ fn the_qlog_files_read_back_to_the_runs_figures() {
             .iter()
             .map(|f| qlog_analysis::FlowInput::new(f.clone()))
     };
-    let read_back = qlog_analysis::summary_parts(inputs(), &options).unwrap();
     let analysis = qlog_analysis::analyze(inputs(), &options).unwrap();
-    assert_eq!(read_back.flows.len(), 2);
+    assert_eq!(analysis.flows.len(), 2);
     for (i, sim) in s.flows.iter().enumerate() {
-        let file = &read_back.flows[i];
+        let file = &analysis.flows[i].summary;
         assert_eq!(file.bytes, sim.figures.bytes, "{}", sim.name);
         assert_eq!(file.lost_packets, sim.figures.lost_packets, "{}", sim.name);
         // The server's trace starts when the client's first datagram
