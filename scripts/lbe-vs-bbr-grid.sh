@@ -4,7 +4,9 @@
 # are numbered with the seed fastest, so shard I/3 of a file is its seed I+1.
 # The buffers below 15 ms at 10 and 20 ms are in their own files, run after
 # the others; each sweep is stopped after
-# 15 minutes of wall time (a stopped sweep writes nothing).
+# 15 minutes of wall time (a stopped sweep writes nothing). bbr2 points run
+# on the simulator's quiche engine, cubic points on the re-stated one
+# (`--engine auto`), as when docs/lbe-vs-bbr.md's figures were made.
 # Each shard's results go to OUT/runs/seedN-<sweep>/ (one already written is
 # skipped, so the script can be stopped and started again); /usr/bin/time
 # prints the CPU each took. Then scripts/lbe-vs-bbr-tables.py prints the
@@ -27,7 +29,7 @@ for shard in 0 1 2; do
             continue
         fi
         /usr/bin/time -f "$name seed $((shard + 1)): %U s user %S s sys %e s wall" \
-            timeout 900 "$lab" sweep "$sweep" --out "$dir" --jobs "$jobs" --shard "$shard/3" --quiet ||
+            timeout 900 "$lab" sweep "$sweep" --out "$dir" --jobs "$jobs" --shard "$shard/3" --engine auto --quiet ||
             echo "$name seed $((shard + 1)): stopped or failed" >&2
     done
 done

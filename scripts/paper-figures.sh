@@ -4,6 +4,12 @@
 # (SVG + CSV, the seed's numbers beside ours where the seed states them).
 #
 #   scripts/paper-figures.sh [OUT] [SWEEP.toml...]     (default OUT: paper-figures)
+#   ENGINE=auto scripts/paper-figures.sh ...           (the simulator's engine,
+#                                                       lbe-lab sweep --engine)
+#
+# The docs' figures were made on the re-stated engine (`auto`, the default
+# until 2026-11-26); the default now is quiche itself, about three times
+# the CPU.
 #
 # Builds what it needs first. Prints each sweep's runs and time, and where
 # its figures are. docs/seeds/<seed>.md says, figure by figure, which sweep
@@ -28,7 +34,7 @@ total_start=$SECONDS
 for sweep in "${sweeps[@]}"; do
     name=$(basename "$sweep" .toml)
     start=$SECONDS
-    "$lab" sweep "$sweep" --out "$out/$name" --quiet
+    "$lab" sweep "$sweep" --out "$out/$name" --engine "${ENGINE:-quiche}" --quiet
     echo "paper-figures: $name: $(( SECONDS - start )) s; figures in $out/$name/figures/"
 done
 echo "paper-figures: all in $(( SECONDS - total_start )) s"

@@ -28,7 +28,7 @@
 //! ([`lbe_scenario::Flow::receiver_lbe`], [`rx`]: the connection's credit, capped by the
 //! receiver's LEDBAT++ window), and the hosts' own timing noise.
 //!
-//! That is the default engine ([`Engine::Restated`]). The other,
+//! That is the re-stated engine ([`Engine::Restated`]). The default,
 //! [`Engine::Quiche`] ([`stack`]), runs quiche itself in virtual time
 //! (patch 0007): real connections with their handshakes, quiche's own
 //! recovery, pacer and ACKs, and `bbr2`.
@@ -95,34 +95,51 @@ pub struct Config {
 /// What runs the flows' connections.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Engine {
-    /// The re-stated engine for what it runs, the quiche engine for what
-    /// only quiche runs ([`Engine::resolve`]): a run the re-stated engine
-    /// can do gives the same figures as before this choice existed.
+    /// quiche itself in virtual time ([`stack`]): real connections, TLS
+    /// handshake, quiche's loss detection, pacer and ACKs, `bbr2` too.
+    /// The default: what the simulator's figures and `make test`'s bars
+    /// come from.
     #[default]
+    Quiche,
+    /// The re-stated engine for what it runs, the quiche engine for what
+    /// only quiche runs ([`Engine::resolve`]): about a third of the quiche
+    /// engine's CPU for a bulk run (`scripts/sim-bench.sh`), for quick
+    /// looks and large sweeps.
     Auto,
     /// quiche's legacy recovery re-stated around the real controllers
     /// ([`sender`], [`rtt`], [`ack`], [`rx`]).
     Restated,
-    /// quiche itself in virtual time ([`stack`]): real connections, TLS
-    /// handshake, quiche's loss detection, pacer and ACKs, `bbr2` too.
-    Quiche,
 }
 
 impl std::str::FromStr for Engine {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(Engine::Auto),
-            "restated" => Ok(Engine::Restated),
-            "quiche" => Ok(Engine::Quiche),
-            other => Err(format!(
-                "unknown simulator engine '{other}' (allowed: auto, restated, quiche)"
-            )),
-        }
+        Engine::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| {
+                let allowed: Vec<&str> = Engine::ALL.iter().map(|e| e.name()).collect();
+                format!(
+                    "unknown simulator engine '{s}' (allowed: {})",
+                    allowed.join(", ")
+                )
+            })
     }
 }
 
 impl Engine {
+    /// Every engine, the default first.
+    pub const ALL: [Engine; 3] = [Engine::Quiche, Engine::Auto, Engine::Restated];
+
+    /// The name `--engine` takes (and `summary.json`'s `engine` shows).
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Quiche => "quiche",
+            Engine::Auto => "auto",
+            Engine::Restated => "restated",
+        }
+    }
+
     /// The engine that runs `config`: [`Engine::Auto`] is the quiche engine
     /// when the run needs what only quiche has (the reason is returned
     /// with it), else the re-stated engine; the others are themselves.
@@ -301,9 +318,13 @@ mod tests {
             assert_eq!(restated.engine.resolve(&restated), (Engine::Restated, None));
         }
         assert_eq!("auto".parse::<Engine>(), Ok(Engine::Auto));
+        assert_eq!(Engine::default(), Engine::Quiche);
+        for e in Engine::ALL {
+            assert_eq!(e.name().parse::<Engine>(), Ok(e));
+        }
         assert_eq!(
             "fast".parse::<Engine>(),
-            Err("unknown simulator engine 'fast' (allowed: auto, restated, quiche)".to_string())
+            Err("unknown simulator engine 'fast' (allowed: quiche, auto, restated)".to_string())
         );
     }
 }

@@ -43,13 +43,13 @@ enum Command {
         /// run always does; the simulator computes its figures in memory).
         #[arg(long, requires = "sim")]
         qlog: bool,
-        /// With --sim: what runs the connections: `restated` (quiche's
-        /// recovery re-stated around the real controllers), `quiche`
-        /// (quiche itself in virtual time) or `auto` (the default: the
-        /// quiche engine when the scenario needs what only it runs, such
-        /// as `bbr2`, workloads, uploads or a limited return path; the
-        /// re-stated engine otherwise).
-        #[arg(long, requires = "sim", default_value = "auto")]
+        /// With --sim: what runs the connections: `quiche` (the default:
+        /// quiche itself in virtual time), `restated` (quiche's recovery
+        /// re-stated around the real controllers, about a third of the
+        /// CPU) or `auto` (the re-stated engine unless the scenario needs
+        /// what only quiche runs, such as `bbr2`, workloads, uploads or a
+        /// limited return path).
+        #[arg(long, requires = "sim", default_value = "quiche")]
         engine: lbe_sim::Engine,
         /// Skip the HTML report and plots.
         #[arg(long)]
@@ -84,6 +84,13 @@ enum Command {
         /// into DIR/runs/<index>/.
         #[arg(long)]
         real: bool,
+        /// What runs a simulated point's connections: `quiche` (the
+        /// default: quiche itself in virtual time), `restated` (quiche's
+        /// recovery re-stated around the real controllers, about a third
+        /// of the CPU) or `auto` (the re-stated engine unless a point needs
+        /// what only quiche runs).
+        #[arg(long, conflicts_with = "real", default_value = "quiche")]
+        engine: lbe_sim::Engine,
         /// Also run each point with every bulk flow removed and give each
         /// workload flow (web, ping, video, cbr) its `baseline` figures and
         /// the `harm` the bulk flows did.
@@ -151,6 +158,7 @@ fn main() -> ExitCode {
             jobs,
             shard,
             real,
+            engine,
             baseline,
             quiet,
         } => lbe_app_kit::cli::stop_on_signals()
@@ -184,6 +192,7 @@ fn main() -> ExitCode {
                     shard,
                     real,
                     baseline,
+                    engine,
                 };
                 let r = lbe_lab::sweep::run(&sweep, &out, &options, &stop, &log)?;
                 out!(

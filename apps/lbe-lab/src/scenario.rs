@@ -20,7 +20,9 @@ mod tests {
             + &flow("cubic", "0s", "40s")
             + "[[flow]]\nkind = \"h3\"\nbytes = \"10MB\"\n";
         let s = parse(Path::new("s.toml"), &text).unwrap();
-        let config = crate::sim::config(&s).unwrap();
+        let mut config = crate::sim::config(&s).unwrap();
+        assert_eq!(config.engine, lbe_sim::Engine::Quiche, "the default");
+        config.engine = lbe_sim::Engine::Auto;
         assert_eq!(
             config.engine.resolve(&config),
             (
@@ -50,12 +52,13 @@ mod tests {
             + &flow("cubic", "0s", "40s")
             + "[[flow]]\nkind = \"ping\"\nstop = \"10s\"\n";
         let s = parse(Path::new("s.toml"), &text).unwrap();
-        let config = crate::sim::config(&s).unwrap();
+        let mut config = crate::sim::config(&s).unwrap();
         assert_eq!(config.flows.len(), 2);
+        config.engine = lbe_sim::Engine::Auto;
         assert_eq!(
             config.engine.resolve(&config).0,
             lbe_sim::Engine::Quiche,
-            "a workload runs on the quiche engine"
+            "auto runs a workload on the quiche engine"
         );
     }
 }

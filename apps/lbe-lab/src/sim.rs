@@ -24,6 +24,9 @@ pub type SimSummary = RunSummary<SimFlowSummary, SimTail>;
 /// across flows.
 #[derive(Debug, Serialize)]
 pub struct SimTail {
+    /// What ran the connections: `"quiche"` (quiche itself) or
+    /// `"restated"` (`--engine auto` resolved to one of them).
+    pub engine: &'static str,
     /// What the simulated bottleneck counted over the whole run.
     pub bottleneck: lbe_netem::Totals,
     /// What the client->server link counted, when the scenario limits that
@@ -113,6 +116,7 @@ pub fn simulate_on(
     let mut config = config(scenario)?;
     config.qlog_dir = qlog_dir.map(Path::to_path_buf);
     config.engine = engine;
+    let ran = config.engine.resolve(&config).0;
     let out = lbe_sim::run(&config)?;
     let base = qlog_dir.and_then(Path::parent);
     let qlogs: Vec<Option<String>> = out
@@ -169,6 +173,7 @@ pub fn simulate_on(
         .map(|w| WorkloadSummary::new(&scenario.flows[w.flow], w.figures).with_samples(w.samples))
         .collect();
     let tail = |_: &qlog_analysis::Window| SimTail {
+        engine: ran.name(),
         bottleneck: out.link,
         reverse_bottleneck: out.reverse_link,
         events: out.events,

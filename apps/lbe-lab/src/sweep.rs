@@ -765,7 +765,7 @@ type SimBaseline = Result<Vec<WorkloadSummary>, String>;
 impl Baselines {
     /// The workloads of `alone`, simulated once; a second caller for the
     /// same scenario waits for the first one's run.
-    pub fn get(&self, alone: &Scenario) -> SimBaseline {
+    pub fn get(&self, alone: &Scenario, engine: lbe_sim::Engine) -> SimBaseline {
         let key = format!("{alone:?}");
         let cell = Arc::clone(
             self.runs
@@ -776,7 +776,7 @@ impl Baselines {
         );
         cell.get_or_init(|| {
             self.simulated.fetch_add(1, Ordering::Relaxed);
-            crate::sim::simulate(alone).map(|(s, _)| s.tail.workloads)
+            crate::sim::simulate_on(alone, None, engine).map(|(s, _)| s.tail.workloads)
         })
         .clone()
     }
@@ -787,16 +787,17 @@ impl Baselines {
     }
 }
 
-/// Runs one point in the simulator; with `baseline`, its workloads alone
-/// too (same seed, shared with the points that have the same workloads
-/// alone), for their `baseline` figures and `harm`.
+/// Runs one point in the simulator on `engine`; with `baseline`, its
+/// workloads alone too (same seed, shared with the points that have the
+/// same workloads alone), for their `baseline` figures and `harm`.
 pub fn run_sim(
     sweep: &Sweep,
     index: usize,
     baseline: Option<&Baselines>,
+    engine: lbe_sim::Engine,
 ) -> Result<RunResult, String> {
     let scenario = sweep.scenario(index)?;
-    let (s, _) = crate::sim::simulate(&scenario)?;
+    let (s, _) = crate::sim::simulate_on(&scenario, None, engine)?;
     let parts = parts_of(&s, |f| &f.figures);
     let flows: Vec<(String, String)> = s
         .flows
@@ -806,7 +807,7 @@ pub fn run_sim(
     let mut workloads = s.tail.workloads;
     if let Some(baselines) = baseline {
         let alone = crate::baseline_scenario(&scenario, Path::new(&sweep.path))?;
-        crate::add_baseline(&mut workloads, baselines.get(&alone)?);
+        crate::add_baseline(&mut workloads, baselines.get(&alone, engine)?);
     }
     Ok(result_of(
         index,
@@ -828,6 +829,9 @@ pub struct Options {
     /// `out/runs/<index>/baseline/` in real time): their `baseline`
     /// figures and `harm`.
     pub baseline: bool,
+    /// What runs a simulated point's connections (`--engine`; the
+    /// default, [`lbe_sim::Engine::Quiche`], is quiche itself).
+    pub engine: lbe_sim::Engine,
 }
 
 /// Runs `sweep` (or its shard) into `out`: `results.json`, `results.csv`,
@@ -881,7 +885,7 @@ pub fn run(
                     }
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&i) = indices.get(k) else { return };
-                    let r = run_sim(sweep, i, baselines.as_ref());
+                    let r = run_sim(sweep, i, baselines.as_ref(), options.engine);
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if n.is_multiple_of(10) || n == indices.len() {
                         log(&format!("{n}/{} runs done", indices.len()));

@@ -51,7 +51,7 @@ fn tight_deadline_is_met_within_5_percent_taking_at_most_10_percent_more_than_ne
         let took = took_s(bulk);
         // Met within 5 %: done by 126 s; no more than 10 % above the
         // needed rate (100 MB / 120 s): not done before 109.1 s
-        // (measured 114.1-114.6 s for both).
+        // (measured 111.8-115.2 s).
         assert!(took <= 120.0 * 1.05, "{cc} seed {seed}: {took} s");
         assert!(
             BYTES / took <= 1.10 * BYTES / 120.0,
@@ -59,8 +59,18 @@ fn tight_deadline_is_met_within_5_percent_taking_at_most_10_percent_more_than_ne
         );
         let levels = bulk.transfer.time_in_levels_s.as_ref().unwrap();
         assert_eq!(levels.len(), 7);
-        // Most of it at the top level (cdg seed 1: 95.8 s of 114.2).
-        assert!(levels[6] > 0.75 * took, "{cc} seed {seed}: {levels:?}");
+        // Against CUBIC in a 500 ms buffer it takes the top level: more
+        // time there than at any other, over half of the transfer. Measured
+        // 0.56-0.79 of the time (cdg seed 1: 90.1 s of 114.6; ledbatpp
+        // seed 3: 63.1 s of 113.1, with 23.7 s at level 5). On the
+        // re-stated engine (cdg seed 1: 95.8 s of 114.2) the bar was
+        // "over 0.75"; on quiche's recovery the levels below the top meet
+        // the need for longer (docs/lbe-sim.md, "Where the engines differ").
+        let top = levels[6];
+        assert!(
+            levels[..6].iter().all(|l| *l < top) && top > 0.5 * took,
+            "{cc} seed {seed}: {levels:?}"
+        );
     }
 }
 

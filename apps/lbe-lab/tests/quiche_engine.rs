@@ -210,6 +210,7 @@ fn the_transfer_counts_probe_and_loss_detection_timeouts() {
     let text = "seed = 1\n[link]\nrate = \"20mbit\"\nrtt = \"200ms\"\nbuffer = \"500ms\"\nloss = 0.5\n\
                 [analysis]\nfrom = \"0s\"\nto = \"10s\"\n[[flow]]\ncc = \"cubic\"\nstop = \"10s\"\n";
     let restated = serde_json::to_value(simulate(text, Engine::Restated)).unwrap();
+    assert_eq!(restated["engine"], "restated");
     let t = &restated["flows"][0]["transfer"];
     assert_eq!(t["probe_timeouts"], 11, "{t}");
     assert_eq!(t["loss_detection_timeouts"], 25, "{t}");

@@ -72,35 +72,33 @@ fn alone_with_a_500ms_buffer_the_receiver_keeps_the_goodput_and_empties_the_queu
             "seed {seed}"
         );
         assert!(n.transfer.receiver_window.is_none());
-        // The bars: ≥ 0.85 of the goodput (measured 0.998-1.0), mean
-        // queuing delay ≤ 75 ms (measured 64.6-64.9 ms).
+        // The bars: ≥ 0.85 of the goodput (measured 1.000), mean queuing
+        // delay ≤ 75 ms (measured 64.3-64.6 ms; h3-fetch against stock
+        // quiche in real time 63 ms, docs/h3-download.md).
         let ratio = b.figures.goodput_bps / n.figures.goodput_bps;
         assert!(ratio >= 0.85, "seed {seed}: {ratio}");
         let queue = b.figures.queuing_delay_ms.mean.unwrap();
         assert!(queue <= 75.0, "seed {seed}: {queue} ms");
-        // The window was fed and enforced: samples through the queue, at
-        // most one per MAX_DATA update or PING (and the handshake's; one
-        // ACK may cover two), about 2500 in 40 s, and no losses.
+        // The window was fed through the queue (3053-3108 samples in
+        // 40 s) and nothing was lost.
         let w = b.transfer.receiver_window.as_ref().expect("receiver_lbe");
-        let (updates, pings) = (w.max_data_updates.unwrap(), w.pings.unwrap());
-        let eliciting = updates + pings + 1;
-        assert!(w.window.rtt_samples <= eliciting, "seed {seed}: {w:?}");
         assert!(w.window.rtt_samples > 1000, "seed {seed}: {w:?}");
-        assert!(updates > 1000, "seed {seed}: {w:?}");
         assert_eq!(w.window.retransmissions, 0, "seed {seed}");
         assert_eq!(b.transfer.lost_packets, 0, "seed {seed}");
+        // quiche does not count its MAX_DATA frames or PINGs.
+        assert_eq!((w.max_data_updates, w.pings), (None, None));
     }
 }
 
 #[test]
 fn against_cubic_with_a_500ms_buffer_cubic_keeps_nine_tenths() {
     for seed in 1..=3 {
-        // Measured 0.975-0.996 for receiver, 0.998 for both.
+        // Measured 0.979-0.999 for receiver, 0.998 for both.
         for cc in ["cubic", "ledbatpp"] {
             let share = cubic_share(&shared(seed, "500ms", cc, true));
             assert!(share >= 0.9, "seed {seed}, server {cc}: {share}");
         }
-        // Without LBE the late CUBIC gets little (measured 0.043-0.050).
+        // Without LBE the late CUBIC gets little (measured 0.039-0.057).
         let none = cubic_share(&shared(seed, "500ms", "cubic", false));
         assert!(none < 0.1, "seed {seed}: {none}");
     }
@@ -109,7 +107,7 @@ fn against_cubic_with_a_500ms_buffer_cubic_keeps_nine_tenths() {
 #[test]
 fn against_cubic_with_a_30ms_buffer_the_receiver_yields_through_losses() {
     for seed in 1..=3 {
-        // Measured 0.923-0.941; the queue never reaches the target, the
+        // Measured 0.954-0.963; the queue never reaches the target, the
         // window is set by the retransmissions it sees.
         let s = shared(seed, "30ms", "cubic", true);
         let share = cubic_share(&s);
@@ -119,36 +117,26 @@ fn against_cubic_with_a_30ms_buffer_the_receiver_yields_through_losses() {
     }
 }
 
-/// On the quiche engine the receiver is `quiche_lbe::ReceiverLbe` itself,
-/// what `h3-fetch --lbe receiver` runs, capping a real quiche server's
-/// credit through patch 0004 (the re-stated engine has its own copy of
-/// the receiver's side, `lbe_sim::rx`). Measured, seeds 1-3: alone with a
-/// 500 ms buffer 1.000 of the normal download's goodput and a mean queue
-/// of 64.3-64.6 ms (the re-stated engine 64.6-64.9 ms; h3-fetch against
-/// stock quiche in real time 63 ms, docs/h3-download.md); beside CUBIC
-/// with a 30 ms buffer CUBIC keeps 0.954-0.963 (re-stated 0.956-0.973).
+/// The re-stated engine has its own copy of the receiver's side
+/// (`lbe_sim::rx`), which counts the frames that elicit the samples
+/// feeding the window: at most one sample per MAX_DATA update or PING (and
+/// the handshake's; one ACK may cover two). Measured, seeds 1-3: 0.998-1.0
+/// of the normal download's goodput, mean queue 64.6-64.9 ms (the quiche
+/// engine 1.000 and 64.3-64.6 ms).
 #[test]
-fn on_the_quiche_engine_the_receiver_is_the_one_h3_fetch_runs() {
+fn on_the_restated_engine_the_receivers_frames_are_counted() {
     for seed in 1..=3 {
-        let normal = simulate_on(&alone_text(seed, "500ms", "cubic", false), Engine::Quiche);
-        let background = simulate_on(&alone_text(seed, "500ms", "cubic", true), Engine::Quiche);
-        let (n, b) = (&normal.flows[0], &background.flows[0]);
-        let ratio = b.figures.goodput_bps / n.figures.goodput_bps;
-        assert!(ratio >= 0.85, "seed {seed}: {ratio}");
+        let text = alone_text(seed, "500ms", "cubic", true);
+        let b = &simulate_on(&text, Engine::Restated).flows[0];
         let queue = b.figures.queuing_delay_ms.mean.unwrap();
         assert!(queue <= 75.0, "seed {seed}: {queue} ms");
-        assert!(n.figures.queuing_delay_ms.mean.unwrap() > 400.0);
         let w = b.transfer.receiver_window.as_ref().expect("receiver_lbe");
+        let (updates, pings) = (w.max_data_updates.unwrap(), w.pings.unwrap());
+        let eliciting = updates + pings + 1;
+        assert!(w.window.rtt_samples <= eliciting, "seed {seed}: {w:?}");
         assert!(w.window.rtt_samples > 1000, "seed {seed}: {w:?}");
-        // quiche does not count its MAX_DATA frames or PINGs.
-        assert_eq!((w.max_data_updates, w.pings), (None, None));
-        assert!(n.transfer.receiver_window.is_none());
-
-        let s = simulate_on(&shared_text(seed, "30ms", "cubic", true), Engine::Quiche);
-        let share = cubic_share(&s);
-        assert!(share >= 0.9, "seed {seed}: {share}");
-        let w = s.flows[0].transfer.receiver_window.as_ref().unwrap();
-        assert!(w.window.loss_reductions > 0, "seed {seed}: {w:?}");
+        assert!(updates > 1000, "seed {seed}: {w:?}");
+        assert_eq!(w.window.retransmissions, 0, "seed {seed}");
     }
 }
 

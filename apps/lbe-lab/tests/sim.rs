@@ -72,6 +72,7 @@ fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
     let json: serde_json::Value = serde_json::from_slice(&a).unwrap();
     assert_eq!(json["mode"], "sim");
     assert_eq!(json["seed"], 7);
+    assert_eq!(json["engine"], "quiche", "the default engine");
     assert!(json["utilization"].as_f64().unwrap() > 0.8);
     let report = std::fs::read_to_string(dir.join("a/report.html")).unwrap();
     assert!(report.contains("the simulator (lbe-lab run --sim)"));
@@ -94,7 +95,9 @@ fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
         from_s: Some(20.0),
         to_s: Some(60.0),
         link_rate_bps: Some(20e6),
-        time_base: qlog_analysis::TimeBase::TraceStart,
+        // A simulated qlog's header puts its trace on the run's clock,
+        // counted from the Unix epoch (`lbe_sim::qlog_file`).
+        time_base: qlog_analysis::TimeBase::WallClock(std::time::UNIX_EPOCH),
         ..qlog_analysis::Options::default()
     };
     let read_back = qlog_analysis::summary_parts(
@@ -276,17 +279,31 @@ fn a_sharded_sweep_merges_into_the_unsharded_results() {
     let sweep = lbe_lab::sweep::load(&file).unwrap();
     assert_eq!(sweep.len(), 8);
     let stop = Arc::new(AtomicBool::new(false));
-    let run = |out: &str, shard: Option<&str>| {
+    let run_on = |out: &str, shard: Option<&str>, engine: lbe_sim::Engine| {
         let options = lbe_lab::sweep::Options {
             jobs: 2,
             shard: shard.map(|s| s.parse().unwrap()),
             real: false,
             baseline: false,
+            engine,
         };
         lbe_lab::sweep::run(&sweep, &dir.join(out), &options, &stop, &|_| {}).unwrap()
     };
+    let run = |out: &str, shard: Option<&str>| run_on(out, shard, lbe_sim::Engine::default());
     let whole = run("whole", None);
     assert_eq!(whole.runs.len(), 8);
+    // Each point is what `lbe-lab run --sim --engine E` gives for it.
+    let restated = run_on("restated", Some("0/4"), lbe_sim::Engine::Restated);
+    for (runs, engine) in [
+        (&whole.runs, lbe_sim::Engine::Quiche),
+        (&restated.runs, lbe_sim::Engine::Restated),
+    ] {
+        let point = runs.iter().find(|r| r.index == 4).unwrap();
+        let (alone, _) =
+            lbe_lab::sim::simulate_on(&sweep.scenario(4).unwrap(), None, engine).unwrap();
+        assert_eq!(point.utilization, alone.utilization, "{engine:?}");
+    }
+    assert_ne!(whole.runs[4].utilization, restated.runs[1].utilization);
     assert_eq!(whole.runs[3].params["link.rtt"], "20ms");
     assert_eq!(whole.runs[3].params["flow1.cc"], "cubic");
     assert_eq!(whole.runs[3].params["seed"], "2");

@@ -286,6 +286,7 @@ fn a_sweep_runs_workloads_with_their_baseline() {
             shard: shard.map(|s| s.parse().unwrap()),
             real: false,
             baseline: true,
+            engine: lbe_sim::Engine::default(),
         };
         let log_line = |l: &str| log.lock().unwrap().push(l.to_string());
         lbe_lab::sweep::run(&sweep, &dir.join(out), &options, &stop, &log_line).unwrap()
