@@ -532,6 +532,7 @@ mod tests {
         let results = Results {
             sweep: "s".into(),
             mode: "sim".into(),
+            engine: Some("quiche".into()),
             runs_total: runs.len(),
             axes: vec![
                 axis("link.rtt", &["20ms", "50ms"]),

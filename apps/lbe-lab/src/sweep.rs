@@ -306,6 +306,10 @@ pub struct Results {
     pub sweep: String,
     /// `sim` or `real`.
     pub mode: String,
+    /// A simulated sweep's `--engine` (`quiche`, `auto` or `restated`);
+    /// absent for a real-time one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     pub runs_total: usize,
     pub axes: Vec<Axis>,
     pub figures: Vec<FigureSpec>,
@@ -911,6 +915,7 @@ pub fn run(
     let results = Results {
         sweep: sweep.name.clone(),
         mode: if options.real { "real" } else { "sim" }.into(),
+        engine: (!options.real).then(|| options.engine.name().to_string()),
         runs_total: sweep.len(),
         axes: sweep.axes.clone(),
         figures: sweep.figures.clone(),
@@ -943,6 +948,14 @@ pub fn merge(inputs: &[impl AsRef<Path>], out: &Path) -> Result<Results, String>
                         r.runs_total,
                         m.sweep,
                         m.runs_total
+                    ));
+                }
+                if m.engine != r.engine {
+                    return Err(format!(
+                        "{}: run on engine {} where the first shard ran on {}",
+                        path.display(),
+                        r.engine.as_deref().unwrap_or("none (real time)"),
+                        m.engine.as_deref().unwrap_or("none (real time)")
                     ));
                 }
                 m.runs.extend(r.runs);
@@ -1304,6 +1317,7 @@ mod tests {
         let csv = super::csv(&super::Results {
             sweep: "s".into(),
             mode: "sim".into(),
+            engine: Some("quiche".into()),
             runs_total: 1,
             axes: Vec::new(),
             figures: Vec::new(),

@@ -304,6 +304,8 @@ fn a_sharded_sweep_merges_into_the_unsharded_results() {
         assert_eq!(point.utilization, alone.utilization, "{engine:?}");
     }
     assert_ne!(whole.runs[4].utilization, restated.runs[1].utilization);
+    assert_eq!(whole.engine.as_deref(), Some("quiche"));
+    assert_eq!(restated.engine.as_deref(), Some("restated"));
     assert_eq!(whole.runs[3].params["link.rtt"], "20ms");
     assert_eq!(whole.runs[3].params["flow1.cc"], "cubic");
     assert_eq!(whole.runs[3].params["seed"], "2");
@@ -335,6 +337,19 @@ fn a_sharded_sweep_merges_into_the_unsharded_results() {
     assert!(e.starts_with("3 of 8 runs missing (first: 1, 4, 7)"), "{e}");
     let e = lbe_lab::sweep::merge(&[dir.join("s0"), dir.join("s0")], &dir.join("m3")).unwrap_err();
     assert_eq!(e, "run 0 appears in more than one shard");
+    // Shards of one sweep run on different engines are not one sweep.
+    let e = lbe_lab::sweep::merge(
+        &[dir.join("s1"), dir.join("s2"), dir.join("restated")],
+        &dir.join("m4"),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        format!(
+            "{}: run on engine restated where the first shard ran on quiche",
+            dir.join("restated/results.json").display()
+        )
+    );
     std::fs::remove_dir_all(dir.path()).unwrap();
 }
 
