@@ -25,7 +25,7 @@ pub type SimSummary = RunSummary<SimFlowSummary, SimTail>;
 #[derive(Debug, Serialize)]
 pub struct SimTail {
     /// What ran the connections: `"quiche"` (quiche itself) or
-    /// `"restated"` (`--engine auto` resolved to one of them).
+    /// `"restated"`; an `--engine auto` run records the one it chose.
     pub engine: &'static str,
     /// What the simulated bottleneck counted over the whole run.
     pub bottleneck: lbe_netem::Totals,
