@@ -8,7 +8,7 @@
 #                                                       lbe-lab sweep --engine)
 #
 # The docs' figures were made on the re-stated engine (`auto`, the default
-# until 2026-11-26); the default now is quiche itself, about three times
+# until 2026-11-26); the default now is quiche itself, up to seven times
 # the CPU.
 #
 # Builds what it needs first. Prints each sweep's runs and time, and where

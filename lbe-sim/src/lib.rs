@@ -102,8 +102,8 @@ pub enum Engine {
     #[default]
     Quiche,
     /// The re-stated engine for what it runs, the quiche engine for what
-    /// only quiche runs ([`Engine::resolve`]): about a third of the quiche
-    /// engine's CPU for a bulk run (`scripts/sim-bench.sh`), for quick
+    /// only quiche runs ([`Engine::resolve`]): a seventh of the quiche
+    /// engine's CPU for a bulk flow (`scripts/sim-bench.sh`), for quick
     /// looks and large sweeps.
     Auto,
     /// quiche's legacy recovery re-stated around the real controllers

@@ -45,10 +45,10 @@ enum Command {
         qlog: bool,
         /// With --sim: what runs the connections: `quiche` (the default:
         /// quiche itself in virtual time), `restated` (quiche's recovery
-        /// re-stated around the real controllers, about a third of the
-        /// CPU) or `auto` (the re-stated engine unless the scenario needs
-        /// what only quiche runs, such as `bbr2`, workloads, uploads or a
-        /// limited return path).
+        /// re-stated around the real controllers, a seventh of the CPU for
+        /// a bulk flow) or `auto` (the re-stated engine unless the scenario
+        /// needs what only quiche runs, such as `bbr2`, workloads, uploads
+        /// or a limited return path).
         #[arg(long, requires = "sim", default_value = "quiche")]
         engine: lbe_sim::Engine,
         /// Skip the HTML report and plots.
@@ -86,9 +86,9 @@ enum Command {
         real: bool,
         /// What runs a simulated point's connections: `quiche` (the
         /// default: quiche itself in virtual time), `restated` (quiche's
-        /// recovery re-stated around the real controllers, about a third
-        /// of the CPU) or `auto` (the re-stated engine unless a point needs
-        /// what only quiche runs).
+        /// recovery re-stated around the real controllers, a seventh of
+        /// the CPU for a bulk flow) or `auto` (the re-stated engine unless
+        /// a point needs what only quiche runs).
         #[arg(long, conflicts_with = "real", default_value = "quiche")]
         engine: lbe_sim::Engine,
         /// Also run each point with every bulk flow removed and give each
