@@ -110,6 +110,14 @@ impl ByteBuckets {
         self.buckets.is_empty()
     }
 
+    /// The end of the last bucket that holds a byte, seconds: when the last
+    /// byte was added, to the bucket's [`BUCKET_S`]; `None` when none was.
+    pub fn last_s(&self) -> Option<f64> {
+        self.buckets
+            .last_key_value()
+            .map(|(&b, _)| (b + 1) as f64 * BUCKET_S)
+    }
+
     /// Rate in bit/s per bin of `bin_s` seconds (rounded to whole buckets),
     /// bins aligned to t = 0, from the first to the last non-empty bin
     /// (empty bins in between are zeros). Each point is at the bin's centre.
@@ -147,6 +155,20 @@ impl ByteBuckets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_byte_is_at_the_end_of_its_bucket() {
+        let mut b = ByteBuckets::default();
+        assert_eq!(b.last_s(), None);
+        b.add(3.004, 100);
+        b.add(1.0, 100);
+        // No bytes, no delivery.
+        b.add(7.5, 0);
+        let end = b.last_s().unwrap();
+        assert!((end - 3.01).abs() < 1e-12, "{end}");
+        b.add(-0.002, 1);
+        assert_eq!(b.last_s(), Some(end));
+    }
 
     #[test]
     fn decimation_keeps_extremes() {

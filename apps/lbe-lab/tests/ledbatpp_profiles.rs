@@ -90,8 +90,11 @@ fn time_back(s: &SimSummary, a: &qlog_analysis::Analysis, flow: usize, after_s: 
 
 /// When `flow`'s last byte was delivered (the end of its last 10 ms bucket).
 fn last_delivery_s(a: &qlog_analysis::Analysis, flow: usize) -> f64 {
-    let buckets = a.flows[flow].series.delivered.rate_bps(0.01);
-    buckets.last().expect("delivered bytes").0 + 0.005
+    a.flows[flow]
+        .series
+        .delivered
+        .last_s()
+        .expect("delivered bytes")
 }
 
 #[test]
@@ -176,6 +179,6 @@ fn profile_draft_is_still_the_draft() {
         serde_json::to_value(&plain.flows[0].figures).unwrap()
     );
     let u = draft.utilization_of_max.unwrap();
-    // 0.825 on the re-stated engine (`--engine restated`).
+    // 0.825 on the re-stated engine the simulator had before.
     assert_eq!((u * 1000.0).round(), 826.0, "draft at 300 ms: {u}");
 }
