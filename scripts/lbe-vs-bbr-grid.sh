@@ -4,9 +4,10 @@
 # are numbered with the seed fastest, so shard I/3 of a file is its seed I+1.
 # The buffers below 15 ms at 10 and 20 ms are in their own files, run after
 # the others; each sweep is stopped after
-# 15 minutes of wall time (a stopped sweep writes nothing). bbr2 points run
-# on the simulator's quiche engine, cubic points on the re-stated one
-# (`--engine auto`), as when docs/lbe-vs-bbr.md's figures were made.
+# 15 minutes of wall time (a stopped sweep writes nothing). docs/lbe-vs-bbr.md's
+# figures were made when the simulator ran the cubic points on its former
+# re-stated engine, about a seventh of the CPU (the bbr2 points ran quiche
+# itself, as every point now does).
 # Each shard's results go to OUT/runs/seedN-<sweep>/ (one already written is
 # skipped, so the script can be stopped and started again); /usr/bin/time
 # prints the CPU each took. Then scripts/lbe-vs-bbr-tables.py prints the
@@ -29,7 +30,7 @@ for shard in 0 1 2; do
             continue
         fi
         /usr/bin/time -f "$name seed $((shard + 1)): %U s user %S s sys %e s wall" \
-            timeout 900 "$lab" sweep "$sweep" --out "$dir" --jobs "$jobs" --shard "$shard/3" --engine auto --quiet ||
+            timeout 900 "$lab" sweep "$sweep" --out "$dir" --jobs "$jobs" --shard "$shard/3" --quiet ||
             echo "$name seed $((shard + 1)): stopped or failed" >&2
     done
 done

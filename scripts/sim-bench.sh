@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # The simulator's speed, measured (a benchmark, not a test; figures vary with
 # the machine's load, so read them side by side in one run):
-#  1. one 300 s, 20 Mbit/s, one-flow scenario (LEDBAT++, 50 ms, 500 ms buffer)
-#     on the re-stated engine (`--engine restated`): CPU seconds, times faster
-#     than real time, events per CPU second, peak memory; then the same
-#     scenario on the engine that runs quiche itself (`--engine quiche`, the
-#     default) and the ratio of the two CPU times;
-#  2. the seed 000 Fig. 2 + Fig. 10 sweep (2 buffers x 12 RTTs x 8 seeds x 300 s)
-#     on the default engine: wall time, runs per minute, peak memory.
+#  1. one 300 s, 20 Mbit/s, one-flow scenario (LEDBAT++, 50 ms, 500 ms buffer):
+#     CPU seconds, times faster than real time, events per CPU second, peak
+#     memory;
+#  2. the seed 000 Fig. 2 + Fig. 10 sweep (2 buffers x 12 RTTs x 8 seeds x 300 s):
+#     wall time, runs per minute, peak memory.
+# scripts/sim-profile.sh says where step 1's CPU goes.
 #   scripts/sim-bench.sh [--quick]     (--quick: step 1 only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +23,7 @@ buffer = "500ms"
 cc = "ledbatpp"
 stop = "300s"
 TOML
-/usr/bin/time -f "%U %S %M" -o "$tmp/time" "$lab" run --sim --engine restated "$tmp/solo.toml" --out "$tmp/solo" --quiet --no-report >/dev/null
+/usr/bin/time -f "%U %S %M" -o "$tmp/time" "$lab" run --sim "$tmp/solo.toml" --out "$tmp/solo" --quiet --no-report >/dev/null
 read -r user sys kb < "$tmp/time"
 events=$(python3 -c "import json;print(json.load(open('$tmp/solo/summary.json'))['events'])")
 python3 - "$user" "$sys" "$kb" "$events" <<'PY'
@@ -32,15 +31,6 @@ import sys
 user, sys_, kb, events = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 cpu = user + sys_
 print(f"one 300 s flow: {cpu:.2f} s CPU ({300/cpu:.0f}x real time), {events} events, {events/cpu/1e6:.2f} M events/CPU s, peak {kb/1024:.1f} MiB")
-PY
-/usr/bin/time -f "%U %S %M" -o "$tmp/time-quiche" "$lab" run --sim --engine quiche "$tmp/solo.toml" --out "$tmp/solo-quiche" --quiet --no-report >/dev/null
-read -r quser qsys qkb < "$tmp/time-quiche"
-python3 - "$user" "$sys" "$quser" "$qsys" "$qkb" <<'PY'
-import sys
-user, sys_, quser, qsys, qkb = (float(x) for x in sys.argv[1:])
-cpu, qcpu = user + sys_, quser + qsys
-print(f"the same flow on --engine quiche: {qcpu:.2f} s CPU ({300/qcpu:.0f}x real time), "
-      f"{qcpu/cpu:.1f}x the re-stated engine's CPU, peak {qkb/1024:.1f} MiB")
 PY
 if [ "${1:-}" = "--quick" ]; then
     exit 0

@@ -437,7 +437,7 @@ pub struct Flow {
     pub deadline: Option<Duration>,
     /// Receiver-driven LBE (simulator only): the receiver runs LEDBAT++ on
     /// what it observes and caps the sender's flow-control credit at its
-    /// window, as `h3-fetch --lbe receiver` does (`lbe_sim::rx`); `cc` is
+    /// window, as `h3-fetch --lbe receiver` does (`lbe_sim::stack`); `cc` is
     /// still what the sender runs.
     pub receiver_lbe: bool,
     /// The `count` group it belongs to: the name its copies share (NAME
@@ -527,7 +527,7 @@ impl Flow {
     /// (a loose 400 s deadline must be allowed to take 400 s, and an
     /// impossible 20 s one to run on at a fair share and report the miss).
     /// The simulator, where time costs little, allows an hour
-    /// (`lbe_sim::engine`).
+    /// (`lbe_sim::stack`).
     pub fn give_up_at(&self) -> Duration {
         match (self.end, self.deadline) {
             (FlowEnd::Stop(t), _) => t + GRACE,

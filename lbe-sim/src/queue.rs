@@ -1,5 +1,6 @@
-//! What both engines share: the event queue (virtual time), the hosts'
-//! wake-up latency, and how a run's figures are asked of `qlog-analysis`.
+//! The simulator's plumbing around quiche: the event queue (virtual time),
+//! the hosts' wake-up latency, and how a run's figures are asked of
+//! `qlog-analysis`.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

@@ -1,10 +1,10 @@
-//! The engine that runs quiche itself: real `quiche::Connection` pairs
+//! The simulator's engine, quiche itself: real `quiche::Connection` pairs
 //! (TLS handshake, streams, flow control, loss detection, pacer, ACKs,
 //! every controller quiche has, `bbr2` included) exchanging their datagrams
 //! through `lbe-link`'s bottleneck in virtual time.
 //!
 //! quiche reads the time through `quiche::clock::now()` (patch 0007); the
-//! engine sets it to the virtual time before every call into a connection,
+//! simulator sets it to the virtual time before every call into a connection,
 //! so no wall-clock time reaches quiche and the same scenario and seed give
 //! the same datagrams, timers and figures.
 //!
@@ -38,7 +38,7 @@
 //! reads the lab's qlog files, as values through patch 0009's
 //! `Connection::set_qlog_event_sink`: the events the reader would decode,
 //! with the times quiche's JSON writer would write, without writing and
-//! parsing JSON (two thirds of this engine's instructions when it did;
+//! parsing JSON (two thirds of the simulator's instructions when it did;
 //! the test `the_analysis_of_the_events_is_the_analysis_of_the_file` holds
 //! the two paths to the same figures). With `--qlog` quiche writes the
 //! file too.
@@ -81,8 +81,8 @@ use quiche_lbe::lbe_cc::rng::SplitMix64;
 use lbe_workload::figures::Echo;
 use lbe_workload::figures::Outcome;
 
-use crate::engine::FlowStats;
-use crate::engine::SimOutput;
+use crate::output::FlowStats;
+use crate::output::SimOutput;
 use crate::queue::EventQueue;
 use crate::workload::State;
 use crate::workload::WorkloadRun;
@@ -714,8 +714,7 @@ impl Sim<'_> {
     ) -> usize {
         let c = self.conns.len();
         let f = &self.config.flows[flow];
-        // A bulk flow's key is its position (the engine's original
-        // numbering); each download gets a key past every flow's.
+        // A bulk flow's key is its position in the scenario; each download gets a key past every flow's.
         let key = match workload {
             None => flow as u64,
             Some(_) => (self.config.flows.len() + c) as u64,
@@ -1583,7 +1582,6 @@ impl Sim<'_> {
                 sent_packets: s.as_ref().map_or(0, |s| s.sent as u64),
                 lost_packets: s.as_ref().map_or(0, |s| s.lost as u64),
                 spurious_losses: s.as_ref().map_or(0, |s| s.spurious_lost as u64),
-                probe_timeouts: None,
                 loss_detection_timeouts: sender.as_ref().map_or(0, |c| {
                     c.path_stats().map(|p| p.total_pto_count as u64).sum()
                 }),
@@ -1598,14 +1596,7 @@ impl Sim<'_> {
                     _ => None,
                 },
                 time_in_levels_s: crate::queue::time_in_levels_s(state.progress.as_ref()),
-                receiver_window: state.receiver.as_ref().map(|rx| {
-                    crate::rx::ReceiverWindowStats {
-                        window: rx.stats(),
-                        // quiche does not count them.
-                        max_data_updates: None,
-                        pings: None,
-                    }
-                }),
+                receiver_window: state.receiver.as_ref().map(|rx| rx.stats()),
             });
             // Dropping the connection drops its event sink (and flushes its
             // qlog file): the analysis is ours alone.
@@ -1685,10 +1676,7 @@ mod tests {
             flows: s.flows,
             window: Some((Duration::from_secs(1), Duration::from_secs(5))),
             seed: 1,
-            ack_policy: crate::AckPolicy::default(),
-            framing: crate::Framing::default(),
             host_latency: crate::HOST_LATENCY,
-            engine: crate::Engine::Quiche,
             qlog_dir: Some(dir.clone()),
         };
         let out = run(&config).unwrap();
@@ -1756,10 +1744,7 @@ mod tests {
             flows: s.flows,
             window: None,
             seed: 1,
-            ack_policy: crate::AckPolicy::default(),
-            framing: crate::Framing::default(),
             host_latency: crate::HOST_LATENCY,
-            engine: crate::Engine::Quiche,
             qlog_dir: None,
         };
         let real = Instant::now();

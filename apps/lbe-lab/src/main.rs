@@ -43,14 +43,6 @@ enum Command {
         /// run always does; the simulator computes its figures in memory).
         #[arg(long, requires = "sim")]
         qlog: bool,
-        /// With --sim: what runs the connections: `quiche` (the default:
-        /// quiche itself in virtual time), `restated` (quiche's recovery
-        /// re-stated around the real controllers, a seventh of the CPU for
-        /// a bulk flow) or `auto` (the re-stated engine unless the scenario
-        /// needs what only quiche runs, such as `bbr2`, workloads, uploads
-        /// or a limited return path).
-        #[arg(long, requires = "sim", default_value = "quiche")]
-        engine: lbe_sim::Engine,
         /// Skip the HTML report and plots.
         #[arg(long)]
         no_report: bool,
@@ -84,13 +76,6 @@ enum Command {
         /// into DIR/runs/<index>/.
         #[arg(long)]
         real: bool,
-        /// What runs a simulated point's connections: `quiche` (the
-        /// default: quiche itself in virtual time), `restated` (quiche's
-        /// recovery re-stated around the real controllers, a seventh of
-        /// the CPU for a bulk flow) or `auto` (the re-stated engine unless
-        /// a point needs what only quiche runs).
-        #[arg(long, conflicts_with = "real", default_value = "quiche")]
-        engine: lbe_sim::Engine,
         /// Also run each point with every bulk flow removed and give each
         /// workload flow (web, ping, video, cbr) its `baseline` figures and
         /// the `harm` the bulk flows did.
@@ -158,7 +143,6 @@ fn main() -> ExitCode {
             jobs,
             shard,
             real,
-            engine,
             baseline,
             quiet,
         } => lbe_app_kit::cli::stop_on_signals()
@@ -192,7 +176,6 @@ fn main() -> ExitCode {
                     shard,
                     real,
                     baseline,
-                    engine,
                 };
                 let r = lbe_lab::sweep::run(&sweep, &out, &options, &stop, &log)?;
                 out!(
@@ -215,7 +198,6 @@ fn main() -> ExitCode {
             out,
             sim: true,
             qlog,
-            engine,
             no_report,
             baseline,
             quiet,
@@ -229,7 +211,6 @@ fn main() -> ExitCode {
                 report: !no_report,
                 qlog,
                 baseline,
-                engine,
             };
             lbe_lab::sim::run_file(&scenario, &out, &options, &log).map(|summary| {
                 for f in &summary.flows {
@@ -244,7 +225,6 @@ fn main() -> ExitCode {
             out,
             sim: false,
             qlog: _,
-            engine: _,
             no_report,
             baseline,
             quiet,

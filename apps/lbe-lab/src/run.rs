@@ -179,7 +179,7 @@ pub fn run(
         .find(|f| !f.client_clock.is_exact() || !f.server_clock.is_exact())
     {
         return Err(format!(
-            "flow {}: client/server clock offsets and skews are simulated only (real hosts have their own clocks): run with --sim --engine quiche",
+            "flow {}: client/server clock offsets and skews are simulated only (real hosts have their own clocks): run with --sim",
             f.name
         ));
     }

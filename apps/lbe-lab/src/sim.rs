@@ -24,8 +24,9 @@ pub type SimSummary = RunSummary<SimFlowSummary, SimTail>;
 /// across flows.
 #[derive(Debug, Serialize)]
 pub struct SimTail {
-    /// What ran the connections: `"quiche"` (quiche itself) or
-    /// `"restated"`; an `--engine auto` run records the one it chose.
+    /// What ran the connections: `"quiche"`, quiche itself
+    /// ([`lbe_sim::ENGINE`]; summaries from before the re-stated engine
+    /// was removed may say `"restated"`).
     pub engine: &'static str,
     /// What the simulated bottleneck counted over the whole run.
     pub bottleneck: lbe_netem::Totals,
@@ -82,11 +83,8 @@ pub fn config(scenario: &Scenario) -> Result<lbe_sim::Config, String> {
         flows: scenario.flows.clone(),
         window: scenario.window,
         seed: scenario.seed.unwrap_or(DEFAULT_SEED),
-        ack_policy: lbe_sim::AckPolicy::default(),
         host_latency: lbe_sim::HOST_LATENCY,
         qlog_dir: None,
-        engine: lbe_sim::Engine::default(),
-        framing: lbe_sim::Framing::default(),
     })
 }
 
@@ -104,19 +102,8 @@ pub fn simulate_into(
     scenario: &Scenario,
     qlog_dir: Option<&Path>,
 ) -> Result<(SimSummary, Option<qlog_analysis::Analysis>), String> {
-    simulate_on(scenario, qlog_dir, lbe_sim::Engine::default())
-}
-
-/// [`simulate_into`] on the given engine (`lbe-lab run --sim --engine`).
-pub fn simulate_on(
-    scenario: &Scenario,
-    qlog_dir: Option<&Path>,
-    engine: lbe_sim::Engine,
-) -> Result<(SimSummary, Option<qlog_analysis::Analysis>), String> {
     let mut config = config(scenario)?;
     config.qlog_dir = qlog_dir.map(Path::to_path_buf);
-    config.engine = engine;
-    let ran = config.engine.resolve(&config).0;
     let out = lbe_sim::run(&config)?;
     let base = qlog_dir.and_then(Path::parent);
     let qlogs: Vec<Option<String>> = out
@@ -173,7 +160,7 @@ pub fn simulate_on(
         .map(|w| WorkloadSummary::new(&scenario.flows[w.flow], w.figures).with_samples(w.samples))
         .collect();
     let tail = |_: &qlog_analysis::Window| SimTail {
-        engine: ran.name(),
+        engine: lbe_sim::ENGINE,
         bottleneck: out.link,
         reverse_bottleneck: out.reverse_link,
         events: out.events,
@@ -208,17 +195,14 @@ pub fn run_file(
         false => None,
     };
     let qlog_dir = out.join("qlog");
-    let (mut summary, analysis) = simulate_on(
-        &scenario,
-        options.qlog.then_some(qlog_dir.as_path()),
-        options.engine,
-    )?;
+    let (mut summary, analysis) =
+        simulate_into(&scenario, options.qlog.then_some(qlog_dir.as_path()))?;
     if let Some(alone) = alone {
         log("baseline: the workloads without the bulk flows");
         let dir = out.join("baseline");
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let (without, _) = simulate_on(&alone, None, options.engine)?;
+        let (without, _) = simulate(&alone)?;
         crate::write_summary(&dir, &without, log)?;
         crate::add_baseline(&mut summary.tail.workloads, without.tail.workloads);
     }
@@ -251,5 +235,4 @@ pub struct RunOptions {
     pub qlog: bool,
     /// Also simulate the workloads alone (`--baseline`).
     pub baseline: bool,
-    pub engine: lbe_sim::Engine,
 }

@@ -306,8 +306,9 @@ pub struct Results {
     pub sweep: String,
     /// `sim` or `real`.
     pub mode: String,
-    /// A simulated sweep's `--engine` (`quiche`, `auto` or `restated`);
-    /// absent for a real-time one.
+    /// What ran a simulated sweep's connections: `quiche`
+    /// ([`lbe_sim::ENGINE`]; results from before the re-stated engine was
+    /// removed may say `auto` or `restated`); absent for a real-time one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
     pub runs_total: usize,
@@ -769,7 +770,7 @@ type SimBaseline = Result<Vec<WorkloadSummary>, String>;
 impl Baselines {
     /// The workloads of `alone`, simulated once; a second caller for the
     /// same scenario waits for the first one's run.
-    pub fn get(&self, alone: &Scenario, engine: lbe_sim::Engine) -> SimBaseline {
+    pub fn get(&self, alone: &Scenario) -> SimBaseline {
         let key = format!("{alone:?}");
         let cell = Arc::clone(
             self.runs
@@ -780,7 +781,7 @@ impl Baselines {
         );
         cell.get_or_init(|| {
             self.simulated.fetch_add(1, Ordering::Relaxed);
-            crate::sim::simulate_on(alone, None, engine).map(|(s, _)| s.tail.workloads)
+            crate::sim::simulate(alone).map(|(s, _)| s.tail.workloads)
         })
         .clone()
     }
@@ -791,17 +792,16 @@ impl Baselines {
     }
 }
 
-/// Runs one point in the simulator on `engine`; with `baseline`, its
+/// Runs one point in the simulator; with `baseline`, its
 /// workloads alone too (same seed, shared with the points that have the
 /// same workloads alone), for their `baseline` figures and `harm`.
 pub fn run_sim(
     sweep: &Sweep,
     index: usize,
     baseline: Option<&Baselines>,
-    engine: lbe_sim::Engine,
 ) -> Result<RunResult, String> {
     let scenario = sweep.scenario(index)?;
-    let (s, _) = crate::sim::simulate_on(&scenario, None, engine)?;
+    let (s, _) = crate::sim::simulate(&scenario)?;
     let parts = parts_of(&s, |f| &f.figures);
     let flows: Vec<(String, String)> = s
         .flows
@@ -811,7 +811,7 @@ pub fn run_sim(
     let mut workloads = s.tail.workloads;
     if let Some(baselines) = baseline {
         let alone = crate::baseline_scenario(&scenario, Path::new(&sweep.path))?;
-        crate::add_baseline(&mut workloads, baselines.get(&alone, engine)?);
+        crate::add_baseline(&mut workloads, baselines.get(&alone)?);
     }
     Ok(result_of(
         index,
@@ -833,9 +833,6 @@ pub struct Options {
     /// `out/runs/<index>/baseline/` in real time): their `baseline`
     /// figures and `harm`.
     pub baseline: bool,
-    /// What runs a simulated point's connections (`--engine`; the
-    /// default, [`lbe_sim::Engine::Quiche`], is quiche itself).
-    pub engine: lbe_sim::Engine,
 }
 
 /// Runs `sweep` (or its shard) into `out`: `results.json`, `results.csv`,
@@ -889,7 +886,7 @@ pub fn run(
                     }
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&i) = indices.get(k) else { return };
-                    let r = run_sim(sweep, i, baselines.as_ref(), options.engine);
+                    let r = run_sim(sweep, i, baselines.as_ref());
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if n.is_multiple_of(10) || n == indices.len() {
                         log(&format!("{n}/{} runs done", indices.len()));
@@ -915,7 +912,7 @@ pub fn run(
     let results = Results {
         sweep: sweep.name.clone(),
         mode: if options.real { "real" } else { "sim" }.into(),
-        engine: (!options.real).then(|| options.engine.name().to_string()),
+        engine: (!options.real).then(|| lbe_sim::ENGINE.to_string()),
         runs_total: sweep.len(),
         axes: sweep.axes.clone(),
         figures: sweep.figures.clone(),

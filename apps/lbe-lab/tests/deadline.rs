@@ -65,7 +65,7 @@ fn tight_deadline_is_met_within_5_percent_taking_at_most_10_percent_more_than_ne
         // seed 3: 63.1 s of 113.1, with 23.7 s at level 5). On the
         // re-stated engine (cdg seed 1: 95.8 s of 114.2) the bar was
         // "over 0.75"; on quiche's recovery the levels below the top meet
-        // the need for longer (docs/lbe-sim.md, "Where the engines differ").
+        // the need for longer (docs/lbe-sim.md, "Where it differed from the re-stated engine").
         let top = levels[6];
         assert!(
             levels[..6].iter().all(|l| *l < top) && top > 0.5 * took,

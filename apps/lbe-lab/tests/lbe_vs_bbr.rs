@@ -3,10 +3,10 @@
 //! (`sweeps/lbe-vs-bbr-grid-rtt20ms.toml`, docs/lbe-vs-bbr.md), and
 //! `profile=full` (with `target_fraction`) yielding, in cells of the grid,
 //! seeds 1-3. LEDBAT++ first, the foreground from 10 s, 20 Mbit/s, BUFFER;
-//! its share of the two over 20-60 s, on the simulator's quiche engine
-//! (the sweep's figures were made with `--engine auto`, which runs the
-//! CUBIC points on the re-stated engine). About 60 s of CPU (twelve 60 s
-//! runs).
+//! its share of the two over 20-60 s (the sweep's figures in
+//! docs/lbe-vs-bbr.md were made when the simulator still ran the CUBIC
+//! points on a re-stated engine; the bbr2 points ran quiche itself, as
+//! here). About 60 s of CPU (twelve 60 s runs).
 
 use std::path::Path;
 
@@ -16,8 +16,8 @@ const BUFFER: &str = "500ms";
 /// should keep at most 0.1 (the bar), so above 0.25 is the
 /// failure, with 0.09 of margin.
 const LOW_BBR2: f64 = 0.25;
-/// Beside CUBIC it kept 0.0020 / 0.0022 / 0.0021 (the re-stated engine
-/// 0.0021 / 0.0021 / 0.0020); below 0.02 is yielding.
+/// Beside CUBIC it kept 0.0020 / 0.0022 / 0.0021 (the former re-stated
+/// engine 0.0021 / 0.0021 / 0.0020); below 0.02 is yielding.
 const HIGH_CUBIC: f64 = 0.02;
 /// `profile=full` beside bbr2 at 20 ms and 100 ms: at most this (the
 /// issue's contract for `make test`). Measured 0.018-0.021 at 20 ms and

@@ -1,5 +1,5 @@
 //! One headline claim per seed (the papers in `../shared/seeds/`), asserted
-//! in the deterministic simulator (default engine) against the seed's
+//! in the deterministic simulator against the seed's
 //! number. Each seed's page in `docs/seeds/` has the full comparison, made
 //! by `sweeps/seed00*.toml`; the runs here are those sweeps' set-ups,
 //! shortened where the claim holds at the shorter length (each test says
@@ -8,7 +8,7 @@
 //! seed always gives the same value and the tolerances cover the spread
 //! over seeds and the shortening, not chance.
 //!
-//! The whole file: 19.3 s of CPU on the default engine (`/usr/bin/time` on
+//! The whole file: 19.3 s of CPU in the simulator (`/usr/bin/time` on
 //! the test binary, 2026-11-25, 24 s of wall time on the shared 2-core
 //! machine; the same runs at the sweeps' full lengths would take about
 //! 47 s, from the sweeps' per-run times).
@@ -227,8 +227,8 @@ fn first_second_with_mean_queue(a: &qlog_analysis::Analysis, ms: f64) -> Option<
 /// fails it, and the page and this test should then assert the seed's claim.
 #[test]
 fn ledbat_start_up_takes_the_time_eq4_gives_and_ten_times_the_gain_cuts_it() {
-    let framing = lbe_sim::Framing::default();
-    let packet_bytes = (framing.max_datagram + lbe_link::IPV4_UDP_OVERHEAD as usize) as f64;
+    let packet_bytes =
+        (lbe_endpoint::MAX_DATAGRAM_SIZE + lbe_link::IPV4_UDP_OVERHEAD as usize) as f64;
     let mu = 15e6 / 8.0 / packet_bytes;
     let eq4_g40 = eq4_time_to_steady_state_s(mu, 0.120, 0.025, 2.0, 40.0);
     assert!(

@@ -55,7 +55,6 @@ fn options(report: bool, qlog: bool) -> lbe_lab::sim::RunOptions {
         report,
         qlog,
         baseline: false,
-        engine: lbe_sim::Engine::default(),
     }
 }
 
@@ -72,7 +71,7 @@ fn same_scenario_and_seed_give_byte_identical_summaries_and_seeds_differ() {
     let json: serde_json::Value = serde_json::from_slice(&a).unwrap();
     assert_eq!(json["mode"], "sim");
     assert_eq!(json["seed"], 7);
-    assert_eq!(json["engine"], "quiche", "the default engine");
+    assert_eq!(json["engine"], "quiche", "what ran it");
     assert!(json["utilization"].as_f64().unwrap() > 0.8);
     let report = std::fs::read_to_string(dir.join("a/report.html")).unwrap();
     assert!(report.contains("the simulator (lbe-lab run --sim)"));
@@ -152,8 +151,8 @@ fn a_summary_has_the_keys_of_a_real_run() {
     assert_eq!(json["window"]["to_s"], 60.0);
 }
 
-/// (`bbr2` is not refused: the default engine choice runs it on the
-/// quiche engine; `quiche_engine.rs` has the re-stated engine's refusal.)
+/// (`bbr2` is not refused: the simulator runs quiche's own, as
+/// `quiche_engine.rs` shows.)
 #[test]
 fn what_the_simulator_cannot_run_is_refused_with_the_reason() {
     let cross = pair().replace(
@@ -279,33 +278,21 @@ fn a_sharded_sweep_merges_into_the_unsharded_results() {
     let sweep = lbe_lab::sweep::load(&file).unwrap();
     assert_eq!(sweep.len(), 8);
     let stop = Arc::new(AtomicBool::new(false));
-    let run_on = |out: &str, shard: Option<&str>, engine: lbe_sim::Engine| {
+    let run = |out: &str, shard: Option<&str>| {
         let options = lbe_lab::sweep::Options {
             jobs: 2,
             shard: shard.map(|s| s.parse().unwrap()),
             real: false,
             baseline: false,
-            engine,
         };
         lbe_lab::sweep::run(&sweep, &dir.join(out), &options, &stop, &|_| {}).unwrap()
     };
-    let run = |out: &str, shard: Option<&str>| run_on(out, shard, lbe_sim::Engine::default());
     let whole = run("whole", None);
     assert_eq!(whole.runs.len(), 8);
-    // Each point is what `lbe-lab run --sim --engine E` gives for it.
-    let restated = run_on("restated", Some("0/4"), lbe_sim::Engine::Restated);
-    for (runs, engine) in [
-        (&whole.runs, lbe_sim::Engine::Quiche),
-        (&restated.runs, lbe_sim::Engine::Restated),
-    ] {
-        let point = runs.iter().find(|r| r.index == 4).unwrap();
-        let (alone, _) =
-            lbe_lab::sim::simulate_on(&sweep.scenario(4).unwrap(), None, engine).unwrap();
-        assert_eq!(point.utilization, alone.utilization, "{engine:?}");
-    }
-    assert_ne!(whole.runs[4].utilization, restated.runs[1].utilization);
+    // Each point is what `lbe-lab run --sim` gives for it.
+    let (alone, _) = lbe_lab::sim::simulate(&sweep.scenario(4).unwrap()).unwrap();
+    assert_eq!(whole.runs[4].utilization, alone.utilization);
     assert_eq!(whole.engine.as_deref(), Some("quiche"));
-    assert_eq!(restated.engine.as_deref(), Some("restated"));
     assert_eq!(whole.runs[3].params["link.rtt"], "20ms");
     assert_eq!(whole.runs[3].params["flow1.cc"], "cubic");
     assert_eq!(whole.runs[3].params["seed"], "2");
@@ -337,17 +324,24 @@ fn a_sharded_sweep_merges_into_the_unsharded_results() {
     assert!(e.starts_with("3 of 8 runs missing (first: 1, 4, 7)"), "{e}");
     let e = lbe_lab::sweep::merge(&[dir.join("s0"), dir.join("s0")], &dir.join("m3")).unwrap_err();
     assert_eq!(e, "run 0 appears in more than one shard");
-    // Shards of one sweep run on different engines are not one sweep.
-    let e = lbe_lab::sweep::merge(
-        &[dir.join("s1"), dir.join("s2"), dir.join("restated")],
-        &dir.join("m4"),
+    // Shards of one sweep run on different engines are not one sweep: a
+    // shard from before the re-stated engine was removed says so.
+    let old = dir.join("old-s0");
+    std::fs::create_dir_all(&old).unwrap();
+    let s0 = std::fs::read_to_string(dir.join("s0/results.json")).unwrap();
+    assert!(s0.contains("\"engine\": \"quiche\""), "{s0}");
+    std::fs::write(
+        old.join("results.json"),
+        s0.replace("\"engine\": \"quiche\"", "\"engine\": \"restated\""),
     )
-    .unwrap_err();
+    .unwrap();
+    let e =
+        lbe_lab::sweep::merge(&[dir.join("s1"), dir.join("s2"), old], &dir.join("m4")).unwrap_err();
     assert_eq!(
         e,
         format!(
             "{}: run on engine restated where the first shard ran on quiche",
-            dir.join("restated/results.json").display()
+            dir.join("old-s0/results.json").display()
         )
     );
     std::fs::remove_dir_all(dir.path()).unwrap();

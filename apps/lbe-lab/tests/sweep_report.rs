@@ -50,7 +50,6 @@ fn run(sweep: &str, dir: &std::path::Path, shard: Option<&str>, baseline: bool) 
         shard: shard.map(|s| s.parse().unwrap()),
         real: false,
         baseline,
-        engine: lbe_sim::Engine::default(),
     };
     let stop = Arc::new(AtomicBool::new(false));
     lbe_lab::sweep::run(&sweep, &dir.join("out"), &options, &stop, &|_| {}).unwrap()

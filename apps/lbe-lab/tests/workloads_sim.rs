@@ -232,7 +232,6 @@ fn runs_are_deterministic_and_a_baseline_gives_the_harm() {
         report: false,
         qlog: false,
         baseline: true,
-        engine: lbe_sim::Engine::default(),
     };
     let s = lbe_lab::sim::run_file(&file, &dir.join("out"), &options, &|_| {}).unwrap();
     let alone: serde_json::Value =
@@ -244,23 +243,6 @@ fn runs_are_deterministic_and_a_baseline_gives_the_harm() {
     assert!(harm > 200.0, "CUBIC's queue: {harm} ms");
     let web = &s.tail.workloads[0];
     assert!(web.harm.as_ref().unwrap().fct_p95_ratio.unwrap() > 1.5);
-}
-
-/// The re-stated engine refuses workloads in one line; `auto` takes them
-/// to the quiche engine.
-#[test]
-fn the_restated_engine_refuses_workloads() {
-    let text = format!(
-        "{IDLE}{}[[flow]]\nname = \"p\"\nkind = \"ping\"\nstop = \"1s\"\n",
-        link("20mbit", "50ms", "500ms")
-    );
-    let err = lbe_lab::sim::simulate_on(&parse(&text), None, lbe_sim::Engine::Restated)
-        .err()
-        .unwrap();
-    assert_eq!(
-        err,
-        "flow p: kind = \"ping\" is simulated on the quiche engine only: run with --engine quiche or auto"
-    );
 }
 
 /// A sweep with a workload flow and `--baseline`: each point has the
@@ -286,7 +268,6 @@ fn a_sweep_runs_workloads_with_their_baseline() {
             shard: shard.map(|s| s.parse().unwrap()),
             real: false,
             baseline: true,
-            engine: lbe_sim::Engine::default(),
         };
         let log_line = |l: &str| log.lock().unwrap().push(l.to_string());
         lbe_lab::sweep::run(&sweep, &dir.join(out), &options, &stop, &log_line).unwrap()
