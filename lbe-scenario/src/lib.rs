@@ -30,8 +30,8 @@
 //!                       # loss in Bad, default 0), ge_k (1-k = loss in
 //!                       # Good, default 1), per datagram
 //! reverse_rate = "2mbit"   # optional: rate-limit the client->server
-//!                          # direction (lbe-netem --reverse-rate; in the
-//!                          # simulator, the quiche engine only);
+//!                          # direction (lbe-netem --reverse-rate, and
+//!                          # the simulator's second link);
 //!                          # reverse_buffer (default: the buffer),
 //!                          # reverse_loss (random loss, 0 to 1)
 //! [analysis]            # the window the figures are computed over (optional)
@@ -56,11 +56,11 @@
 //!                       # stopping at `stop` (at least 1)
 //! stagger = "1s"        # optional, with count (default 0s)
 //! direction = "upload"  # optional, quic-bulk flows (real time, and the
-//!                       # simulator's quiche engine, where it needs
-//!                       # reverse_rate): the client sends the bytes and
-//!                       # `cc` is the client's (quic-bulk --upload);
+//!                       # simulator, where it needs reverse_rate): the
+//!                       # client sends the bytes and `cc` is the
+//!                       # client's (quic-bulk --upload);
 //!                       # "download" (the default): the server sends
-//! server_clock_offset = "1s"   # optional, simulator's quiche engine only:
+//! server_clock_offset = "1s"   # optional, simulator only:
 //! server_clock_skew_ppm = 100  # each endpoint's clock reads offset +
 //! client_clock_offset = "0s"   # (1 + skew_ppm/1e6) x the simulated time
 //! client_clock_skew_ppm = 0    # (defaults 0s and 0; skew from -1000 to
@@ -72,7 +72,7 @@
 //!                       # sender's controller (default false)
 //!
 //! [[flow]]              # an HTTP/3 download: h3-fetch against a server
-//!                       # (the simulator's quiche engine runs h3-serve
+//!                       # (the simulator runs h3-serve
 //!                       # and quiche-stock, with lbe_h3's code)
 //! kind = "h3"           # "quic-bulk" (the default) or "h3"
 //! server = "aioquic"    # h3-serve (default) | quiche-stock | aioquic
@@ -196,7 +196,7 @@ impl Link {
     }
 
     /// The client->server direction as `lbe-link` runs it (in `lbe-netem`
-    /// and in the simulator's quiche engine): `reverse_rate` with
+    /// and in the simulator): `reverse_rate` with
     /// `reverse_buffer` (the link's `buffer` by default) and
     /// `reverse_loss`; a delay line without loss when none is set. Its loss
     /// is seeded apart from the bottleneck's `seed`.
@@ -446,7 +446,7 @@ pub struct Flow {
     /// Which end sends the bytes (`direction`).
     pub direction: Direction,
     /// The client's clock (`client_clock_offset`, `client_clock_skew_ppm`;
-    /// simulator's quiche engine only).
+    /// simulator only).
     pub client_clock: Clock,
     /// The server's clock (`server_clock_offset`, `server_clock_skew_ppm`).
     pub server_clock: Clock,
