@@ -7,12 +7,14 @@
 # (stream_acked_bytes), patch 0007's (clock:: and rand::: virtual time and
 # seeded randomness, hence the virtual-clock feature), and patch 0008's (timestamp: the TIMESTAMP frame, the
 # enable_timestamp transport parameter, and the one-way delay reaching a
-# plug-in) and patch 0009's (qlog_event_sink: qlog events handed over as
-# values); `scripts/quiche-test.sh ''` runs all of quiche's ~1190 tests.
+# plug-in), patch 0009's (qlog_event_sink: qlog events handed over as
+# values) and patch 0010's (tx_buffered: written stream bytes not yet
+# sent); `scripts/quiche-test.sh ''` runs all of quiche's ~1190 tests.
 #
 #   scripts/quiche-test.sh [TEST_FILTER...]
 #       (default: clock:: rand:: recovery:: connection_window_limit
-#        late_stream_frames data_blocked stream_acked_bytes timestamp)
+#        late_stream_frames data_blocked stream_acked_bytes timestamp
+#        qlog_event_sink tx_buffered)
 #
 # The crate is built as quiche's own CI builds it: with the Cargo.lock that
 # ships in the .crate (`--locked`), plus its dev-dependencies (rstest, url;
@@ -25,7 +27,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 src="$root/target/quiche-patched/quiche-0.30.0"
 [ -f "$src/Cargo.toml" ] || { echo "quiche-test: error: $src is missing; run 'make quiche' first" >&2; exit 1; }
 if [ $# -eq 0 ]; then
-    set -- clock:: rand:: recovery:: connection_window_limit late_stream_frames data_blocked stream_acked_bytes timestamp qlog_event_sink
+    set -- clock:: rand:: recovery:: connection_window_limit late_stream_frames data_blocked stream_acked_bytes timestamp qlog_event_sink tx_buffered
 fi
 cd "$src"
 CARGO_TARGET_DIR="$root/target" exec "${CARGO:-cargo}" test --locked --release --features qlog,virtual-clock --lib -- "$@"
