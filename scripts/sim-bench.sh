@@ -14,15 +14,7 @@ make -s build >/dev/null 2>&1 || make build
 lab=target/release/lbe-lab
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sim-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-cat > "$tmp/solo.toml" <<'TOML'
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "500ms"
-[[flow]]
-cc = "ledbatpp"
-stop = "300s"
-TOML
+scripts/sim-solo-scenario.sh 300 > "$tmp/solo.toml"
 /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$lab" run --sim "$tmp/solo.toml" --out "$tmp/solo" --quiet --no-report >/dev/null
 read -r user sys kb < "$tmp/time"
 events=$(python3 -c "import json;print(json.load(open('$tmp/solo/summary.json'))['events'])")

@@ -13,15 +13,7 @@ command -v valgrind >/dev/null || { echo "sim-profile: needs valgrind (apt insta
 make -s build >/dev/null 2>&1 || make build
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sim-profile.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-cat > "$tmp/solo.toml" <<TOML
-[link]
-rate = "20mbit"
-rtt = "50ms"
-buffer = "500ms"
-[[flow]]
-cc = "ledbatpp"
-stop = "${seconds}s"
-TOML
+scripts/sim-solo-scenario.sh "$seconds" > "$tmp/solo.toml"
 valgrind --tool=callgrind --callgrind-out-file="$tmp/callgrind.out" \
     target/release/lbe-lab run --sim "$tmp/solo.toml" --out "$tmp/run" --quiet --no-report \
     >/dev/null 2>"$tmp/valgrind.log"
