@@ -177,6 +177,30 @@ impl PacedSender {
     }
 }
 
+/// How many more stream bytes a bulk sender should write into `conn` now:
+/// the congestion window less the stream bytes written and not yet sent
+/// ([`quiche::Connection::tx_buffered`], patch 0010), so that about one
+/// window waits to be sent, never more.
+///
+/// quiche's `stream_send` takes whatever the window has free, and bytes
+/// waiting to be sent are not in flight. While a paced datagram is held
+/// (see [Pacing](crate#pacing)) quiche builds nothing, every ACK frees the
+/// same window again, and a sender that wrote whatever quiche took
+/// buffered more each time, up to the stream's flow-control window: all
+/// of it still went out after the sender stopped (a `quic-bulk --duration`
+/// CUBIC download into a 500 ms buffer at 20 Mbit/s: its data arrived
+/// until 2.6 s after the stop in the lab; 6.5 MB of it in the simulator).
+/// With this budget it ended 1.0-1.2 s after the stop, the window in flight
+/// and the one waiting.
+/// One window waiting is enough for quiche never to take the sender for
+/// application-limited: quiche's check (`delivery_rate_check_if_app_limited`)
+/// is that less than the window's free part waits, and the free part is at
+/// most the window.
+pub fn write_budget(conn: &quiche::Connection) -> usize {
+    let cwnd = conn.path_stats().map(|p| p.cwnd).max().unwrap_or(0);
+    cwnd.saturating_sub(conn.tx_buffered())
+}
+
 /// Runs `conn`'s timer if it is due at `now`.
 pub fn on_timer(conn: &mut quiche::Connection, now: Instant) {
     if conn.timeout_instant().is_some_and(|t| t <= now) {

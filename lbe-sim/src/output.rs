@@ -98,36 +98,18 @@ impl SimOutput {
         }
     }
 
-    /// A finished run's output: the flows analysed together, with the
-    /// bottleneck's counts.
-    pub(crate) fn assemble<T>(
+    /// The bulk flows analysed together; `None` for a run of workloads
+    /// alone.
+    pub(crate) fn analyse(
         config: &Config,
         flows: Vec<MemoryFlow>,
-        stats: Vec<FlowStats>,
-        link: &lbe_link::Link<T>,
-        events: u64,
-        duration: Duration,
-        qlogs: Vec<Option<std::path::PathBuf>>,
-    ) -> Result<SimOutput, String> {
+    ) -> Result<Option<Analysis>, String> {
+        if flows.is_empty() {
+            return Ok(None);
+        }
         let options = crate::queue::analysis_options(config);
-        let analysis = match flows.is_empty() {
-            true => None,
-            false => {
-                Some(qlog_analysis::analyze_in_memory(flows, &options).map_err(|e| e.to_string())?)
-            }
-        };
-        Ok(SimOutput {
-            analysis,
-            flows: stats,
-            workloads: Vec::new(),
-            link: link.totals().clone(),
-            reverse_link: None,
-            flow_drops: (0..config.flows.len() as u64)
-                .map(|i| link.flow_drops(i))
-                .collect(),
-            events,
-            duration,
-            qlogs,
-        })
+        qlog_analysis::analyze_in_memory(flows, &options)
+            .map(Some)
+            .map_err(|e| e.to_string())
     }
 }

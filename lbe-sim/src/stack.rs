@@ -97,6 +97,19 @@ pub use lbe_endpoint::RELEASE_SLACK;
 /// The stream the download goes on (client-initiated bidirectional).
 const DATA_STREAM: u64 = 0;
 
+/// The stream on which a download's client asks for the server's report
+/// once it has the stream's FIN, as quic-bulk's client does
+/// (`quic_bulk::protocol::REPORT_STREAM`).
+const REPORT_STREAM: u64 = 4;
+
+/// quic-bulk's report request (`{"report":true}` and a newline).
+const REPORT_REQUEST: &[u8] = b"{\"report\":true}\n";
+
+/// The size of the report line a quic-bulk server answers with (its RTT
+/// figures, its losses and its qlog's path: 180-260 bytes in the lab's
+/// runs); its content is not read here.
+const REPORT_LINE: [u8; 220] = [b' '; 220];
+
 /// The ALPN both ends of a quic-bulk-like connection offer (an h3 flow's
 /// offer HTTP/3's, `lbe_h3::ALPN`).
 const ALPN: &[u8] = b"lbe-sim";
@@ -200,6 +213,11 @@ struct FlowRun {
     written: u64,
     /// The client sent its request (once the handshake let it; downloads).
     request_sent: bool,
+    /// The client asked for the server's report (a download, after the
+    /// data's FIN).
+    report_asked: bool,
+    /// The server wrote its report.
+    report_sent: bool,
     /// The sender may write: the request arrived (a download), the
     /// handshake is done (an upload).
     requested: bool,
@@ -678,7 +696,10 @@ fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
         sim.conns[c].progress = progress;
         sim.bulk += 1;
         sim.push(epoch + f.start, Ev::Open(c));
-        if let FlowEnd::Stop(t) = f.end {
+        // An h3 download is cut off at its stop time, as the lab's is; a
+        // quic-bulk sender's stop is set when it first writes
+        // (`sender_app`).
+        if let (FlowEnd::Stop(t), true) = (f.end, h3) {
             sim.push(epoch + t, Ev::Stop(c));
         }
     }
@@ -737,6 +758,8 @@ impl Sim<'_> {
             server_clock: f.server_clock,
             written: 0,
             request_sent: false,
+            report_asked: false,
+            report_sent: false,
             requested: false,
             fin_written: false,
             stopped: false,
@@ -1269,7 +1292,7 @@ impl Sim<'_> {
             }
             false
         } else if side == self.conns[i].sender() {
-            self.sender_app(i, side);
+            self.sender_app(i, side, now);
             false
         } else {
             self.receiver_app(i, side, now)
@@ -1315,6 +1338,7 @@ impl Sim<'_> {
             client,
             server,
             request_sent,
+            report_asked,
             received,
             done_at,
             end,
@@ -1333,6 +1357,21 @@ impl Sim<'_> {
         let mut finished = false;
         while let Ok((n, fin)) = conn.stream_recv(DATA_STREAM, &mut self.buf) {
             *received += n as u64;
+            if fin && side == Side::Client && !*report_asked {
+                // quic-bulk's client asks for the server's report once it
+                // has the data's FIN. The exchange is the sender's last RTT
+                // sample, taken after its own data has left the queue: in
+                // the lab a CUBIC flow that entered a full 500 ms buffer
+                // sees its only near-base RTT there (55.9 ms, against
+                // 108.9 ms at its handshake), so its mean queue is measured
+                // against it. (A byte-counted flow is done at the FIN and
+                // no longer woken, so only flows with a stop time make the
+                // exchange; the reply is not read, and the connection ends
+                // at its idle timeout as before rather than with the lab
+                // client's close.)
+                *report_asked = conn.stream_send(REPORT_STREAM, REPORT_REQUEST, true)
+                    == Ok(REPORT_REQUEST.len());
+            }
             if fin && done_at.is_none() && matches!(end, FlowEnd::Bytes(_)) {
                 *done_at = Some(now);
                 finished = true;
@@ -1343,8 +1382,9 @@ impl Sim<'_> {
 
     /// The sending end: once asked (a download's request arrived, an
     /// upload's handshake is done) it writes the flow's bytes.
-    fn sender_app(&mut self, i: usize, side: Side) {
+    fn sender_app(&mut self, i: usize, side: Side, now: Instant) {
         let f = &mut self.conns[i];
+        let was_requested = f.requested;
         let end = f.end;
         let Some(conn) = (match side {
             Side::Client => f.client.conn.as_mut(),
@@ -1364,6 +1404,21 @@ impl Sim<'_> {
                 Side::Client => f.requested = conn.is_established(),
             }
         }
+        let stop_at = match (end, was_requested, f.requested) {
+            // quic-bulk's sender counts `--duration` from its first write
+            // (`quic_bulk::transfer::Sender`), and the lab passes it the
+            // time from the flow's start to its stop, so in the lab a
+            // sender stops writing that long after the request reached
+            // it, not at the scenario's stop: later by the handshake and
+            // the request's trip, over a second when they queue behind a
+            // full 500 ms buffer. Its last packets then meet the queue the
+            // lab's met (a CUBIC flow's only sight of an empty queue, and
+            // so of its base RTT, can be those packets).
+            (FlowEnd::Stop(t), false, true) => {
+                Some(now + t.saturating_sub(self.config.flows[f.flow].start))
+            }
+            _ => None,
+        };
         if f.requested && !f.fin_written {
             loop {
                 let left = match end {
@@ -1371,7 +1426,14 @@ impl Sim<'_> {
                     FlowEnd::Stop(_) if f.stopped => 0,
                     FlowEnd::Stop(_) => u64::MAX,
                 };
-                let n = left.min(CHUNK.len() as u64) as usize;
+                // About one window waiting to be sent, as quic-bulk's
+                // sender: a stopped flow's data ends about a window after
+                // its stop.
+                let budget = lbe_endpoint::write_budget(conn);
+                if budget == 0 && left > 0 {
+                    break;
+                }
+                let n = left.min(CHUNK.len().min(budget) as u64) as usize;
                 let fin = n as u64 == left;
                 match conn.stream_send(DATA_STREAM, &CHUNK[..n], fin) {
                     Ok(w) => {
@@ -1393,6 +1455,19 @@ impl Sim<'_> {
                 conn.stream_acked_bytes(DATA_STREAM),
                 f.written,
             ));
+        }
+        if f.fin_written && !f.report_sent && side == Side::Server {
+            let mut asked = false;
+            while let Ok((_, fin)) = conn.stream_recv(REPORT_STREAM, &mut self.buf) {
+                asked |= fin;
+            }
+            if asked {
+                f.report_sent =
+                    conn.stream_send(REPORT_STREAM, &REPORT_LINE, true) == Ok(REPORT_LINE.len());
+            }
+        }
+        if let Some(at) = stop_at {
+            self.push(at, Ev::Stop(i));
         }
     }
 
@@ -1631,17 +1706,7 @@ impl Sim<'_> {
             .filter(|(f, _)| f.kind.is_bulk())
             .map(|(_, q)| q)
             .collect();
-        let mut out = SimOutput::assemble(
-            config,
-            flows,
-            stats,
-            &self.link,
-            self.events,
-            end.saturating_duration_since(self.epoch),
-            qlogs,
-        )?;
-        out.reverse_link = self.reverse.as_ref().map(|l| l.totals().clone());
-        out.workloads = self
+        let workloads = self
             .workloads
             .iter()
             .map(|w| {
@@ -1653,7 +1718,19 @@ impl Sim<'_> {
                 }
             })
             .collect();
-        Ok(out)
+        Ok(SimOutput {
+            analysis: SimOutput::analyse(config, flows)?,
+            flows: stats,
+            workloads,
+            link: self.link.totals().clone(),
+            reverse_link: self.reverse.as_ref().map(|l| l.totals().clone()),
+            flow_drops: (0..config.flows.len() as u64)
+                .map(|i| self.link.flow_drops(i))
+                .collect(),
+            events: self.events,
+            duration: end.saturating_duration_since(self.epoch),
+            qlogs,
+        })
     }
 }
 

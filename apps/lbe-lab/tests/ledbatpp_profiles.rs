@@ -99,23 +99,31 @@ fn last_delivery_s(a: &qlog_analysis::Analysis, flow: usize) -> f64 {
 
 #[test]
 fn full_takes_the_link_back_seconds_after_cubic_leaves() {
-    // The bar is 2 s from CUBIC's last byte. CUBIC stops writing at 40 s,
-    // but what quiche took into its stream before then still goes out: in
-    // the lab CUBIC's data arrived until 2.6 s after the stop
-    // (docs/ledbatpp-profiles.md, `cubic-stops`), here until 3.04-3.18 s
-    // after it (seeds 1-3); `full` was back 1.1 s (lab) and 0.93-1.07 s
-    // (here) after CUBIC's last byte. (On the re-stated engine, whose
-    // CUBIC stops sending at once, it was 1.25-1.5 s from the stop; before
-    // pacing_rtt=current the pacer's own wait read as a queue, held
-    // fill_empty_queue back and it took up to 3.25 s.) The draft took
-    // 17.5 s. Asserted as the bar, not pinned: the figure moves with any
-    // change of the model.
+    // The bar is 2 s from CUBIC's last byte. CUBIC stops writing 30 s
+    // after its first write (about 40.1 s), as quic-bulk's `--duration`
+    // counts, and what its window holds then still goes out: in flight,
+    // and about one window more waiting to be sent
+    // (`lbe_endpoint::write_budget`). Here CUBIC's data arrived until
+    // 1.16-1.28 s after 40 s (seeds 1-3), and `full` was back 0.97-1.09 s
+    // after CUBIC's last byte. (Before the write budget, when the stream's
+    // unsent data grew with every ACK, CUBIC's data arrived until
+    // 3.04-3.18 s after the stop; on the
+    // re-stated engine, whose CUBIC stopped sending at once, `full` was
+    // back 1.25-1.5 s from the stop; before pacing_rtt=current the pacer's
+    // own wait read as a queue, held fill_empty_queue back and it took up
+    // to 3.25 s.) The draft took 17.5 s. Asserted as the bar, not pinned:
+    // the figure moves with any change of the model.
     let times: Vec<(f64, f64)> = SEEDS
         .iter()
         .map(|&seed| {
             let (s, a) = simulate(&vs_cubic("ledbatpp:profile=full", "500ms", "40s"), seed);
             let gone = last_delivery_s(&a, 1);
-            assert!(gone >= 40.0, "seed {seed}: CUBIC's last byte at {gone} s");
+            // About a window in flight and one unsent: 1.16-1.28 s; it was
+            // over 3 s while the writer took whatever quiche offered.
+            assert!(
+                (40.0..=41.6).contains(&gone),
+                "seed {seed}: CUBIC's last byte at {gone} s"
+            );
             (gone - 40.0, time_back(&s, &a, 0, gone))
         })
         .collect();

@@ -183,8 +183,14 @@ fn ledbatpp_yields_to_cubic() {
 /// quiche's own count (`PathStats::total_pto_count`, which includes the
 /// time-threshold timeouts: an upper bound on its PTOs). CUBIC for 10 s at
 /// 50 % random loss, 200 ms: the window stays at its minimum and whole
-/// flights are lost. (The re-stated engine this simulator had before
-/// counted 11 probe timeouts among 25 timeouts here.)
+/// flights are lost. The count is over the whole run, the flow's data
+/// after its stop included: 43 while the writer took whatever quiche
+/// offered and the stream held seconds of data at the stop; 33 since it
+/// keeps about one window unsent (`lbe_endpoint::write_budget`) and stops
+/// its 10 s after its first write, as quic-bulk does (24 when it stopped
+/// at 10 s: at 50 % loss the handshake and the request take seconds).
+/// (The re-stated engine this simulator had before counted 11 probe
+/// timeouts among 25 timeouts here.)
 #[test]
 fn the_transfer_counts_loss_detection_timeouts() {
     let text = "seed = 1\n[link]\nrate = \"20mbit\"\nrtt = \"200ms\"\nbuffer = \"500ms\"\nloss = 0.5\n\
@@ -193,5 +199,5 @@ fn the_transfer_counts_loss_detection_timeouts() {
     assert_eq!(summary["engine"], "quiche");
     let t = &summary["flows"][0]["transfer"];
     assert_eq!(t.get("probe_timeouts"), None, "{t}");
-    assert_eq!(t["loss_detection_timeouts"], 43, "{t}");
+    assert_eq!(t["loss_detection_timeouts"], 33, "{t}");
 }

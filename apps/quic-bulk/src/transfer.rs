@@ -40,7 +40,10 @@ impl Sender {
         self.fin_sent
     }
 
-    /// Writes as much as quiche takes now.
+    /// Writes what quiche takes now, up to about one congestion window
+    /// waiting to be sent ([`lbe_endpoint::write_budget`]): a `--duration`
+    /// transfer stops sending about a window after its stop, not the
+    /// stream's whole flow-control window later.
     pub fn send(&mut self, conn: &mut quiche::Connection, stream: u64, now: Instant) {
         let started = *self.started.get_or_insert(now);
         while !self.fin_sent {
@@ -62,7 +65,11 @@ impl Sender {
                 }
                 return;
             }
-            let len = remaining.min(CHUNK as u64) as usize;
+            let budget = lbe_endpoint::write_budget(conn);
+            if budget == 0 {
+                return;
+            }
+            let len = remaining.min(CHUNK.min(budget) as u64) as usize;
             protocol::fill(self.sent, &mut self.chunk[..len]);
             match conn.stream_send(stream, &self.chunk[..len], false) {
                 Ok(n) => {
