@@ -190,8 +190,9 @@ impl PacedSender {
 /// of it still went out after the sender stopped (a `quic-bulk --duration`
 /// CUBIC download into a 500 ms buffer at 20 Mbit/s: its data arrived
 /// until 2.6 s after the stop in the lab; 6.5 MB of it in the simulator).
-/// With this budget it ended 1.0-1.2 s after the stop, the window in flight
-/// and the one waiting.
+/// With this budget it ends about 1.1 s after the stop in the lab: the
+/// window in flight and the one waiting.
+///
 /// One window waiting is enough for quiche never to take the sender for
 /// application-limited: quiche's check (`delivery_rate_check_if_app_limited`)
 /// is that less than the window's free part waits, and the free part is at
