@@ -1420,16 +1420,16 @@ impl Sim<'_> {
             _ => None,
         };
         if f.requested && !f.fin_written {
+            // About one window waiting to be sent, as quic-bulk's sender: a
+            // stopped flow's data ends about a window after its stop. Read
+            // once, then less what each write adds to quiche's unsent count.
+            let mut budget = lbe_endpoint::write_budget(conn);
             loop {
                 let left = match end {
                     FlowEnd::Bytes(b) => b - f.written,
                     FlowEnd::Stop(_) if f.stopped => 0,
                     FlowEnd::Stop(_) => u64::MAX,
                 };
-                // About one window waiting to be sent, as quic-bulk's
-                // sender: a stopped flow's data ends about a window after
-                // its stop.
-                let budget = lbe_endpoint::write_budget(conn);
                 if budget == 0 && left > 0 {
                     break;
                 }
@@ -1438,6 +1438,7 @@ impl Sim<'_> {
                 match conn.stream_send(DATA_STREAM, &CHUNK[..n], fin) {
                     Ok(w) => {
                         f.written += w as u64;
+                        budget -= w;
                         if fin && w == n {
                             f.fin_written = true;
                             break;

@@ -46,6 +46,10 @@ impl Sender {
     /// stream's whole flow-control window later.
     pub fn send(&mut self, conn: &mut quiche::Connection, stream: u64, now: Instant) {
         let started = *self.started.get_or_insert(now);
+        // Read once: each write adds its bytes to quiche's unsent count and
+        // nothing in between moves the window, so the budget left is the
+        // budget less what was written.
+        let mut budget = lbe_endpoint::write_budget(conn);
         while !self.fin_sent {
             let remaining = match self.amount {
                 Amount::Bytes(total) => total - self.sent,
@@ -65,7 +69,6 @@ impl Sender {
                 }
                 return;
             }
-            let budget = lbe_endpoint::write_budget(conn);
             if budget == 0 {
                 return;
             }
@@ -74,6 +77,7 @@ impl Sender {
             match conn.stream_send(stream, &self.chunk[..len], false) {
                 Ok(n) => {
                     self.sent += n as u64;
+                    budget -= n;
                     if n < len {
                         return;
                     }
