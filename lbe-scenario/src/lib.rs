@@ -44,7 +44,7 @@
 //! cc = "ledbatpp"
 //! start = "0s"
 //! stop = "40s"          # or bytes = "100MB"
-//! deadline = "120s"     # optional, with bytes, cdg or ledbatpp only: the
+//! deadline = "120s"     # optional, with bytes, a download, cdg or ledbatpp only: the
 //!                       # flow is deadline-aware (lbe_cc::deadline), the
 //!                       # deadline counted from its start
 //! rtt = "100ms"         # optional per-flow base RTT
@@ -991,6 +991,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
                 }
             },
         };
+        if let (Direction::Upload, Some(d)) = (direction, &f.deadline) {
+            // quic-bulk's server steers its own sending only.
+            return Err(src.error(
+                d.span(),
+                "a flow's deadline needs a download (not direction = \"upload\")",
+            ));
+        }
         if let (Direction::Upload, Some(r)) = (direction, &f.receiver_lbe) {
             if *r.get_ref() {
                 return Err(src.error(
@@ -2000,6 +2007,13 @@ name = "fg"
                 "stop = \"40s\"\ndeadline = \"9s\"\n[[flow]]"
             )),
             "s.toml:13: a flow's deadline needs 'bytes' (not 'stop')"
+        );
+        assert_eq!(
+            err(&good.replace(
+                "deadline = \"2m\"",
+                "deadline = \"2m\"\ndirection = \"upload\""
+            )),
+            "s.toml:17: a flow's deadline needs a download (not direction = \"upload\")"
         );
         assert_eq!(
             err(&good.replace("\"2m\"", "\"2\"")),
