@@ -139,17 +139,21 @@ pub fn pattern(offset: u64) -> u8 {
     word(offset / 8)[(offset % 8) as usize]
 }
 
-/// Fills `buf` with the payload starting at `offset`.
+/// Fills `buf` with the payload starting at `offset`: the part of a word
+/// before the first word boundary, whole words, then the part of the last.
 pub fn fill(offset: u64, buf: &mut [u8]) {
-    let mut i = 0;
-    while i < buf.len() {
-        let at = offset + i as u64;
-        let w = word(at / 8);
-        let start = (at % 8) as usize;
-        let n = (8 - start).min(buf.len() - i);
-        buf[i..i + n].copy_from_slice(&w[start..start + n]);
-        i += n;
+    let skip = (offset % 8) as usize;
+    let head = ((8 - skip) % 8).min(buf.len());
+    buf[..head].copy_from_slice(&word(offset / 8)[skip..skip + head]);
+    let mut index = (offset + head as u64) / 8;
+    let mut words = buf[head..].chunks_exact_mut(8);
+    for w in &mut words {
+        w.copy_from_slice(&word(index));
+        index += 1;
     }
+    let tail = words.into_remainder();
+    let n = tail.len();
+    tail.copy_from_slice(&word(index)[..n]);
 }
 
 /// The offset of the first byte of `buf` that differs from the payload at
@@ -177,8 +181,11 @@ mod tests {
 
     #[test]
     fn fill_matches_pattern_at_any_alignment() {
-        for offset in [0u64, 1, 7, 8, 13, 4095, 1 << 33] {
-            let mut buf = vec![0u8; 100];
+        for (offset, len) in [0u64, 1, 7, 8, 13, 4095, 1 << 33]
+            .into_iter()
+            .flat_map(|o| [(o, 0), (o, 1), (o, 3), (o, 8), (o, 100)])
+        {
+            let mut buf = vec![0u8; len];
             fill(offset, &mut buf);
             for (i, b) in buf.iter().enumerate() {
                 assert_eq!(*b, pattern(offset + i as u64));

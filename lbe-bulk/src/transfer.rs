@@ -40,6 +40,17 @@ impl Sender {
         self.fin_sent
     }
 
+    /// When a `--duration` transfer stops taking new data: its first write
+    /// plus the duration (`None` for a byte count, or before the first
+    /// write). A driver with nothing else due wakes the sender then, so
+    /// that the FIN goes out on time.
+    pub fn stop_at(&self) -> Option<Instant> {
+        match (self.amount, self.started) {
+            (Amount::DurationMs(ms), Some(started)) => Some(started + Duration::from_millis(ms)),
+            _ => None,
+        }
+    }
+
     /// Writes what quiche takes now, up to about one congestion window
     /// waiting to be sent ([`lbe_endpoint::write_budget`]): a `--duration`
     /// transfer stops sending about a window after its stop, not the
@@ -51,17 +62,28 @@ impl Sender {
         // budget less what was written.
         let mut budget = lbe_endpoint::write_budget(conn);
         while !self.fin_sent {
-            let remaining = match self.amount {
-                Amount::Bytes(total) => total - self.sent,
-                Amount::DurationMs(ms) => {
-                    if now.duration_since(started) >= Duration::from_millis(ms) {
-                        0
-                    } else {
-                        u64::MAX
-                    }
+            // The FIN goes with the last payload bytes, never alone: quiche
+            // takes a stream's send side for complete once every byte up
+            // to its final size is acknowledged, so a FIN written alone
+            // after everything written was acknowledged is dropped with the
+            // stream before it is sent, and the receiver waits for it until
+            // its idle timeout (seen in `lbe-bulk`'s session tests; quiche
+            // issue 2525, "zero-length STREAM FIN can be dropped before it
+            // is sent", https://github.com/cloudflare/quiche/issues/2525,
+            // open in quiche 0.30.0). A `--duration` transfer's stop is
+            // therefore one last byte with the FIN.
+            let (remaining, last) = match self.amount {
+                Amount::Bytes(total) => (total - self.sent, true),
+                Amount::DurationMs(ms)
+                    if now.duration_since(started) >= Duration::from_millis(ms) =>
+                {
+                    (1, true)
                 }
+                Amount::DurationMs(_) => (u64::MAX, false),
             };
             if remaining == 0 {
+                // An empty transfer: nothing was written, nothing can have
+                // been acknowledged.
                 match conn.stream_send(stream, b"", true) {
                     Ok(_) => self.fin_sent = true,
                     Err(quiche::Error::Done) => {}
@@ -69,18 +91,23 @@ impl Sender {
                 }
                 return;
             }
-            if budget == 0 {
+            // What quiche takes now (its free window and the stream's
+            // credit): filling more would only be thrown away.
+            let capacity = conn.stream_capacity(stream).unwrap_or(budget);
+            let len = remaining.min(CHUNK.min(budget).min(capacity) as u64) as usize;
+            if len == 0 {
                 return;
             }
-            let len = remaining.min(CHUNK.min(budget) as u64) as usize;
+            let fin = last && len as u64 == remaining;
             protocol::fill(self.sent, &mut self.chunk[..len]);
-            match conn.stream_send(stream, &self.chunk[..len], false) {
+            match conn.stream_send(stream, &self.chunk[..len], fin) {
                 Ok(n) => {
                     self.sent += n as u64;
                     budget -= n;
                     if n < len {
                         return;
                     }
+                    self.fin_sent = fin;
                 }
                 Err(quiche::Error::Done) => return,
                 Err(e) => {
@@ -157,8 +184,14 @@ impl Receiver {
     }
 }
 
-/// A complete line, and whatever followed it in the same read.
-pub type Line = (Vec<u8>, Vec<u8>);
+/// A complete line (without its newline), whatever followed it in the
+/// same read, and whether that read also ended the stream.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Line {
+    pub line: Vec<u8>,
+    pub rest: Vec<u8>,
+    pub fin: bool,
+}
 
 /// Collects one newline-terminated line from a stream.
 pub struct LineReader {
@@ -177,8 +210,9 @@ impl LineReader {
         }
     }
 
-    /// Reads until a newline (or FIN). Returns the line without its newline
-    /// and whatever followed it in the same read, once complete.
+    /// Reads until a newline (or FIN). Returns the line once complete, with
+    /// whatever followed it in the same read and whether the stream ended
+    /// there (a short upload's payload and FIN can come with its request).
     pub fn read(
         &mut self,
         conn: &mut quiche::Connection,
@@ -193,7 +227,8 @@ impl LineReader {
                         self.done = true;
                         let rest = self.line.split_off(pos + 1);
                         self.line.pop();
-                        return Ok(Some((std::mem::take(&mut self.line), rest)));
+                        let line = std::mem::take(&mut self.line);
+                        return Ok(Some(Line { line, rest, fin }));
                     }
                     if self.line.len() > self.limit {
                         return Err(format!(
@@ -203,7 +238,12 @@ impl LineReader {
                     }
                     if fin {
                         self.done = true;
-                        return Ok(Some((std::mem::take(&mut self.line), Vec::new())));
+                        let line = std::mem::take(&mut self.line);
+                        return Ok(Some(Line {
+                            line,
+                            rest: Vec::new(),
+                            fin,
+                        }));
                     }
                 }
                 Err(quiche::Error::Done) => return Ok(None),

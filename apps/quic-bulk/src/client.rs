@@ -13,22 +13,16 @@ use lbe_app_kit::endpoint::client::ClientApp;
 use lbe_app_kit::endpoint::client::ClientOptions;
 use lbe_app_kit::endpoint::Conn;
 use lbe_app_kit::tls;
+use lbe_bulk::client::ClientSession;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 use serde::Serialize;
 
 use crate::protocol;
-use crate::protocol::close;
 use crate::protocol::Amount;
 use crate::protocol::Direction;
-use crate::protocol::Receipt;
-use crate::protocol::Report;
 use crate::protocol::Request;
 use crate::protocol::RttMs;
-use crate::stats::SenderStats;
-use crate::transfer::LineReader;
-use crate::transfer::Receiver;
-use crate::transfer::Sender;
 
 /// Client settings.
 #[derive(Clone, Debug)]
@@ -140,22 +134,12 @@ impl Summary {
     }
 }
 
+/// quic-bulk's client application: the connection's [`ClientSession`]
+/// (`lbe_bulk::client`) and a progress bar.
 struct BulkClient {
     args: ClientArgs,
-    request_sent: Option<Instant>,
-    finished_at: Option<Instant>,
-    // Download.
-    receiver: Receiver,
-    report_asked: bool,
-    report: LineReader,
-    // Upload.
-    sender: Sender,
-    receipt: LineReader,
-    stats: SenderStats,
-    outcome: Option<Report>,
-    bytes: u64,
+    session: ClientSession,
     progress: Option<ProgressBar>,
-    buf: Vec<u8>,
 }
 
 impl BulkClient {
@@ -166,112 +150,31 @@ impl BulkClient {
                 Amount::DurationMs(_) => None,
             })
         });
+        let session = ClientSession::new(Request {
+            direction: args.direction,
+            amount: args.amount,
+            cc: args.cc.to_string(),
+            label: args.label.clone(),
+            deadline_ms: args.deadline.map(|d| d.as_millis().max(1) as u64),
+        });
         BulkClient {
-            receiver: Receiver::new(Some(args.amount)),
-            sender: Sender::new(args.amount),
             args,
-            request_sent: None,
-            finished_at: None,
-            report_asked: false,
-            report: LineReader::new(64 * 1024),
-            receipt: LineReader::new(4096),
-            stats: SenderStats::new(),
-            outcome: None,
-            bytes: 0,
+            session,
             progress,
-            buf: vec![0u8; 65536],
         }
-    }
-
-    fn download(&mut self, conn: &mut Conn) -> Result<(), Error> {
-        let stream = protocol::DATA_STREAM;
-        if !self.receiver.is_finished() {
-            self.receiver
-                .read(&mut conn.quic, stream, &mut self.buf)
-                .map_err(|e| Error::new(format!("download failed: {e}")))?;
-            if let Some(bar) = &self.progress {
-                bar.set_position(self.receiver.received());
-            }
-            if self.receiver.is_finished() {
-                self.finished_at = Some(Instant::now());
-                self.bytes = self.receiver.received();
-            }
-        }
-        if self.receiver.is_finished() && !self.report_asked {
-            conn.quic
-                .stream_send(protocol::REPORT_STREAM, b"{\"report\":true}\n", true)
-                .map_err(|e| Error::new(format!("cannot ask for the server's report: {e:?}")))?;
-            self.report_asked = true;
-        }
-        if self.report_asked {
-            if let Some((line, _)) = self
-                .report
-                .read(&mut conn.quic, protocol::REPORT_STREAM)
-                .map_err(Error::new)?
-            {
-                self.outcome =
-                    Some(protocol::parse_line(&line, "server report").map_err(Error::new)?);
-                conn.quic.close(true, close::DONE, b"done").ok();
-            }
-        }
-        Ok(())
-    }
-
-    fn upload(&mut self, conn: &mut Conn) -> Result<(), Error> {
-        let stream = protocol::DATA_STREAM;
-        self.sender.send(&mut conn.quic, stream, Instant::now());
-        self.stats.sample(&conn.quic);
-        if let Some(bar) = &self.progress {
-            bar.set_position(self.sender.sent());
-        }
-        if let Some((line, _)) = self
-            .receipt
-            .read(&mut conn.quic, stream)
-            .map_err(Error::new)?
-        {
-            let receipt: Receipt =
-                protocol::parse_line(&line, "server receipt").map_err(Error::new)?;
-            if receipt.bytes != self.sender.sent() {
-                return Err(Error::new(format!(
-                    "the server received {} bytes of the {} sent",
-                    receipt.bytes,
-                    self.sender.sent()
-                )));
-            }
-            self.finished_at = Some(Instant::now());
-            self.bytes = receipt.bytes;
-            self.outcome = Some(self.stats.report(&conn.quic, conn.qlog_path()));
-            conn.quic.close(true, close::DONE, b"done").ok();
-        }
-        Ok(())
     }
 }
 
 impl ClientApp for BulkClient {
     fn progress(&mut self, conn: &mut Conn) -> Result<(), Error> {
-        if !conn.quic.is_established() || self.outcome.is_some() {
-            return Ok(());
+        let (quic, qlog) = conn.quic_and_qlog();
+        self.session
+            .progress(quic, Instant::now(), qlog)
+            .map_err(|failure| Error::new(failure.reason))?;
+        if let Some(bar) = &self.progress {
+            bar.set_position(self.session.bytes());
         }
-        if self.request_sent.is_none() {
-            let request = Request {
-                direction: self.args.direction,
-                amount: self.args.amount,
-                cc: self.args.cc.to_string(),
-                label: self.args.label.clone(),
-                deadline_ms: self.args.deadline.map(|d| d.as_millis().max(1) as u64),
-            };
-            let line = protocol::to_line(&request);
-            let fin = self.args.direction == Direction::Download;
-            match conn.quic.stream_send(protocol::DATA_STREAM, &line, fin) {
-                Ok(n) if n == line.len() => {}
-                other => return Err(Error::new(format!("cannot send the request: {other:?}"))),
-            }
-            self.request_sent = Some(Instant::now());
-        }
-        match self.args.direction {
-            Direction::Download => self.download(conn),
-            Direction::Upload => self.upload(conn),
-        }
+        Ok(())
     }
 }
 
@@ -314,20 +217,23 @@ pub fn run(args: ClientArgs, stop: &AtomicBool) -> Result<Summary, Error> {
     }
     result?;
 
-    let (Some(outcome), Some(start), Some(end)) =
-        (app.outcome.take(), app.request_sent, app.finished_at)
-    else {
+    let (Some(start), Some(end), Some(outcome)) = (
+        app.session.request_sent_at(),
+        app.session.finished_at(),
+        app.session.take_outcome(),
+    ) else {
         return Err(Error::new(
             "the connection closed before the transfer finished",
         ));
     };
+    let bytes = app.session.bytes();
     let duration_s = end.duration_since(start).as_secs_f64().max(1e-9);
     Ok(Summary {
         cc: app.args.cc.to_string(),
         direction: app.args.direction.as_str(),
-        bytes: app.bytes,
+        bytes,
         duration_s,
-        goodput_bps: app.bytes as f64 * 8.0 / duration_s,
+        goodput_bps: bytes as f64 * 8.0 / duration_s,
         rtt_ms: outcome.rtt_ms,
         lost_packets: outcome.lost_packets,
         qlog: outcome.qlog,

@@ -1,11 +1,10 @@
 //! quic-bulk: bulk transfers over one QUIC connection with any congestion
 //! controller, iperf-like. The binary is a thin CLI over [`server`] and
-//! [`client`]; the wire protocol is in [`protocol`].
+//! [`client`], which run `lbe_bulk`'s sans-IO sessions (the wire protocol,
+//! re-exported here as [`protocol`]) from `lbe_app_kit`'s endpoint loops.
 
 pub mod client;
-pub mod protocol;
 pub mod server;
-pub mod stats;
-pub mod transfer;
 
 pub use lbe_app_kit::cli::stop_on_signals;
+pub use lbe_bulk::protocol;

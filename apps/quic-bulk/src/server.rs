@@ -12,20 +12,12 @@ use lbe_app_kit::endpoint::server::ServerApp;
 use lbe_app_kit::endpoint::server::ServerOptions;
 use lbe_app_kit::endpoint::Conn;
 use lbe_app_kit::tls;
-use quiche_lbe::lbe_cc::deadline::Progress;
+use lbe_bulk::server::ServerSession;
 use quiche_lbe::CcSpec;
 use quiche_lbe::Error;
 
 use crate::protocol;
-use crate::protocol::close;
 use crate::protocol::Amount;
-use crate::protocol::Direction;
-use crate::protocol::Receipt;
-use crate::protocol::Request;
-use crate::stats::SenderStats;
-use crate::transfer::LineReader;
-use crate::transfer::Receiver;
-use crate::transfer::Sender;
 
 /// Server settings.
 #[derive(Clone, Debug)]
@@ -60,84 +52,16 @@ impl ServerArgs {
     }
 }
 
-enum Phase {
-    /// Waiting for the request line.
-    Request(LineReader),
-    Sending(Sender),
-    Receiving(Receiver),
-    /// The reply is written; waiting for the client to close.
-    Finished,
-}
-
-/// One client's connection.
+/// One connection's state: the protocol's session and when it began.
 pub struct Session {
-    phase: Phase,
-    request: Option<Request>,
-    report_request: LineReader,
-    report_sent: bool,
-    stats: SenderStats,
+    bulk: ServerSession,
     accepted_at: Instant,
-    /// A deadline-aware sender's progress handle, fed with the stream bytes
-    /// acknowledged.
-    progress: Option<Progress>,
 }
 
-/// A deadline-aware download's progress: the payload the client has
-/// acknowledged (`quiche_lbe::spec::stream_delivered`), up to what was
-/// written, all of it once the FIN is: the progress goes on until everything
-/// is acknowledged. (Until round 4 it stopped being fed at the FIN, while
-/// quiche still held the last 16 MB unacknowledged; the controller saw no
-/// progress for the rest of the transfer and caught up as hard as it could:
-/// in real time a tight deadline's last 16 s ran at 15-19 Mbit/s of the 20
-/// and finished at 104.4 s instead of about 114.) `None` before a download
-/// starts.
-fn delivered(phase: &Phase, stream_acked: quiche::Result<u64>, progress: &Progress) -> Option<u64> {
-    let written = match phase {
-        Phase::Sending(tx) => tx.sent(),
-        Phase::Finished => progress.total_bytes(),
-        Phase::Request(_) | Phase::Receiving(_) => return None,
-    };
-    Some(quiche_lbe::spec::stream_delivered(stream_acked, written))
-}
-
-/// Serves quic-bulk requests.
+/// quic-bulk's server application: each connection's [`ServerSession`]
+/// (`lbe_bulk::server`), run from the endpoint's loop.
 pub struct BulkServer {
     verbose: bool,
-    buf: Vec<u8>,
-}
-
-impl BulkServer {
-    fn fail(conn: &mut Conn, code: u64, reason: &str) {
-        log::warn!("{}: {reason}", conn.id_hex());
-        conn.quic.close(true, code, reason.as_bytes()).ok();
-    }
-
-    fn on_request(&mut self, s: &mut Session, conn: &mut Conn, line: &[u8]) -> Result<(), String> {
-        let request: Request = protocol::parse_line(line, "request")?;
-        let cc_tag: CcSpec = request
-            .cc
-            .parse()
-            .map_err(|e| format!("bad controller in request: {e}"))?;
-        if let Err(e) = conn.name_qlog(&request.label, &cc_tag.file_tag()) {
-            log::warn!("{e}");
-        }
-        if let Some(ms) = request.deadline_ms {
-            let (Direction::Download, Amount::Bytes(total)) = (request.direction, request.amount)
-            else {
-                return Err("a deadline needs a download of a byte count".to_string());
-            };
-            let progress = cc_tag
-                .switch_with_deadline(&mut conn.quic, std::time::Duration::from_millis(ms), total)
-                .map_err(|e| format!("request: {e}"))?;
-            s.progress = Some(progress);
-        }
-        s.phase = match request.direction {
-            Direction::Download => Phase::Sending(Sender::new(request.amount)),
-            Direction::Upload => Phase::Receiving(Receiver::new(Some(request.amount))),
-        };
-        s.request = Some(request);
-        Ok(())
-    }
 }
 
 impl ServerApp for BulkServer {
@@ -145,107 +69,34 @@ impl ServerApp for BulkServer {
 
     fn accept(&mut self, _conn: &mut Conn) -> Session {
         Session {
-            phase: Phase::Request(LineReader::new(4096)),
-            request: None,
-            report_request: LineReader::new(256),
-            report_sent: false,
-            stats: SenderStats::new(),
+            bulk: ServerSession::new(),
             accepted_at: Instant::now(),
-            progress: None,
         }
     }
 
     fn serve(&mut self, s: &mut Session, conn: &mut Conn) {
-        if !conn.quic.is_established() || conn.quic.is_closed() {
-            return;
-        }
-
-        let readable: Vec<u64> = conn.quic.readable().collect();
-        for stream in readable {
-            match stream {
-                protocol::DATA_STREAM => {
-                    if let Phase::Request(reader) = &mut s.phase {
-                        match reader.read(&mut conn.quic, stream) {
-                            Ok(Some((line, rest))) => {
-                                if let Err(e) = self.on_request(s, conn, &line) {
-                                    return Self::fail(conn, close::BAD_REQUEST, &e);
-                                }
-                                if let Phase::Receiving(rx) = &mut s.phase {
-                                    if let Err(e) = rx.take(&rest, false) {
-                                        return Self::fail(conn, close::CORRUPT, &e);
-                                    }
-                                }
-                            }
-                            Ok(None) => {}
-                            Err(e) => return Self::fail(conn, close::BAD_REQUEST, &e),
-                        }
-                    }
-                    if let Phase::Receiving(rx) = &mut s.phase {
-                        match rx.read(&mut conn.quic, stream, &mut self.buf) {
-                            Ok(true) => {
-                                let receipt = protocol::to_line(&Receipt {
-                                    bytes: rx.received(),
-                                });
-                                if conn.quic.stream_send(stream, &receipt, true).is_err() {
-                                    return Self::fail(
-                                        conn,
-                                        close::BAD_REQUEST,
-                                        "cannot send the receipt",
-                                    );
-                                }
-                                s.phase = Phase::Finished;
-                            }
-                            Ok(false) => {}
-                            Err(e) => return Self::fail(conn, close::CORRUPT, &e),
-                        }
-                    } else {
-                        // The client's side of a download's stream carries
-                        // only the request.
-                        while conn.quic.stream_recv(stream, &mut self.buf).is_ok() {}
+        let (quic, qlog) = conn.quic_and_qlog();
+        match s.bulk.serve(quic, Instant::now(), qlog) {
+            Ok(true) => {
+                // The session read the request and parsed its spec.
+                let request = s.bulk.request().expect("the request was read");
+                if let Ok(cc) = request.cc.parse::<CcSpec>() {
+                    let label = request.label.clone();
+                    if let Err(e) = conn.name_qlog(&label, &cc.file_tag()) {
+                        log::warn!("{e}");
                     }
                 }
-                protocol::REPORT_STREAM => match s.report_request.read(&mut conn.quic, stream) {
-                    Ok(Some(_)) if !s.report_sent => {
-                        let mut report = s.stats.report(&conn.quic, conn.qlog_path());
-                        report.time_in_levels_s = s.progress.as_ref().map(|p| {
-                            p.time_in_levels()
-                                .iter()
-                                .map(std::time::Duration::as_secs_f64)
-                                .collect()
-                        });
-                        let line = protocol::to_line(&report);
-                        if conn.quic.stream_send(stream, &line, true).is_err() {
-                            return Self::fail(conn, close::BAD_REQUEST, "cannot send the report");
-                        }
-                        s.report_sent = true;
-                    }
-                    Ok(_) => {}
-                    Err(e) => return Self::fail(conn, close::BAD_REQUEST, &e),
-                },
-                _ => while conn.quic.stream_recv(stream, &mut self.buf).is_ok() {},
             }
+            Ok(false) => {}
+            Err(failure) => log::warn!("{}: {failure}", conn.id_hex()),
         }
-
-        if let Phase::Sending(tx) = &mut s.phase {
-            tx.send(&mut conn.quic, protocol::DATA_STREAM, Instant::now());
-            if tx.is_finished() {
-                s.phase = Phase::Finished;
-            }
-        }
-        if let Some(progress) = &s.progress {
-            let acked = conn.quic.stream_acked_bytes(protocol::DATA_STREAM);
-            if let Some(done) = delivered(&s.phase, acked, progress) {
-                progress.set_done_bytes(done);
-            }
-        }
-        s.stats.sample(&conn.quic);
     }
 
     fn closed(&mut self, s: Session, conn: &mut Conn) {
         if !self.verbose {
             return;
         }
-        let what = match &s.request {
+        let what = match s.bulk.request() {
             Some(r) => format!(
                 "{} {} {} cc={}",
                 r.label,
@@ -311,7 +162,6 @@ impl BoundServer {
     pub fn run(mut self, stop: &AtomicBool) -> Result<(), Error> {
         let mut app = BulkServer {
             verbose: self.verbose,
-            buf: vec![0u8; 65536],
         };
         self.server.run(&mut self.config, &mut app, stop)
     }
@@ -375,31 +225,5 @@ impl Drop for RunningServer {
         if let Err(e) = self.finish() {
             log::warn!("quic-bulk server: {e}");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_download_s_progress_is_fed_until_everything_written_is_acknowledged() {
-        let progress = Progress::new(1_000_000);
-        let request = Phase::Request(LineReader::new(16));
-        assert_eq!(delivered(&request, Ok(5_000), &progress), None);
-        let upload = Phase::Receiving(Receiver::new(Some(Amount::Bytes(10))));
-        assert_eq!(delivered(&upload, Ok(5_000), &progress), None);
-        let fresh = Phase::Sending(Sender::new(Amount::Bytes(1_000_000)));
-        assert_eq!(
-            delivered(&fresh, Ok(0), &progress),
-            Some(0),
-            "nothing written yet"
-        );
-        // After the FIN: what is acknowledged, then the whole transfer once
-        // quiche has collected the complete stream.
-        let finished = Phase::Finished;
-        assert_eq!(delivered(&finished, Ok(700_000), &progress), Some(700_000));
-        let collected = Err(quiche::Error::InvalidStreamState(protocol::DATA_STREAM));
-        assert_eq!(delivered(&finished, collected, &progress), Some(1_000_000));
     }
 }

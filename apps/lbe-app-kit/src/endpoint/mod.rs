@@ -129,6 +129,12 @@ impl Conn {
         self.qlog.as_deref()
     }
 
+    /// The quiche connection and this end's qlog file at once (a sans-IO
+    /// session writes to the one and names the other in its report).
+    pub fn quic_and_qlog(&mut self) -> (&mut quiche::Connection, Option<&Path>) {
+        (&mut self.quic, self.qlog.as_deref())
+    }
+
     /// A short hex form of the connection's ID, for logs.
     pub fn id_hex(&self) -> String {
         self.id.iter().take(8).map(|b| format!("{b:02x}")).collect()
