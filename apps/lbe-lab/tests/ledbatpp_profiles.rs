@@ -104,7 +104,7 @@ fn full_takes_the_link_back_seconds_after_cubic_leaves() {
     // counts, and what its window holds then still goes out: in flight,
     // and about one window more waiting to be sent
     // (`lbe_endpoint::write_budget`). Here CUBIC's data arrived until
-    // 1.16-1.28 s after 40 s (seeds 1-3), and `full` was back 0.97-1.09 s
+    // 1.12-1.18 s after 40 s (seeds 1-3), and `full` was back 0.82-1.13 s
     // after CUBIC's last byte. (Before the write budget, when the stream's
     // unsent data grew with every ACK, CUBIC's data arrived until
     // 3.04-3.18 s after the stop; on the
@@ -118,13 +118,15 @@ fn full_takes_the_link_back_seconds_after_cubic_leaves() {
         .map(|&seed| {
             let (s, a) = simulate(&vs_cubic("ledbatpp:profile=full", "500ms", "40s"), seed);
             let gone = last_delivery_s(&a, 1);
-            // About a window in flight and one unsent: 1.16-1.28 s; it was
+            // About a window in flight and one unsent: 1.12-1.18 s; it was
             // over 3 s while the writer took whatever quiche offered.
             assert!(
                 (40.0..=41.6).contains(&gone),
                 "seed {seed}: CUBIC's last byte at {gone} s"
             );
-            (gone - 40.0, time_back(&s, &a, 0, gone))
+            let back = time_back(&s, &a, 0, gone);
+            eprintln!("seed {seed}: CUBIC's last byte at {gone:.2} s, full back {back:.2} s later");
+            (gone - 40.0, back)
         })
         .collect();
     assert!(times.iter().all(|(_, back)| *back <= 2.0), "{times:?}");
@@ -136,7 +138,6 @@ fn full_takes_the_link_back_seconds_after_cubic_leaves() {
 #[test]
 fn two_full_flows_10s_apart_share_fairly() {
     // At 20 ms it took decrease_constant=0.25 (it was 0.83-0.92 with C = 1).
-    // Measured 0.984-0.999 at 50 and 100 ms, 0.992 and 0.997 at 20 ms.
     for rtt in ["20ms", "50ms", "100ms"] {
         for seed in SEEDS {
             let text = link("20mbit", rtt, "500ms")
@@ -145,19 +146,17 @@ fn two_full_flows_10s_apart_share_fairly() {
                 + &flow("ledbatpp:profile=full", "10s", "100s");
             let (s, _) = simulate(&text, seed);
             let jain = s.jain_index.unwrap();
-            // The one cell below the bar, held where it is: 0.930, the
-            // flows at 7 and 12 Mbit/s from 40 s to the end, each holding
-            // its window. Not explained yet. The late flow never saw the
-            // link as empty as the first did alone (minimum RTT 20.64 ms
-            // against 20.37; 0.27 ms is a tenth of T, which is 0.15 of
-            // the base RTT here), but with `delay=rtt`, which has the same
-            // minimum, it was 0.992 (this reads the one-way delay); 0.987
-            // on the re-stated engine (round trip); seeds 4-7 0.995-1.000.
-            let bar = if (rtt, seed) == ("20ms", 2) {
-                0.92
-            } else {
-                0.95
-            };
+            eprintln!("{rtt} seed {seed}: Jain {jain:.3}");
+            // Every cell 0.975-1.000 since the simulator runs quic-bulk's
+            // own sessions (2026-11-27). Before, 20 ms seed 2 read 0.930 and
+            // was held at 0.92: the flows at 7 and 12 Mbit/s from 40 s to
+            // the end, each holding its window; the late flow never saw
+            // the link as empty as the first did alone (minimum RTT
+            // 20.64 ms against 20.37). What in the exchange's first
+            // packets (a request line for one byte, the ALPN) moved it to
+            // 1.000 is not isolated: the minimum a late LEDBAT++ flow finds
+            // is still a matter of when its first packets meet the queue.
+            let bar = 0.95;
             assert!(jain >= bar, "{rtt} seed {seed}: Jain {jain}");
         }
     }
