@@ -3,7 +3,7 @@
 //! checked and the server's report asked for; an upload's payload is
 //! written and the server's receipt read. Either way the session closes the
 //! connection when it has the server's last word, as the
-//! [protocol](crate::protocol) says. `quic-bulk`'s client runs one from its
+//! [`protocol`] says. `quic-bulk`'s client runs one from its
 //! mio loop; the simulator runs one per simulated client connection.
 
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! A quic-bulk server connection's session, sans-IO: it reads the request,
 //! sends the download's payload or checks the upload's, and answers the
 //! report request (a download) or sends the receipt (an upload), as the
-//! [protocol](crate::protocol) says. `quic-bulk`'s server runs one per
+//! [`protocol`] says. `quic-bulk`'s server runs one per
 //! connection from its mio loop; the simulator runs one per simulated
 //! server connection.
 
