@@ -113,6 +113,13 @@ pub struct Receipt {
     pub bytes: u64,
 }
 
+/// A duration as the protocol's milliseconds (`DurationMs`,
+/// `deadline_ms`): whole milliseconds, at least 1, so that a duration
+/// under a millisecond still means "some time" rather than none.
+pub fn millis(d: std::time::Duration) -> u64 {
+    d.as_millis().max(1) as u64
+}
+
 /// Parses one JSON line, with an error saying what it was meant to be.
 pub fn parse_line<T: for<'de> Deserialize<'de>>(line: &[u8], what: &str) -> Result<T, String> {
     serde_json::from_slice(line).map_err(|e| format!("malformed {what}: {e}"))
@@ -192,6 +199,14 @@ mod tests {
             }
             assert_eq!(first_mismatch(offset, &buf), None);
         }
+    }
+
+    #[test]
+    fn millis_are_whole_and_at_least_one() {
+        use std::time::Duration;
+        assert_eq!(millis(Duration::from_micros(1500)), 1);
+        assert_eq!(millis(Duration::ZERO), 1);
+        assert_eq!(millis(Duration::from_secs(40)), 40_000);
     }
 
     #[test]

@@ -248,7 +248,7 @@ impl BulkRun {
             amount: match end {
                 FlowEnd::Bytes(b) => Amount::Bytes(b),
                 FlowEnd::Stop(t) => {
-                    Amount::DurationMs(t.saturating_sub(flow.start).as_millis().max(1) as u64)
+                    Amount::DurationMs(lbe_bulk::protocol::millis(t.saturating_sub(flow.start)))
                 }
             },
             cc: flow.cc.to_string(),
@@ -256,7 +256,7 @@ impl BulkRun {
             deadline_ms: flow
                 .deadline
                 .filter(|_| !workload)
-                .map(|d| d.as_millis().max(1) as u64),
+                .map(lbe_bulk::protocol::millis),
         };
         BulkRun {
             client: lbe_bulk::client::ClientSession::new(request),

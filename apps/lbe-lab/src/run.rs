@@ -513,7 +513,7 @@ fn run_quic_bulk(
 ) -> Result<(Transfer, PathBuf), String> {
     let amount = match flow.end {
         FlowEnd::Stop(at) => {
-            Amount::DurationMs(at.saturating_sub(t0.elapsed()).as_millis().max(1) as u64)
+            Amount::DurationMs(quic_bulk::protocol::millis(at.saturating_sub(t0.elapsed())))
         }
         FlowEnd::Bytes(b) => Amount::Bytes(b),
     };

@@ -155,7 +155,7 @@ impl BulkClient {
             amount: args.amount,
             cc: args.cc.to_string(),
             label: args.label.clone(),
-            deadline_ms: args.deadline.map(|d| d.as_millis().max(1) as u64),
+            deadline_ms: args.deadline.map(protocol::millis),
         });
         BulkClient {
             args,

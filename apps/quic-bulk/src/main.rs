@@ -124,7 +124,7 @@ fn main() -> ExitCode {
                 (None, Some(d)) if d.is_zero() => {
                     return Err(quiche_lbe::Error::new("--duration must be above zero"))
                 }
-                (None, Some(d)) => Amount::DurationMs(d.as_millis().max(1) as u64),
+                (None, Some(d)) => Amount::DurationMs(quic_bulk::protocol::millis(d)),
                 (None, None) => unreachable!("clap requires --bytes or --duration"),
             };
             if let Some(d) = c.deadline {
