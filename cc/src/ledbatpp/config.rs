@@ -157,6 +157,12 @@ pub struct LedbatPlusPlusConfig {
     /// counted as congestion. Default 0 (the draft). Key `gain_quiet`, 0 to
     /// 10 min.
     pub(super) gain_quiet: Duration,
+    /// Yield by rate behind a flow queue: after a freeze that read an
+    /// empty queue, a round with a queue delivering less than this fraction
+    /// of the largest such round cuts the window to a quarter until the
+    /// next freeze (`flow_queue.rs`). Default unset (the draft). Key
+    /// `fq_yield`, 0.05 to 1 or `off`.
+    pub(super) fq_yield: Option<f64>,
     /// Delay filters (keys `current_filter`, `base_history`, `base_bucket`).
     pub(super) delay: DelayConfig,
 }
@@ -193,6 +199,7 @@ impl Default for LedbatPlusPlusConfig {
             target_min: TARGET_MIN,
             gain_max_queue: None,
             gain_quiet: Duration::ZERO,
+            fq_yield: None,
             delay: DelayConfig::default(),
         }
     }
@@ -232,6 +239,7 @@ impl LedbatPlusPlusConfig {
         "target_min",
         "gain_max_queue",
         "gain_quiet",
+        "fq_yield",
         "current_filter",
         "base_history",
         "base_bucket",
@@ -320,6 +328,7 @@ impl LedbatPlusPlusConfig {
                 self.gain_quiet =
                     params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
             }
+            "fq_yield" => self.fq_yield = params::off_or_f64_in(key, value, 0.05, 1.0)?,
             "gain_max_queue" => {
                 self.gain_max_queue = params::off_or_f64_in(key, value, 1.0, 100.0)?
             }
@@ -422,6 +431,10 @@ mod tests {
         assert_eq!(
             err(&mut cfg, "gain_quiet", "1h"),
             "bad value '1h' for 'gain_quiet': expected a duration with a unit (e.g. 60ms) from 0ms to 600s"
+        );
+        assert_eq!(
+            err(&mut cfg, "fq_yield", "1.5"),
+            "bad value '1.5' for 'fq_yield': expected off or a number from 0.05 to 1"
         );
         cfg.set("target_fraction", "0.15").unwrap();
         assert_eq!(cfg.target_fraction, Some(0.15));

@@ -68,7 +68,10 @@ impl LedbatPlusPlus {
                 (self.window_full_since, largest),
                 (Some(since), Some(sent)) if sent >= since
             );
-        self.filling = self.cfg.fill_empty_queue && quiet && limited && q <= self.empty_queue;
+        // `fq_yield`: a yielded window does not grow (`flow_queue.rs`).
+        let yielded = !self.flow_queue_allows_growth();
+        self.filling =
+            self.cfg.fill_empty_queue && quiet && limited && q <= self.empty_queue && !yielded;
         let q = delay::nanos(q);
         // `gain_max_queue` (no GAIN above that multiple of T) and
         // `gain_quiet` (none for a while after a congestion loss) are LBE
@@ -102,7 +105,7 @@ impl LedbatPlusPlus {
             change -= self.cfg.decrease_constant * ((q - from) / per) * bytes;
             change = change.max(-bytes / 2.0);
         }
-        if !may_grow {
+        if !may_grow || yielded {
             change = change.min(0.0);
         }
         if self.filling && change > 0.0 {

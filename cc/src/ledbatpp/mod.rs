@@ -76,6 +76,7 @@
 
 mod config;
 mod congestion_avoidance;
+mod flow_queue;
 mod loss;
 mod profiles;
 mod slow_start;
@@ -116,6 +117,11 @@ pub use config::SLOWDOWN_RTTS;
 pub use config::SLOW_START_EXIT;
 pub use config::TARGET;
 pub use config::TARGET_MIN;
+use flow_queue::DeliveryRate;
+use flow_queue::FlowQueue;
+pub use flow_queue::FQ_SHARED_QUEUE;
+pub use flow_queue::FQ_TEST_ROUNDS;
+pub use flow_queue::FQ_YIELD_WINDOW;
 pub use profiles::Decrease;
 pub use profiles::EmptyQueueLoss;
 pub use profiles::PacingRtt;
@@ -124,6 +130,7 @@ pub use profiles::EMPTY_QUEUE;
 pub use profiles::FILL_QUIET;
 pub use profiles::FILL_WINDOW_FULL;
 pub use profiles::FULL_DECREASE_CONSTANT;
+pub use profiles::FULL_FQ_YIELD;
 pub use profiles::FULL_GAIN_MAX_QUEUE;
 pub use profiles::FULL_GAIN_QUIET;
 pub use profiles::FULL_GENTLE_FREEZE;
@@ -275,6 +282,10 @@ pub struct LedbatPlusPlus {
     /// §3) unless [`crate::deadline`] sets CUBIC's β at its top level
     /// (`LedbatPlusPlus::set_loss_beta`).
     loss_beta: f64,
+    /// The rate of each round and the largest with a queue (`fq_yield`).
+    rate: DeliveryRate,
+    /// The test and the yield of `fq_yield` (`flow_queue.rs`).
+    flow_queue: FlowQueue,
 }
 
 impl LedbatPlusPlus {
@@ -331,6 +342,8 @@ impl LedbatPlusPlus {
             random_loss: loss::RandomLoss::default(),
             deference: Deference::Full,
             loss_beta: HALVE,
+            rate: DeliveryRate::default(),
+            flow_queue: FlowQueue::Idle,
             cfg,
         };
         cc.retarget();
@@ -468,7 +481,26 @@ impl CongestionController for LedbatPlusPlus {
                 *min_queue = (*min_queue).min(self.delay.queuing());
             }
         }
-        let mut changed = self.rounds.on_ack(now, largest) && self.on_round_end(now);
+        // `fq_yield` (`flow_queue.rs`): the round's rate, and the test.
+        let ca = self.s.phase == Phase::CongestionAvoidance && !self.s.recovery.in_recovery();
+        if ca && self.cfg.fq_yield.is_some() {
+            self.rate.on_ack(self.rounds.start(), bytes);
+            if ack.rtt.new_sample && !skipping {
+                self.flow_queue_on_sample(self.delay.queuing(), largest);
+            }
+        }
+        let ended = self.rounds.on_ack(now, largest);
+        if ended && ca && self.cfg.fq_yield.is_some() {
+            let sample = self.rate.on_round_end(
+                now,
+                self.round_cwnd,
+                self.gain_base,
+                self.empty_queue,
+                self.max_slowdown_wait,
+            );
+            self.flow_queue_on_round_end(now, sample);
+        }
+        let mut changed = ended && self.on_round_end(now);
         match self.s.phase {
             Phase::Slowdown {
                 start,
@@ -509,6 +541,9 @@ impl CongestionController for LedbatPlusPlus {
 
     fn on_congestion_event(&mut self, loss: &LossEvent) {
         self.on_loss(loss);
+        // `fq_yield`: a loss during a test (`flow_queue.rs`), after the
+        // loss's own decrease.
+        self.flow_queue_on_loss(loss.now, loss.largest_lost_time_sent);
     }
 
     fn on_persistent_congestion(&mut self, _now: Instant) {

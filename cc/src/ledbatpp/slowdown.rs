@@ -121,6 +121,11 @@ impl LedbatPlusPlus {
     ) {
         let empty = min_queue <= self.empty_queue;
         self.s.last_freeze_empty = empty;
+        // `fq_yield`: a yielded flow probes from its window before the
+        // yield (`flow_queue.rs`).
+        if let Some(before) = self.flow_queue_after_freeze(now, empty) {
+            self.s.ssthresh = before;
+        }
         let jump = match self.cfg.restore {
             Restore::SlowStart => false,
             Restore::Jump => true,
