@@ -159,9 +159,10 @@ pub struct LedbatPlusPlusConfig {
     pub(super) gain_quiet: Duration,
     /// Yield by rate behind a flow queue: after a freeze that read an
     /// empty queue, a round with a queue delivering less than this fraction
-    /// of the largest such round cuts the window to a quarter until the
-    /// next freeze (`flow_queue.rs`). Default unset (the draft). Key
-    /// `fq_yield`, 0.05 to 1 or `off`.
+    /// of the largest such round, together with a loss of a packet sent
+    /// since, cuts the window to a quarter of what that round carried
+    /// until the next freeze (`flow_queue.rs`). Default unset (the draft).
+    /// Key `fq_yield`, 0.05 to 1 or `off`.
     pub(super) fq_yield: Option<f64>,
     /// Delay filters (keys `current_filter`, `base_history`, `base_bucket`).
     pub(super) delay: DelayConfig,

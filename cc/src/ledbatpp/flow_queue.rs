@@ -80,6 +80,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 use super::slowdown::Schedule;
+use super::Deference;
 use super::LedbatPlusPlus;
 use super::FILL_WINDOW_FULL;
 use crate::rng::SplitMix64;
@@ -242,6 +243,11 @@ impl LedbatPlusPlus {
         else {
             return;
         };
+        if self.deference != Deference::Full {
+            // Steered above level 0 by [`crate::deadline`]: no LBE yield.
+            self.flow_queue = FlowQueue::Idle;
+            return;
+        }
         // A quarter of what the slow round carried in a base round trip.
         let base = self.gain_base.unwrap_or_default().as_secs_f64();
         self.s.cwnd = self
@@ -304,9 +310,11 @@ impl LedbatPlusPlus {
         }
     }
 
-    /// Whether the window may grow (not while yielded).
+    /// Whether the window may grow: not while yielded, unless
+    /// [`crate::deadline`] steers the controller above its level 0 (the
+    /// yield is an LBE rule, as the GAIN rules are).
     pub(super) fn flow_queue_allows_growth(&self) -> bool {
-        !matches!(self.flow_queue, FlowQueue::Yielded { .. })
+        self.deference != Deference::Full || !matches!(self.flow_queue, FlowQueue::Yielded { .. })
     }
 }
 
@@ -506,6 +514,32 @@ mod tests {
         // Above it: the yield ends (the delay rules take over).
         d.round(ms(361), d.cc.window());
         assert_eq!(d.cc.flow_queue, FlowQueue::Idle);
+    }
+
+    #[test]
+    fn a_deadline_steering_the_controller_lifts_the_yield() {
+        let mut d = alone_with_a_rate();
+        a_slow_round(&mut d);
+        d.advance(ms(10));
+        d.loss(d.now - ms(20));
+        let yielded = d.cc.window();
+        // Recovery ends; yielded, the window holds at q = 0.
+        d.round(ms(240), yielded);
+        d.round(ms(240), yielded);
+        assert_eq!(d.cc.window(), yielded);
+        // Steered above level 0: the LBE rule is off, GAIN grows it.
+        d.cc.set_deference(Deference::DelayOnly);
+        d.round(ms(240), yielded);
+        assert!(d.cc.window() > yielded);
+        // A test that concludes while steered yields nothing.
+        let mut d = alone_with_a_rate();
+        a_slow_round(&mut d);
+        d.cc.set_deference(Deference::DelayOnly);
+        let window = d.cc.window();
+        d.advance(ms(10));
+        d.loss(d.now - ms(20));
+        assert_eq!(d.cc.flow_queue, FlowQueue::Idle);
+        assert_eq!(d.cc.window(), window / 2, "the loss's halving only");
     }
 
     #[test]

@@ -60,6 +60,8 @@
 //!   §3; RFC 9002 §7.3.2, §7.6);
 //! * `slowdown.rs`: the initial and periodic slowdowns, their freeze,
 //!   ramp-up and schedule (§4.4);
+//! * `flow_queue.rs`: `fq_yield`, yielding by rate behind a flow-queuing
+//!   router (not the draft's; `profile=full`);
 //! * `profiles.rs`: `profile=seed` and `profile=full`, each option with
 //!   what it does and what it was measured to do;
 //! * this file: the controller's state, the per-ACK order above, pacing,

@@ -121,8 +121,8 @@ impl LedbatPlusPlus {
     ) {
         let empty = min_queue <= self.empty_queue;
         self.s.last_freeze_empty = empty;
-        // `fq_yield`: a yielded flow probes from its window before the
-        // yield (`flow_queue.rs`).
+        // `fq_yield`: an empty freeze starts a test, from at least the
+        // window that carried the largest rate (`flow_queue.rs`).
         if let Some(before) = self.flow_queue_after_freeze(now, empty) {
             self.s.ssthresh = before;
         }
