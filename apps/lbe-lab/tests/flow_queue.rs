@@ -6,7 +6,9 @@
 //! equal part; with it (`profile=full`'s default) it yields by rate
 //! (cc/src/ledbatpp/flow_queue.rs). About 30 s of CPU (six 60 s runs).
 
-use std::path::Path;
+mod common;
+
+use common::*;
 
 const SEEDS: [u64; 3] = [1, 2, 3];
 /// The issue's bar: CUBIC gets at least this much of the two beside
@@ -19,20 +21,14 @@ const CUBIC_WITHOUT_BELOW: f64 = 0.7;
 
 /// CUBIC's share of the two flows' goodput, as the sweep's `flow2.share`.
 fn cubic_share(lbe: &str, aqm: &str, seed: u64) -> f64 {
-    let text = format!(
-        "seed = {seed}\n[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
-         aqm = \"{aqm}\"\n[analysis]\nfrom = \"20s\"\nto = \"60s\"\n\
-         [[flow]]\ncc = \"{lbe}\"\nstop = \"60s\"\n\
-         [[flow]]\ncc = \"cubic\"\nstart = \"10s\"\nstop = \"60s\"\n"
-    );
-    let scenario = lbe_lab::scenario::parse(Path::new("flow-queue.toml"), &text).unwrap();
-    let (summary, _) = lbe_lab::sim::simulate(&scenario).unwrap();
-    let g: Vec<f64> = summary
-        .flows
-        .iter()
-        .map(|f| f.figures.goodput_bps)
-        .collect();
-    g[1] / (g[0] + g[1])
+    let text = format!("seed = {seed}")
+        + &link("20mbit", "50ms", "500ms")
+        + &format!("aqm = \"{aqm}\"\n")
+        + &window("20s", "60s")
+        + &flow(lbe, "0s", "60s")
+        + &flow("cubic", "10s", "60s");
+    let (summary, _) = lbe_lab::sim::simulate(&parse("flow-queue.toml", &text)).unwrap();
+    second_flow_share(&summary)
 }
 
 #[test]
