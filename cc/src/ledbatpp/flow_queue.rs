@@ -378,6 +378,17 @@ mod tests {
         w
     }
 
+    /// [`a_slow_round`], then the loss of a packet sent since the test
+    /// began: yielded. Returns the driver and the tested window.
+    fn yielded() -> (Driver<LedbatPlusPlus>, u64) {
+        let mut d = alone_with_a_rate();
+        let w = a_slow_round(&mut d);
+        d.advance(ms(10));
+        d.loss(d.now - ms(20));
+        assert!(matches!(d.cc.flow_queue, FlowQueue::Yielded { .. }));
+        (d, w)
+    }
+
     fn due(d: &Driver<LedbatPlusPlus>) -> Instant {
         match d.cc.s.next_slowdown {
             Schedule::At(due) => due,
@@ -465,11 +476,7 @@ mod tests {
 
     #[test]
     fn a_yielded_flow_probes_from_the_window_it_tested_and_the_full_rate_ends_the_yield() {
-        let mut d = alone_with_a_rate();
-        let w = a_slow_round(&mut d);
-        d.advance(ms(10));
-        d.loss(d.now - ms(20));
-        assert!(matches!(d.cc.flow_queue, FlowQueue::Yielded { .. }));
+        let (mut d, w) = yielded();
         // The next freeze reads an empty queue: back to w, and a test.
         through_the_next_freeze(&mut d, ms(240));
         assert_eq!(d.cc.window(), w);
@@ -487,10 +494,7 @@ mod tests {
 
     #[test]
     fn a_freeze_that_reads_a_queue_ends_the_yield_and_tests_nothing() {
-        let mut d = alone_with_a_rate();
-        a_slow_round(&mut d);
-        d.advance(ms(10));
-        d.loss(d.now - ms(20));
+        let (mut d, _) = yielded();
         let yielded = d.cc.window();
         // Frozen at q = 16 ms (> empty_queue): someone else's queue. The
         // guarded restore ramps up to the yielded window.
@@ -502,10 +506,7 @@ mod tests {
 
     #[test]
     fn a_shared_queue_while_yielded_ends_the_yield() {
-        let mut d = alone_with_a_rate();
-        a_slow_round(&mut d);
-        d.advance(ms(10));
-        d.loss(d.now - ms(20));
+        let (mut d, _) = yielded();
         let yielded = d.cc.window();
         // Recovery ends; q = 2T (120 ms) on a packet sent after the yield:
         // not above FQ_SHARED_QUEUE · T.
@@ -518,10 +519,7 @@ mod tests {
 
     #[test]
     fn a_deadline_steering_the_controller_lifts_the_yield() {
-        let mut d = alone_with_a_rate();
-        a_slow_round(&mut d);
-        d.advance(ms(10));
-        d.loss(d.now - ms(20));
+        let (mut d, _) = yielded();
         let yielded = d.cc.window();
         // Recovery ends; yielded, the window holds at q = 0.
         d.round(ms(240), yielded);
