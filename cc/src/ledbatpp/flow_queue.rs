@@ -134,22 +134,30 @@ pub(super) struct DeliveryRate {
     round: Option<Instant>,
     /// Bytes acknowledged in that round.
     bytes: f64,
+    /// An ACK of that round came outside congestion avoidance (a recovery
+    /// period, a slowdown): its bytes are not counted, so the round's rate
+    /// would read low.
+    spoiled: bool,
     /// The largest sample (bytes per second) and when it was taken.
     largest: Option<(f64, Instant)>,
 }
 
 impl DeliveryRate {
-    /// Counts an ACK of `bytes` in the round that started at `round`.
-    pub(super) fn on_ack(&mut self, round: Option<Instant>, bytes: f64) {
+    /// Counts an ACK of `bytes` in the round that started at `round`; an
+    /// ACK outside congestion avoidance (`counted` false) spoils the round.
+    pub(super) fn on_ack(&mut self, round: Option<Instant>, bytes: f64, counted: bool) {
         if self.round != round {
             self.round = round;
             self.bytes = 0.0;
+            self.spoiled = false;
         }
         self.bytes += bytes;
+        self.spoiled |= !counted;
     }
 
     /// The round ends at `now`: its rate in bytes per second, if it
-    /// counts. It counts if it acknowledged at least
+    /// counts. It counts if all its ACKs came in congestion avoidance, and
+    /// if it acknowledged at least
     /// [`FILL_WINDOW_FULL`] of `window` (the window when it began: the
     /// flow sent what it could) and lasted longer than `base_rtt` plus
     /// `empty_queue` (its packets met a queue: the bottleneck, not the
@@ -169,7 +177,7 @@ impl DeliveryRate {
         let start = self.round.take()?;
         let length = now.saturating_duration_since(start);
         let queued = base_rtt.is_some_and(|base| length > base.saturating_add(empty_queue));
-        if !queued || self.bytes < FILL_WINDOW_FULL * window {
+        if self.spoiled || !queued || self.bytes < FILL_WINDOW_FULL * window {
             return None;
         }
         let rate = self.bytes / length.as_secs_f64();
@@ -560,7 +568,7 @@ mod tests {
         let memory = ms(600_000);
         let base = Some(ms(50));
         let round = |rate: &mut DeliveryRate, start: Instant, length: Duration, bytes| {
-            rate.on_ack(Some(start), bytes);
+            rate.on_ack(Some(start), bytes, true);
             rate.on_round_end(start + length, 100_000.0, base, ms(2), memory)
         };
         // 100 kB in 100 ms: 1 MB/s.
@@ -576,8 +584,15 @@ mod tests {
         let late = t + ms(100) + memory;
         assert_eq!(round(&mut rate, late, ms(200), 100_000.0), Some(5e5));
         assert_eq!(rate.largest(), Some(5e5));
+        // A round with an ACK in a recovery period: no sample.
+        rate.on_ack(Some(late + ms(200)), 50_000.0, true);
+        rate.on_ack(Some(late + ms(200)), 50_000.0, false);
+        assert_eq!(
+            rate.on_round_end(late + ms(400), 100_000.0, base, ms(2), memory),
+            None
+        );
         // Without a base round trip nothing counts.
-        rate.on_ack(Some(late), 1e6);
+        rate.on_ack(Some(late), 1e6, true);
         assert_eq!(
             rate.on_round_end(late + ms(100), 1.0, None, ms(2), memory),
             None

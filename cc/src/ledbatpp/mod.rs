@@ -485,11 +485,11 @@ impl CongestionController for LedbatPlusPlus {
         }
         // `fq_yield` (`flow_queue.rs`): the round's rate, and the test.
         let ca = self.s.phase == Phase::CongestionAvoidance && !self.s.recovery.in_recovery();
-        if ca && self.cfg.fq_yield.is_some() {
-            self.rate.on_ack(self.rounds.start(), bytes);
-            if ack.rtt.new_sample && !skipping {
-                self.flow_queue_on_sample(self.delay.queuing(), largest);
-            }
+        if self.cfg.fq_yield.is_some() {
+            self.rate.on_ack(self.rounds.start(), bytes, ca);
+        }
+        if ca && self.cfg.fq_yield.is_some() && ack.rtt.new_sample && !skipping {
+            self.flow_queue_on_sample(self.delay.queuing(), largest);
         }
         let ended = self.rounds.on_ack(now, largest);
         if ended && ca && self.cfg.fq_yield.is_some() {
