@@ -220,7 +220,7 @@
 //!   (`flow_queue.rs` has the rule, its reasons and its limits). CUBIC
 //!   from 10 s beside it under FQ-CoDel, 50 ms (seeds 1–3): 0.621 → 0.938
 //!   of the two; FIFO, CoDel and two or four flows unchanged within
-//!   0.01 (the measurements are in `flow_queue.rs`).
+//!   0.013 (the measurements are in `flow_queue.rs` and docs/networks.md).
 //! * `gentle_freeze=true` (not in full): a periodic freeze holds half the
 //!   window, not 2 packets, when the previous freeze read an empty queue
 //!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
