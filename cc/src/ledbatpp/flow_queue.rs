@@ -82,6 +82,7 @@ use std::time::Instant;
 use super::slowdown::Schedule;
 use super::Deference;
 use super::LedbatPlusPlus;
+use super::Phase;
 use super::FILL_WINDOW_FULL;
 use crate::rng::SplitMix64;
 
@@ -198,9 +199,43 @@ impl DeliveryRate {
 }
 
 impl LedbatPlusPlus {
+    /// An ACK of `bytes` in the round that began at `round_start`, which
+    /// it `ended` or not; `sample` holds its newest packet's send time
+    /// when it carried a delay sample that counts. Counts the bytes into
+    /// the round's rate; in congestion avoidance, outside a recovery
+    /// period, ends a yield on a shared queue and, at a round's end, takes
+    /// the rate and runs the test.
+    pub(super) fn flow_queue_on_ack(
+        &mut self,
+        now: Instant,
+        bytes: f64,
+        round_start: Option<Instant>,
+        ended: bool,
+        sample: Option<Option<Instant>>,
+    ) {
+        let ca = self.s.phase == Phase::CongestionAvoidance && !self.s.recovery.in_recovery();
+        self.rate.on_ack(round_start, bytes, ca);
+        if !ca {
+            return;
+        }
+        if let Some(sent) = sample {
+            self.flow_queue_on_sample(self.delay.queuing(), sent);
+        }
+        if ended {
+            let rate = self.rate.on_round_end(
+                now,
+                self.round_cwnd,
+                self.gain_base,
+                self.empty_queue,
+                self.max_slowdown_wait,
+            );
+            self.flow_queue_on_round_end(now, rate);
+        }
+    }
+
     /// A round of congestion avoidance ended with `sample` (its rate, if it
     /// counts): the test's rate half (module docs).
-    pub(super) fn flow_queue_on_round_end(&mut self, now: Instant, sample: Option<f64>) {
+    fn flow_queue_on_round_end(&mut self, now: Instant, sample: Option<f64>) {
         let (
             Some(fraction),
             FlowQueue::Testing {
@@ -309,7 +344,7 @@ impl LedbatPlusPlus {
 
     /// While yielded, a queue measured on a packet sent after the yield is
     /// someone else's in a shared queue: the yield ends (module docs).
-    pub(super) fn flow_queue_on_sample(&mut self, queue: Duration, sent: Option<Instant>) {
+    fn flow_queue_on_sample(&mut self, queue: Duration, sent: Option<Instant>) {
         if let FlowQueue::Yielded { at, .. } = self.flow_queue {
             let shared = queue.as_nanos() as f64 > FQ_SHARED_QUEUE * self.target_ns;
             if shared && sent.is_some_and(|sent| sent >= at) {

@@ -483,24 +483,12 @@ impl CongestionController for LedbatPlusPlus {
                 *min_queue = (*min_queue).min(self.delay.queuing());
             }
         }
-        // `fq_yield` (`flow_queue.rs`): the round's rate, and the test.
-        let ca = self.s.phase == Phase::CongestionAvoidance && !self.s.recovery.in_recovery();
-        if self.cfg.fq_yield.is_some() {
-            self.rate.on_ack(self.rounds.start(), bytes, ca);
-        }
-        if ca && self.cfg.fq_yield.is_some() && ack.rtt.new_sample && !skipping {
-            self.flow_queue_on_sample(self.delay.queuing(), largest);
-        }
+        let round_start = self.rounds.start();
         let ended = self.rounds.on_ack(now, largest);
-        if ended && ca && self.cfg.fq_yield.is_some() {
-            let sample = self.rate.on_round_end(
-                now,
-                self.round_cwnd,
-                self.gain_base,
-                self.empty_queue,
-                self.max_slowdown_wait,
-            );
-            self.flow_queue_on_round_end(now, sample);
+        // `fq_yield` (`flow_queue.rs`): the round's rate, and the test.
+        if self.cfg.fq_yield.is_some() {
+            let sample = (ack.rtt.new_sample && !skipping).then_some(largest);
+            self.flow_queue_on_ack(now, bytes, round_start, ended, sample);
         }
         let mut changed = ended && self.on_round_end(now);
         match self.s.phase {
