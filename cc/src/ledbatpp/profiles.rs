@@ -128,7 +128,9 @@
 //!   a queue that holds `fill_empty_queue` back. Paced over the current
 //!   delay, the window follows the path's real round trip: back to 0.9 of
 //!   the link 1.25–1.5 s after CUBIC stops on every seed (up to 3.25 s
-//!   without).
+//!   without). With a one-way delay signal the current round trip is the
+//!   minimum of the latest RTT samples, since the one-way delay does not
+//!   see a queue on the reverse path (`current_rtt` in `mod.rs`).
 //! * `fill_window_limited=true`: `fill_empty_queue` counts an empty queue
 //!   only on packets sent while at least 4/5 of the window was in flight.
 //!   A sender that stops sending for a moment (a busy host) drains its own
@@ -808,6 +810,46 @@ mod tests {
         );
         assert_eq!(run("rtt"), expected);
         assert_eq!(run("owd"), expected);
+    }
+
+    /// A one-way delay does not see the reverse path's queue: beside an
+    /// upload the round trip is long while the forward queue is empty,
+    /// and the window is paced over the round trip (the latest RTT
+    /// samples), not over the minimum RTT plus the forward queue.
+    #[test]
+    fn a_one_way_signal_paces_over_the_round_trip_with_a_reverse_queue() {
+        let spec = [
+            ("current_filter", "1"),
+            ("init_cwnd", "39"),
+            ("fill_empty_queue", "true"),
+            ("delay", "owd"),
+        ];
+        let mut d = driver(config(&spec));
+        // The peer's clock 2 h ahead; `forward` is the one-way part.
+        let ack = |d: &mut Driver<LedbatPlusPlus>, bytes: u64, forward: Duration, rtt: Duration| {
+            d.one_way = Some(crate::OneWayDelaySample::Sent {
+                time_sent: d.epoch - ms(1),
+                peer_receive_time: Duration::from_secs(7200) + forward,
+            });
+            d.ack_old(ms(1), bytes, rtt);
+            (d.cc.window(), d.cc.pacing_rate())
+        };
+        ack(&mut d, 5 * MSS, ms(15), ms(30));
+        ack(&mut d, MSS, ms(105), ms(120));
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
+        let rate =
+            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
+        // The forward queue is empty (filling: a byte per byte, twice the
+        // rate) while the reverse queue makes the round trip 520 ms.
+        assert_eq!(
+            ack(&mut d, MSS, ms(15), ms(520)),
+            (49_200, rate(2.0, 49_200, 0.520))
+        );
+        // The round trip shortens: so does the pacing round trip.
+        assert_eq!(
+            ack(&mut d, MSS, ms(15), ms(60)),
+            (50_400, rate(2.0, 50_400, 0.060))
+        );
     }
 
     #[test]
