@@ -153,6 +153,13 @@ pub struct LedbatPlusPlusConfig {
     /// Default unset (GAIN at any queue, as the draft). Key
     /// `gain_max_queue`, 1 to 100 or `off`.
     pub(super) gain_max_queue: Option<f64>,
+    /// Above this multiple of T the decrease is the draft's, (q − T)/T of
+    /// the window a round (at most half of it), whatever `decrease` says:
+    /// a queue that far above T is another flow's burst, not the balance
+    /// of LBE flows. Not in a recovery period (its loss already halved
+    /// the window). Default unset. Key `sharp_decrease`, 1 to 100 or
+    /// `off`.
+    pub(super) sharp_decrease: Option<f64>,
     /// Congestion avoidance adds no GAIN for this long after a loss that
     /// counted as congestion. Default 0 (the draft). Key `gain_quiet`, 0 to
     /// 10 min.
@@ -199,6 +206,7 @@ impl Default for LedbatPlusPlusConfig {
             target_fraction: None,
             target_min: TARGET_MIN,
             gain_max_queue: None,
+            sharp_decrease: None,
             gain_quiet: Duration::ZERO,
             fq_yield: None,
             delay: DelayConfig::default(),
@@ -239,6 +247,7 @@ impl LedbatPlusPlusConfig {
         "target_fraction",
         "target_min",
         "gain_max_queue",
+        "sharp_decrease",
         "gain_quiet",
         "fq_yield",
         "current_filter",
@@ -330,6 +339,9 @@ impl LedbatPlusPlusConfig {
                     params::duration_in(key, value, Duration::ZERO, SLOWDOWN_PERIOD_MAX)?
             }
             "fq_yield" => self.fq_yield = params::off_or_f64_in(key, value, 0.05, 1.0)?,
+            "sharp_decrease" => {
+                self.sharp_decrease = params::off_or_f64_in(key, value, 1.0, 100.0)?
+            }
             "gain_max_queue" => {
                 self.gain_max_queue = params::off_or_f64_in(key, value, 1.0, 100.0)?
             }
@@ -428,6 +440,10 @@ mod tests {
         assert_eq!(
             err(&mut cfg, "gain_max_queue", "0.5"),
             "bad value '0.5' for 'gain_max_queue': expected off or a number from 1 to 100"
+        );
+        assert_eq!(
+            err(&mut cfg, "sharp_decrease", "0"),
+            "bad value '0' for 'sharp_decrease': expected off or a number from 1 to 100"
         );
         assert_eq!(
             err(&mut cfg, "gain_quiet", "1h"),

@@ -1,7 +1,8 @@
 //! Congestion avoidance of LEDBAT++: GAIN from the base delay (draft -01
 //! §4.2) and the per-round rule around TARGET (§4.3), with the options of
 //! `profile=full` that change it (`fill_empty_queue`, `decrease`,
-//! `decrease_constant`, `target_margin`; `profiles.rs`).
+//! `decrease_constant`, `target_margin`, `gain_max_queue`, `gain_quiet`,
+//! `sharp_decrease`; `profiles.rs`).
 //!
 //! # A choice the draft leaves open
 //!
@@ -98,8 +99,20 @@ impl LedbatPlusPlus {
         if q > from && self.deference != Deference::None {
             // `decrease=excess_queue`: the excess over one RTT,
             // (q − T)/srtt of the window, instead of (q − T)/T.
+            // `sharp_decrease`: far above T the excess is measured
+            // against T, as the draft's (an LBE rule, as the GAIN rules);
+            // not in a recovery period, whose loss already halved the
+            // window this round trip.
+            let sharp = self.deference == Deference::Full
+                && !self.s.recovery.in_recovery()
+                && self
+                    .cfg
+                    .sharp_decrease
+                    .is_some_and(|above| q > above * self.target_ns);
             let per = match (self.cfg.decrease, self.srtt) {
-                (Decrease::ExcessQueue, Some(srtt)) if !srtt.is_zero() => delay::nanos(srtt),
+                (Decrease::ExcessQueue, Some(srtt)) if !srtt.is_zero() && !sharp => {
+                    delay::nanos(srtt)
+                }
                 _ => self.target_ns,
             };
             change -= self.cfg.decrease_constant * ((q - from) / per) * bytes;

@@ -223,6 +223,43 @@
 //!   from 10 s beside it under FQ-CoDel, 50 ms (seeds 1–3): 0.621 → 0.938
 //!   of the two; FIFO, CoDel and two or four flows unchanged within
 //!   0.013 (the measurements are in `flow_queue.rs` and docs/networks.md).
+//! * `sharp_decrease=3`: above 3·T the decrease measures the queue
+//!   against T, as the draft's, instead of against the round trip
+//!   (`excess_queue`): `C·W·(q − T)/T` a round, at most half the window;
+//!   with C = 1/4 and q > 3·T that is the bound, half the window a round.
+//!   Two LEDBAT++ flows hold the queue near T; a queue three times T is
+//!   another flow's burst, a web download's slow start, which the
+//!   quarter-strength `excess_queue` decrease (about a tenth of the window
+//!   a round at 50 ms) let grow on top of our window for several rounds.
+//!   500 kB web downloads at 1/s and a ping beside `profile=full`,
+//!   20 Mbit/s, 50 ms, 500 ms buffer (seeds 1–3, side by side with
+//!   `sharp_decrease=off`; docs/foreground.md): web p95 ×1.48–1.74 of
+//!   alone → ×1.17–1.32, the ping's added delay p95 +39.0–41.6 ms →
+//!   +12.6–24.7 ms, for 14.5 → 12.9 Mbit/s of bulk goodput (mean). At
+//!   2·T two flows at 100 ms fell to Jain 0.692 on one seed of six; at
+//!   2.5·T the ping got +26.4 ms on seed 1; at 4·T +22.3–30.5 ms; the
+//!   draft's decrease at any queue (`decrease=draft`) +13.4–20.8 ms, but
+//!   two flows fell to 0.71–0.99 (on the build before the one-way
+//!   pacing round trip, `current_rtt` in `mod.rs`). With 3·T two flows
+//!   keep 0.969–1.000 at 20/50/100 ms (seeds 1–6), four 0.973–0.987
+//!   (0.979–0.996 without), alone the same to 0.002, beside CUBIC the
+//!   same to 0.01 (largest grid mean 0.049 either way), beside bbr2 every
+//!   grid cell ≤ 0.1 (largest mean 0.095 → 0.057). It costs where a
+//!   queue spikes for reasons of our own: a download whose ACKs fill a
+//!   0.5 Mbit/s uplink (20 Mbit/s down) 18.9 → 15.2 Mbit/s, beside a
+//!   saturating upload (20/2) 18.2 → 14.1, bursty loss (Gilbert, 0.25 %,
+//!   150 ms) 12.8 → 11.6 (the uplink bunches the ACKs, or a loss's
+//!   retransmissions, and the one-way delay jumps past 3·T for a moment;
+//!   the likeliest reading, not traced). Not in a recovery period: a
+//!   loss halves the
+//!   window for the round trip, and the two halvings together cost a flow
+//!   alone under CoDel dearly (its own filling's overshoot meets CoDel's
+//!   drop; alone, 20 Mbit/s, seeds 1–3, utilization of max: CoDel at 50 ms
+//!   0.734 without the rule, 0.502 with it in recovery too, 0.640 now; at
+//!   200 ms 0.835, 0.527, 0.823; PIE at 200 ms 0.743, 0.478, 0.699; a
+//!   FIFO with no loss the same either way).
+//!   Not while [`crate::deadline`] steers the controller above its
+//!   level 0.
 //! * `gentle_freeze=true` (not in full): a periodic freeze holds half the
 //!   window, not 2 packets, when the previous freeze read an empty queue
 //!   (BBRv2's PROBE_RTT, seed §5.1.3). At short RTTs half the window still
@@ -267,6 +304,9 @@ pub const FULL_TARGET_MARGIN: Duration = Duration::from_millis(4);
 /// `profile=full`: GAIN is added only while the queue is at most this
 /// multiple of T (`gain_max_queue`).
 pub const FULL_GAIN_MAX_QUEUE: f64 = 4.0;
+/// `profile=full`: above this multiple of T the decrease is measured
+/// against T, as the draft's (`sharp_decrease`).
+pub const FULL_SHARP_DECREASE: f64 = 3.0;
 /// `profile=full`: no GAIN for this long after a congestion loss
 /// (`gain_quiet`).
 pub const FULL_GAIN_QUIET: Duration = Duration::from_secs(10);
@@ -347,6 +387,7 @@ impl LedbatPlusPlusConfig {
         self.target_fraction = draft.target_fraction;
         self.target_min = draft.target_min;
         self.gain_max_queue = draft.gain_max_queue;
+        self.sharp_decrease = draft.sharp_decrease;
         self.gain_quiet = draft.gain_quiet;
         self.min_cwnd = draft.min_cwnd;
         self.fq_yield = draft.fq_yield;
@@ -371,6 +412,7 @@ impl LedbatPlusPlusConfig {
                 self.fill_window_limited = true;
                 self.target_fraction = Some(FULL_TARGET_FRACTION);
                 self.gain_max_queue = Some(FULL_GAIN_MAX_QUEUE);
+                self.sharp_decrease = Some(FULL_SHARP_DECREASE);
                 self.gain_quiet = FULL_GAIN_QUIET;
                 self.min_cwnd = FULL_MIN_CWND;
                 self.fq_yield = Some(FULL_FQ_YIELD);
@@ -590,6 +632,62 @@ mod tests {
         assert_eq!(round(&[]), 48_000 - 40 * 594);
         // excess_queue: (q − T)/srtt = 30/120 of each byte: 6 − 300.
         assert_eq!(round(&[("decrease", "excess_queue")]), 48_000 - 40 * 294);
+    }
+
+    #[test]
+    fn sharp_decrease_takes_the_drafts_decrease_above_its_multiple_of_target() {
+        // The round of the test above (q = 90 ms = 1.5·T, srtt 120 ms,
+        // excess_queue, C = 1): 6 − 300 a byte, or the draft's 6 − 600
+        // when q is above the key's multiple of T.
+        let round = |extra: &[(&str, &str)]| {
+            let mut spec = vec![("decrease", "excess_queue")];
+            spec.extend_from_slice(extra);
+            let mut d = base_30_at_48000(&spec);
+            for _ in 0..40 {
+                d.ack_old(ms(1), MSS, ms(120));
+            }
+            d.cc.window()
+        };
+        assert_eq!(round(&[("sharp_decrease", "1")]), 48_000 - 40 * 594);
+        assert_eq!(round(&[("sharp_decrease", "1.4")]), 48_000 - 40 * 594);
+        // 90 ms is not above 1.5·T: excess_queue's decrease.
+        assert_eq!(round(&[("sharp_decrease", "1.5")]), 48_000 - 40 * 294);
+        assert_eq!(round(&[("sharp_decrease", "off")]), 48_000 - 40 * 294);
+        assert_eq!(round(&[]), 48_000 - 40 * 294);
+        // With the draft's decrease the key changes nothing.
+        let mut d = base_30_at_48000(&[("sharp_decrease", "1")]);
+        for _ in 0..40 {
+            d.ack_old(ms(1), MSS, ms(120));
+        }
+        assert_eq!(d.cc.window(), 48_000 - 40 * 594);
+        // Not while a deadline steers the controller above its level 0.
+        let mut d = base_30_at_48000(&[("decrease", "excess_queue"), ("sharp_decrease", "1")]);
+        d.cc.set_deference(Deference::DelayOnly);
+        for _ in 0..40 {
+            d.ack_old(ms(1), MSS, ms(120));
+        }
+        assert_eq!(d.cc.window(), 48_000 - 40 * 294);
+        // Not in a recovery period: its loss already halved the window.
+        let recovering = |sharp: &str| {
+            let mut d =
+                base_30_at_48000(&[("decrease", "excess_queue"), ("sharp_decrease", sharp)]);
+            d.advance(ms(1));
+            d.loss(d.now - NS);
+            assert_eq!((state(&d), d.cc.window()), ("recovery", 24_000));
+            for _ in 0..10 {
+                d.ack_old(ms(1), MSS, ms(120));
+            }
+            d.cc.window()
+        };
+        assert!(recovering("off") < 24_000);
+        assert_eq!(recovering("1"), recovering("off"));
+        // At most half of each acknowledged byte, as the draft's: q = 210 ms
+        // is (q − T)/T = 2.5 of each byte, 6 − 600 after the bound.
+        let mut d = base_30_at_48000(&[("decrease", "excess_queue"), ("sharp_decrease", "1")]);
+        for _ in 0..40 {
+            d.ack_old(ms(1), MSS, ms(240));
+        }
+        assert_eq!(d.cc.window(), 48_000 - 40 * 600);
     }
 
     #[test]
@@ -1048,6 +1146,7 @@ mod tests {
                 ("fill_window_limited", "true"),
                 ("target_fraction", "0.15"),
                 ("gain_max_queue", "4"),
+                ("sharp_decrease", "3"),
                 ("gain_quiet", "10s"),
                 ("min_cwnd", "1"),
                 ("fq_yield", "0.6"),
