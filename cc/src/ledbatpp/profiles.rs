@@ -634,39 +634,46 @@ mod tests {
         assert_eq!(round(&[("decrease", "excess_queue")]), 48_000 - 40 * 294);
     }
 
+    /// The window after 40 ACKs of one packet each at `rtt` (base 30 ms,
+    /// srtt 120 ms, window 48 000), the controller at `deference`.
+    fn forty_acks(spec: &[(&str, &str)], rtt: Duration, deference: Deference) -> u64 {
+        let mut d = base_30_at_48000(spec);
+        d.cc.set_deference(deference);
+        for _ in 0..40 {
+            d.ack_old(ms(1), MSS, rtt);
+        }
+        d.cc.window()
+    }
+
     #[test]
     fn sharp_decrease_takes_the_drafts_decrease_above_its_multiple_of_target() {
         // The round of the test above (q = 90 ms = 1.5·T, srtt 120 ms,
         // excess_queue, C = 1): 6 − 300 a byte, or the draft's 6 − 600
         // when q is above the key's multiple of T.
-        let round = |extra: &[(&str, &str)]| {
-            let mut spec = vec![("decrease", "excess_queue")];
-            spec.extend_from_slice(extra);
-            let mut d = base_30_at_48000(&spec);
-            for _ in 0..40 {
-                d.ack_old(ms(1), MSS, ms(120));
-            }
-            d.cc.window()
+        let round = |sharp: &str, deference: Deference| {
+            let spec = [("decrease", "excess_queue"), ("sharp_decrease", sharp)];
+            forty_acks(&spec, ms(120), deference)
         };
-        assert_eq!(round(&[("sharp_decrease", "1")]), 48_000 - 40 * 594);
-        assert_eq!(round(&[("sharp_decrease", "1.4")]), 48_000 - 40 * 594);
+        assert_eq!(round("1", Deference::Full), 48_000 - 40 * 594);
+        assert_eq!(round("1.4", Deference::Full), 48_000 - 40 * 594);
         // 90 ms is not above 1.5·T: excess_queue's decrease.
-        assert_eq!(round(&[("sharp_decrease", "1.5")]), 48_000 - 40 * 294);
-        assert_eq!(round(&[("sharp_decrease", "off")]), 48_000 - 40 * 294);
-        assert_eq!(round(&[]), 48_000 - 40 * 294);
-        // With the draft's decrease the key changes nothing.
-        let mut d = base_30_at_48000(&[("sharp_decrease", "1")]);
-        for _ in 0..40 {
-            d.ack_old(ms(1), MSS, ms(120));
-        }
-        assert_eq!(d.cc.window(), 48_000 - 40 * 594);
+        assert_eq!(round("1.5", Deference::Full), 48_000 - 40 * 294);
+        assert_eq!(round("off", Deference::Full), 48_000 - 40 * 294);
         // Not while a deadline steers the controller above its level 0.
-        let mut d = base_30_at_48000(&[("decrease", "excess_queue"), ("sharp_decrease", "1")]);
-        d.cc.set_deference(Deference::DelayOnly);
-        for _ in 0..40 {
-            d.ack_old(ms(1), MSS, ms(120));
-        }
-        assert_eq!(d.cc.window(), 48_000 - 40 * 294);
+        assert_eq!(round("1", Deference::DelayOnly), 48_000 - 40 * 294);
+        // With the draft's decrease the key changes nothing.
+        let draft = [("sharp_decrease", "1")];
+        assert_eq!(
+            forty_acks(&draft, ms(120), Deference::Full),
+            48_000 - 40 * 594
+        );
+        // At most half of each acknowledged byte, as the draft's: q = 210 ms
+        // is (q − T)/T = 2.5 of each byte, 6 − 600 after the bound.
+        let spec = [("decrease", "excess_queue"), ("sharp_decrease", "1")];
+        assert_eq!(
+            forty_acks(&spec, ms(240), Deference::Full),
+            48_000 - 40 * 600
+        );
         // Not in a recovery period: its loss already halved the window.
         let recovering = |sharp: &str| {
             let mut d =
@@ -681,39 +688,22 @@ mod tests {
         };
         assert!(recovering("off") < 24_000);
         assert_eq!(recovering("1"), recovering("off"));
-        // At most half of each acknowledged byte, as the draft's: q = 210 ms
-        // is (q − T)/T = 2.5 of each byte, 6 − 600 after the bound.
-        let mut d = base_30_at_48000(&[("decrease", "excess_queue"), ("sharp_decrease", "1")]);
-        for _ in 0..40 {
-            d.ack_old(ms(1), MSS, ms(240));
-        }
-        assert_eq!(d.cc.window(), 48_000 - 40 * 600);
     }
 
     #[test]
     fn gain_max_queue_adds_no_gain_above_its_multiple_of_target() {
         // The round of the test above (q = 90 ms = 1.5·T, srtt 120 ms,
         // excess_queue): 6 − 300 a byte with GAIN, −300 without.
-        let round = |extra: &[(&str, &str)]| {
-            let mut spec = vec![("decrease", "excess_queue")];
-            spec.extend_from_slice(extra);
-            let mut d = base_30_at_48000(&spec);
-            for _ in 0..40 {
-                d.ack_old(ms(1), MSS, ms(120));
-            }
-            d.cc.window()
+        let round = |limit: &str, deference: Deference| {
+            let spec = [("decrease", "excess_queue"), ("gain_max_queue", limit)];
+            forty_acks(&spec, ms(120), deference)
         };
-        assert_eq!(round(&[("gain_max_queue", "1")]), 48_000 - 40 * 300);
+        assert_eq!(round("1", Deference::Full), 48_000 - 40 * 300);
         // 90 ms is within 2·T: GAIN as without the key.
-        assert_eq!(round(&[("gain_max_queue", "2")]), 48_000 - 40 * 294);
-        assert_eq!(round(&[("gain_max_queue", "off")]), 48_000 - 40 * 294);
+        assert_eq!(round("2", Deference::Full), 48_000 - 40 * 294);
+        assert_eq!(round("off", Deference::Full), 48_000 - 40 * 294);
         // Not while a deadline steers the controller above its level 0.
-        let mut d = base_30_at_48000(&[("decrease", "excess_queue"), ("gain_max_queue", "1")]);
-        d.cc.set_deference(Deference::DelayOnly);
-        for _ in 0..40 {
-            d.ack_old(ms(1), MSS, ms(120));
-        }
-        assert_eq!(d.cc.window(), 48_000 - 40 * 294);
+        assert_eq!(round("1", Deference::DelayOnly), 48_000 - 40 * 294);
     }
 
     #[test]
