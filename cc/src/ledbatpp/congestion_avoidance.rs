@@ -97,8 +97,6 @@ impl LedbatPlusPlus {
         // `target_margin`: the decrease starts that much below T.
         let from = self.target_ns - self.margin_ns;
         if q > from && self.deference != Deference::None {
-            // `decrease=excess_queue`: the excess over one RTT,
-            // (q − T)/srtt of the window, instead of (q − T)/T.
             // `sharp_decrease`: far above T the excess is measured
             // against T, as the draft's (an LBE rule, as the GAIN rules);
             // not in a recovery period, whose loss already halved the
@@ -109,6 +107,8 @@ impl LedbatPlusPlus {
                     .cfg
                     .sharp_decrease
                     .is_some_and(|above| q > above * self.target_ns);
+            // `decrease=excess_queue`: the excess over one RTT,
+            // (q − T)/srtt of the window, instead of (q − T)/T.
             let per = match (self.cfg.decrease, self.srtt) {
                 (Decrease::ExcessQueue, Some(srtt)) if !srtt.is_zero() && !sharp => {
                     delay::nanos(srtt)
