@@ -98,9 +98,11 @@ impl LedbatPlusPlus {
         let from = self.target_ns - self.margin_ns;
         if q > from && self.deference != Deference::None {
             // `sharp_decrease`: far above T the excess is measured
-            // against T, as the draft's (an LBE rule, as the GAIN rules);
-            // not in a recovery period, whose loss already halved the
-            // window this round trip.
+            // against T, as §4.3's `C·CW·(q/T − 1)` quoted above, bounded
+            // by its −CW/2 (a deviation from `excess_queue`, ours, not the
+            // draft's; profiles.rs has what it measured). An LBE rule, as
+            // the GAIN rules; not in a recovery period, whose loss already
+            // halved the window this round trip.
             let sharp = self.deference == Deference::Full
                 && !self.s.recovery.in_recovery()
                 && self

@@ -251,9 +251,8 @@
 //!   150 ms) 12.8 → 11.6 (the uplink bunches the ACKs, or a loss's
 //!   retransmissions, and the one-way delay jumps past 3·T for a moment;
 //!   the likeliest reading, not traced). Not in a recovery period: a
-//!   loss halves the
-//!   window for the round trip, and the two halvings together cost a flow
-//!   alone under CoDel dearly (its own filling's overshoot meets CoDel's
+//!   loss halves the window for the round trip, and the two halvings
+//!   together cost a flow alone under CoDel dearly (its own filling's overshoot meets CoDel's
 //!   drop; alone, 20 Mbit/s, seeds 1–3, utilization of max: CoDel at 50 ms
 //!   0.734 without the rule, 0.502 with it in recovery too, 0.640 now; at
 //!   200 ms 0.835, 0.527, 0.823; PIE at 200 ms 0.743, 0.478, 0.699; a
