@@ -165,21 +165,35 @@ pub fn fill(offset: u64, buf: &mut [u8]) {
 
 /// The offset of the first byte of `buf` that differs from the payload at
 /// `offset`, if any.
+///
+/// Compared a word at a time against [`word`], without writing the
+/// expected bytes anywhere: the receiver checks every byte it reads, and
+/// filling a zeroed buffer with the expected payload and comparing it was
+/// 10.5 % of a simulated transfer's instructions (the zeroing alone 5.3 %;
+/// `valgrind --tool=callgrind`, one 30 s, 20 Mbit/s `lbe-lab run --sim`
+/// flow); this is 3.5 %.
 pub fn first_mismatch(offset: u64, buf: &[u8]) -> Option<u64> {
-    let mut expected = [0u8; 4096];
-    for (k, chunk) in buf.chunks(expected.len()).enumerate() {
-        let at = offset + (k * expected.len()) as u64;
-        fill(at, &mut expected[..chunk.len()]);
-        if chunk != &expected[..chunk.len()] {
-            let i = chunk
-                .iter()
-                .zip(&expected)
-                .position(|(a, b)| a != b)
-                .expect("chunks differ");
-            return Some(at + i as u64);
+    let byte_mismatch = |from: u64, bytes: &[u8]| {
+        (from..)
+            .zip(bytes)
+            .find(|&(at, &b)| b != pattern(at))
+            .map(|(at, _)| at)
+    };
+    // The bytes before the first word boundary, then whole words, then
+    // the part of the last word.
+    let head = (((8 - offset % 8) % 8) as usize).min(buf.len());
+    if let Some(at) = byte_mismatch(offset, &buf[..head]) {
+        return Some(at);
+    }
+    let start = offset + head as u64;
+    let mut words = buf[head..].chunks_exact(8);
+    for (index, w) in (start / 8..).zip(&mut words) {
+        if w != word(index) {
+            return byte_mismatch(index * 8, w);
         }
     }
-    None
+    let tail = words.remainder();
+    byte_mismatch(offset + (buf.len() - tail.len()) as u64, tail)
 }
 
 #[cfg(test)]
@@ -207,6 +221,33 @@ mod tests {
         assert_eq!(millis(Duration::from_micros(1500)), 1);
         assert_eq!(millis(Duration::ZERO), 1);
         assert_eq!(millis(Duration::from_secs(40)), 40_000);
+    }
+
+    #[test]
+    fn every_corrupted_byte_is_located_at_any_alignment() {
+        for offset in [0u64, 1, 5, 7, 8, 9, 4095, (1 << 33) + 3] {
+            for len in [1usize, 7, 8, 9, 17, 100] {
+                let mut good = vec![0u8; len];
+                fill(offset, &mut good);
+                for i in 0..len {
+                    let mut bad = good.clone();
+                    bad[i] ^= 0x01;
+                    assert_eq!(
+                        first_mismatch(offset, &bad),
+                        Some(offset + i as u64),
+                        "offset {offset}, length {len}, byte {i}"
+                    );
+                }
+                // The first of two corrupted bytes is the one reported.
+                if len > 2 {
+                    let mut bad = good.clone();
+                    bad[len - 1] ^= 0x80;
+                    bad[1] ^= 0x80;
+                    assert_eq!(first_mismatch(offset, &bad), Some(offset + 1));
+                }
+            }
+        }
+        assert_eq!(first_mismatch(3, &[]), None);
     }
 
     #[test]
