@@ -166,7 +166,7 @@ pub fn fill(offset: u64, buf: &mut [u8]) {
 /// The offset of the first byte of `buf` that differs from the payload at
 /// `offset`, if any.
 ///
-/// Compared a word at a time against [`word`], without writing the
+/// Compared a word at a time against the payload words, without writing the
 /// expected bytes anywhere: the receiver checks every byte it reads, and
 /// filling a zeroed buffer with the expected payload and comparing it was
 /// 10.5 % of a simulated transfer's instructions (the zeroing alone 5.3 %;
