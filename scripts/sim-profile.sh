@@ -44,7 +44,7 @@ send = part("quiche::Connection<F>::send_on_path")
 # quiche's own work: what the connections do to move the data, less what
 # of ours they call (the analysis of their qlog events; our controllers
 # through the plug-in adapter). The floor of any simulator that runs
-# quiche: docs/lbe-sim.md ("Where the time goes").
+# quiche: docs/lbe-sim.md ("The floor: quiche's own work").
 ours_inside = part("qlog_analysis::flow::FlowAnalyzer::record") + sum(
     n for name, n in inclusive.items()
     if name.startswith("<quiche_lbe::adapter::Adapter as ")
@@ -59,7 +59,7 @@ quiche_own = (
 crypto = part("quiche::packet::decrypt_pkt") + part("quiche::packet::encrypt_pkt")
 rows = [
     ("quiche's own work (less our analysis, controller)", quiche_own),
-    ("  of which AES-GCM and header protection", crypto),
+    ("  of which encrypting and decrypting (AES-GCM)", crypto),
     ("quiche receiving (Connection::recv)", recv),
     ("  of which decrypting (packet::decrypt_pkt)", part("quiche::packet::decrypt_pkt")),
     ("quiche sending (Connection::send_on_path)", send),
