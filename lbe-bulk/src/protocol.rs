@@ -132,18 +132,28 @@ pub fn to_line<T: Serialize>(value: &T) -> Vec<u8> {
     line
 }
 
-/// The payload word at word index `i`: SplitMix64's output function, cheap
-/// and with no short period.
-fn word(i: u64) -> [u8; 8] {
-    let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)).to_le_bytes()
+/// The difference between consecutive payload words: odd (the golden
+/// ratio's 64-bit constant), so word `i`, `(i + 1) * STEP` modulo 2^64,
+/// differs from every other of the 2^64 words; none of its bytes is 0x00
+/// or 0xff, so adding it changes every byte of a word, carry or not.
+const STEP: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The payload word at word index `i`, as a number: the words are an
+/// arithmetic progression, so a writer or a checker walks them with one
+/// addition each. Until 2026-11-27 a word was SplitMix64's output function
+/// of its index (three multiplications and three shifts); a receiver
+/// checking its bytes does not need them to look random, only to differ
+/// from every other position's. On one 10 s, 20 Mbit/s `lbe-lab run --sim`
+/// flow (`valgrind --tool=callgrind`) writing the payload took 5.5 % of the
+/// instructions and checking it 5.0 %; now 0.7 % and 2.3 %, and the whole
+/// run 7.7 % fewer instructions, with the same `summary.json`.
+fn word_value(i: u64) -> u64 {
+    i.wrapping_add(1).wrapping_mul(STEP)
 }
 
 /// The payload byte at `offset`.
 pub fn pattern(offset: u64) -> u8 {
-    word(offset / 8)[(offset % 8) as usize]
+    word_value(offset / 8).to_le_bytes()[(offset % 8) as usize]
 }
 
 /// Fills `buf` with the payload starting at `offset`: the part of a word
@@ -151,16 +161,16 @@ pub fn pattern(offset: u64) -> u8 {
 pub fn fill(offset: u64, buf: &mut [u8]) {
     let skip = (offset % 8) as usize;
     let head = ((8 - skip) % 8).min(buf.len());
-    buf[..head].copy_from_slice(&word(offset / 8)[skip..skip + head]);
-    let mut index = (offset + head as u64) / 8;
+    buf[..head].copy_from_slice(&word_value(offset / 8).to_le_bytes()[skip..skip + head]);
+    let mut value = word_value((offset + head as u64) / 8);
     let mut words = buf[head..].chunks_exact_mut(8);
     for w in &mut words {
-        w.copy_from_slice(&word(index));
-        index += 1;
+        w.copy_from_slice(&value.to_le_bytes());
+        value = value.wrapping_add(STEP);
     }
     let tail = words.into_remainder();
     let n = tail.len();
-    tail.copy_from_slice(&word(index)[..n]);
+    tail.copy_from_slice(&value.to_le_bytes()[..n]);
 }
 
 /// The offset of the first byte of `buf` that differs from the payload at
@@ -171,7 +181,8 @@ pub fn fill(offset: u64, buf: &mut [u8]) {
 /// filling a zeroed buffer with the expected payload and comparing it was
 /// 10.5 % of a simulated transfer's instructions (the zeroing alone 5.3 %;
 /// `valgrind --tool=callgrind`, one 30 s, 20 Mbit/s `lbe-lab run --sim`
-/// flow); this is 3.5 %.
+/// flow); this was 3.5 % with SplitMix64's words. [`word_value`]'s are
+/// cheaper still.
 pub fn first_mismatch(offset: u64, buf: &[u8]) -> Option<u64> {
     let byte_mismatch = |from: u64, bytes: &[u8]| {
         (from..)
@@ -186,11 +197,13 @@ pub fn first_mismatch(offset: u64, buf: &[u8]) -> Option<u64> {
         return Some(at);
     }
     let start = offset + head as u64;
+    let mut value = word_value(start / 8);
     let mut words = buf[head..].chunks_exact(8);
     for (index, w) in (start / 8..).zip(&mut words) {
-        if w != word(index) {
+        if u64::from_le_bytes(w.try_into().expect("8 bytes")) != value {
             return byte_mismatch(index * 8, w);
         }
+        value = value.wrapping_add(STEP);
     }
     let tail = words.remainder();
     byte_mismatch(offset + (buf.len() - tail.len()) as u64, tail)
@@ -213,6 +226,33 @@ mod tests {
             }
             assert_eq!(first_mismatch(offset, &buf), None);
         }
+    }
+
+    #[test]
+    fn the_payload_is_the_progression_of_its_step() {
+        // Word 0 is STEP, word 1 twice STEP, little-endian.
+        let mut buf = [0u8; 20];
+        fill(0, &mut buf);
+        assert_eq!(
+            buf,
+            [
+                0x15, 0x7c, 0x4a, 0x7f, 0xb9, 0x79, 0x37, 0x9e, // STEP
+                0x2a, 0xf8, 0x94, 0xfe, 0x72, 0xf3, 0x6e, 0x3c, // 2 STEP mod 2^64
+                0x3f, 0x74, 0xdf, 0x7d,
+            ]
+        );
+        // Each byte of a word differs from the same byte of the word
+        // before it.
+        for i in [0u64, 1, 2, 1000, u64::MAX / STEP, (1 << 61) - 2] {
+            let (a, b) = (word_value(i).to_le_bytes(), word_value(i + 1).to_le_bytes());
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| x != y),
+                "words {i} and {}",
+                i + 1
+            );
+        }
+        assert!(STEP.to_le_bytes().iter().all(|&b| b != 0x00 && b != 0xff));
+        assert_eq!(STEP % 2, 1);
     }
 
     #[test]
