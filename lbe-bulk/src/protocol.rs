@@ -181,7 +181,7 @@ pub fn fill(offset: u64, buf: &mut [u8]) {
 /// filling a zeroed buffer with the expected payload and comparing it was
 /// 10.5 % of a simulated transfer's instructions (the zeroing alone 5.3 %;
 /// `valgrind --tool=callgrind`, one 30 s, 20 Mbit/s `lbe-lab run --sim`
-/// flow); this was 3.5 % with SplitMix64's words. [`word_value`]'s are
+/// flow); this was 3.5 % with SplitMix64's words; `word_value`'s are
 /// cheaper still.
 pub fn first_mismatch(offset: u64, buf: &[u8]) -> Option<u64> {
     let byte_mismatch = |from: u64, bytes: &[u8]| {
