@@ -45,15 +45,12 @@ static int fail(const char *what) {
     return 1;
 }
 
-/* quic-bulk's payload (protocol.rs `word`): SplitMix64's output function of
- * the 8-byte word index, little-endian; byte `offset` is byte offset % 8 of
- * word offset / 8. */
+/* quic-bulk's payload (lbe-bulk's protocol.rs, `word_value`): word i, the
+ * 8 bytes from offset 8 i, is (i + 1) * 0x9e3779b97f4a7c15 modulo 2^64,
+ * little-endian; byte `offset` is byte offset % 8 of word offset / 8. */
 static uint8_t pattern(uint64_t offset) {
-    uint64_t z = (offset / 8 + 1) * 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z = z ^ (z >> 31);
-    return (uint8_t) (z >> (8 * (offset % 8)));
+    uint64_t word = (offset / 8 + 1) * 0x9e3779b97f4a7c15ULL;
+    return (uint8_t) (word >> (8 * (offset % 8)));
 }
 
 static double now_seconds(void) {
