@@ -49,7 +49,7 @@ doc: quiche
 bench: quiche
 	$(CARGO) bench --workspace
 
-# Seeded fuzzing of every parser of outside input (lbe-fuzz/src/main.rs), for
+# Seeded fuzzing of every parser of outside input (fuzz/src/main.rs), for
 # FUZZ_SECONDS in total (default 60), on stable Rust; exit 1 on a failure.
 FUZZ_SECONDS ?= 60
 fuzz: quiche

@@ -52,7 +52,7 @@ fn program() -> &'static Path {
 /// Compiles download.c into `dir`; returns the program's path.
 fn compile(dir: &Path) -> PathBuf {
     let library = static_library();
-    let quiche_include = manifest_dir().join("../target/quiche-patched/quiche-0.30.0/include");
+    let quiche_include = manifest_dir().join("../../target/quiche-patched/quiche-0.30.0/include");
     assert!(
         quiche_include.join("quiche.h").is_file(),
         "{} has no quiche.h (run `make quiche`)",

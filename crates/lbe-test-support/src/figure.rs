@@ -72,7 +72,7 @@ mod tests {
     /// `scripts/flake-check.sh`.
     #[test]
     fn flake_check_reads_key_and_value() {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/flake-check.sh");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/flake-check.sh");
         let text = std::fs::read_to_string(script).unwrap();
         let expr = "s/^flake-figure: [^:]*: //p";
         assert!(text.contains(expr), "flake-check.sh no longer uses {expr}");
