@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Fetches the pinned quiche release through cargo, verifies it, unpacks it under
-# target/ and applies patches/*.patch. The workspace's [patch.crates-io] points at
-# the result. Idempotent: a second run with unchanged inputs does nothing.
+# target/ and applies our patches in the order patches/series lists them:
+# patches/core, then patches/ext, then patches/lab (docs/patches.md). The
+# workspace's [patch.crates-io] points at the result. Idempotent: a second run
+# with unchanged inputs does nothing.
 #
-#   scripts/quiche-src.sh [--out DIR]
+#   scripts/quiche-src.sh [--out DIR] [--only core]
 #
 # --out DIR unpacks somewhere else than target/quiche-patched (.ci/run uses it,
 # with an empty CARGO_HOME, to prove the set-up works on a fresh machine).
+# --only core applies patches/core alone: the quiche an operator needs for
+# our controllers chosen by name (docs/adopting.md). It needs --out: the
+# workspace's own copy carries every patch.
 set -euo pipefail
 
 QUICHE_VERSION=0.30.0
@@ -14,21 +19,38 @@ QUICHE_SHA256=52b35a721a2a56797347929745fa783fc99e680d9484b80324ce40106b75493a
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/target/quiche-patched"
-case "${1:-}" in
-    "") ;;
-    --out) [ -n "${2:-}" ] || { echo "quiche-src: error: --out needs a directory" >&2; exit 2; }
-           mkdir -p "$2" && out=$(cd "$2" && pwd) ;;
-    *) echo "quiche-src: error: unknown argument '$1' (usage: quiche-src.sh [--out DIR])" >&2; exit 2 ;;
-esac
+out_given=
+only=
+usage="usage: quiche-src.sh [--out DIR] [--only core]"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --out) [ -n "${2:-}" ] || { echo "quiche-src: error: --out needs a directory" >&2; exit 2; }
+               mkdir -p "$2" && out=$(cd "$2" && pwd) && out_given=1; shift 2 ;;
+        --only) [ "${2:-}" = core ] || { echo "quiche-src: error: --only takes 'core' ($usage)" >&2; exit 2; }
+                only=core; shift 2 ;;
+        *) echo "quiche-src: error: unknown argument '$1' ($usage)" >&2; exit 2 ;;
+    esac
+done
+[ -z "$only" ] || [ -n "$out_given" ] \
+    || { echo "quiche-src: error: --only core needs --out DIR (target/quiche-patched has every patch)" >&2; exit 2; }
 src="$out/quiche-$QUICHE_VERSION"
 stamp="$out/.stamp"
 
 step() { printf 'quiche-src: %s\n' "$*" >&2; }
 fail() { printf 'quiche-src: error: %s\n' "$*" >&2; exit 1; }
 
-shopt -s nullglob
-patches=("$root"/patches/*.patch)
-want_stamp=$(cat "$0" "${patches[@]}" | sha256sum | cut -d' ' -f1)
+# The patches to apply, in order: patches/series without its comments, only
+# its core/ lines with --only core.
+series="$root/patches/series"
+[ -f "$series" ] || fail "$series is missing"
+patches=()
+while read -r line; do
+    case "$line" in ""|"#"*) continue ;; esac
+    [ -z "$only" ] || [ "${line%%/*}" = "$only" ] || continue
+    [ -f "$root/patches/$line" ] || fail "patches/series lists $line, which is not in patches/"
+    patches+=("$root/patches/$line")
+done <"$series"
+want_stamp=$( (cat "$0" "$series" "${patches[@]}"; echo "only=$only") | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ] && [ -f "$src/Cargo.toml" ]; then
     exit 0
 fi
@@ -76,10 +98,11 @@ rm -rf "$src" "$stamp"
 mkdir -p "$out"
 tar -xzf "$crate" -C "$out" || fail "step 'unpack': tar could not read $crate"
 
+# Exactly: no fuzz, and so no backup files left in the tree.
 for p in "${patches[@]}"; do
-    step "applying $(basename "$p")"
-    patch -d "$src" -p1 --forward --quiet <"$p" \
-        || fail "step 'patch': $(basename "$p") does not apply to quiche $QUICHE_VERSION"
+    step "applying ${p#"$root"/patches/}"
+    patch -d "$src" -p1 --forward --quiet --fuzz=0 --no-backup-if-mismatch <"$p" \
+        || fail "step 'patch': ${p#"$root"/patches/} does not apply to quiche $QUICHE_VERSION"
 done
 
 # The unpacked crate lies inside our workspace's directory; an empty
