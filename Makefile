@@ -5,19 +5,25 @@
 CARGO ?= cargo
 STAMP := target/quiche-patched/.stamp
 
-.PHONY: all deps quiche quiche-test build install test demo lint doc bench fuzz clean
+.PHONY: all deps build-deps quiche quiche-test build install test demo lint doc bench fuzz clean
 
 all: build
 
+# What building needs (a C/C++ compiler, cmake, clang, libclang, patch).
+build-deps:
+	@./scripts/check-deps.sh --build
+
+# What the tests need besides (python3 with venv, chromium; go is optional).
 deps:
 	@./scripts/check-deps.sh
 
 # Unpacks and patches quiche (a no-op when patches/ and the script are unchanged).
-quiche: deps
+quiche: build-deps
 	@./scripts/quiche-src.sh
 
+# scripts/build.sh is cargo build with a progress line a CI log can show.
 build: quiche
-	$(CARGO) build --release --workspace --bins
+	@CARGO=$(CARGO) ./scripts/build.sh --workspace -- --bins
 
 # Every binary of the workspace into $(DESTDIR)$(PREFIX)/bin (scripts/install.sh).
 PREFIX ?= /usr/local
@@ -29,10 +35,14 @@ install: build
 quiche-test: quiche
 	@./scripts/quiche-test.sh
 
-test: quiche
+test: deps quiche
 	@CARGO=$(CARGO) ./scripts/test.sh
 
-demo: build
+# Builds only what the demo runs (quic-bulk, qlog-analysis, lbe-lab): not
+# the tokio-quiche example, the C library or the fuzzer, which `make test`
+# and `make build` build.
+demo: quiche
+	@CARGO=$(CARGO) ./scripts/build.sh quic-bulk qlog-analysis lbe-lab -- --bins
 	@./scripts/demo.sh
 
 # The stock-quiche interop peer (apps/h3-download/tests/stock-quiche/) is a

@@ -5,7 +5,19 @@
 # the browser the report test opens report.html in). On Debian/Ubuntu, as
 # root or with sudo, it installs what is missing; elsewhere it says what to
 # install.
+#
+#   scripts/check-deps.sh [--build]
+#
+# --build checks only what building needs (`make demo` and `make build` run
+# nothing else); without it, what the tests need too (`make test`).
 set -euo pipefail
+
+only_build=false
+case "${1:-}" in
+    "") ;;
+    --build) only_build=true ;;
+    *) printf 'check-deps: error: unknown argument %s (usage: check-deps.sh [--build])\n' "'$1'" >&2; exit 2 ;;
+esac
 
 say() { printf 'check-deps: %s\n' "$*" >&2; }
 
@@ -25,6 +37,7 @@ command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v clang >/dev/null 2>&1 || missing+=(clang)
 have_libclang || missing+=(libclang-dev)
 command -v patch >/dev/null 2>&1 || missing+=(patch)
+if ! $only_build; then
 # The HTTP/3 interop tests run aioquic in a virtualenv of their own.
 if command -v python3 >/dev/null 2>&1; then
     python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
@@ -40,6 +53,7 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # are newer than the distributions').
 command -v go >/dev/null 2>&1 \
     || say "note: no go (https://go.dev/dl/); the quic-go interop tests will skip"
+fi
 
 if ! command -v cargo >/dev/null 2>&1; then
     say "error: cargo not found; install Rust (https://rustup.rs), then run make again"

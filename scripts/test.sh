@@ -17,7 +17,12 @@ log_dir="$root/target/test-logs"
 mkdir -p "$log_dir"
 log="$log_dir/cargo-test.log"
 
-${CARGO:-cargo} test --release --workspace --no-fail-fast "$@" 2>&1 | tee "$log"
+# Everything the tests run, built first with a progress line (a fresh
+# machine spends most of a `make test` here); cargo test then finds it built.
+# A build error still reaches cargo test below, which reports it.
+CARGO=${CARGO:-cargo} "$root/scripts/build.sh" --workspace -- --all-targets 2>&1 | tee "$log"
+
+${CARGO:-cargo} test --release --workspace --no-fail-fast "$@" 2>&1 | tee -a "$log"
 status=${PIPESTATUS[0]}
 
 # quiche's own recovery tests on the patched crate, our patch's among them
