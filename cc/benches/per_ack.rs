@@ -6,6 +6,9 @@
 //! packet was sent one RTT earlier, so rounds end as on a real path. Every
 //! fourth ACK carries no new RTT sample. The event is built inside the timed
 //! loop (a few additions), so the figure is an upper bound of `on_ack`.
+//!
+//! Each controller runs with its defaults (`ledbatpp` is the draft
+//! profile), and LEDBAT++ also with `profile=full`.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -24,8 +27,13 @@ use lbe_cc::RttInfo;
 fn per_ack(c: &mut Criterion) {
     let mut group = c.benchmark_group("per_ack");
     group.throughput(Throughput::Elements(1));
-    for &name in ControllerConfig::NAMES {
-        let mut cc = ControllerConfig::default_for(name)
+    let specs = ControllerConfig::NAMES
+        .iter()
+        .copied()
+        .chain(["ledbatpp:profile=full"]);
+    for name in specs {
+        let mut cc = name
+            .parse::<ControllerConfig>()
             .unwrap()
             .build(PathInfo::default());
         let mut now = Instant::now();
