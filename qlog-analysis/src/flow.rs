@@ -38,7 +38,7 @@
 //! RTT above base is what `summary.json` calls `queuing_delay_ms` (the key
 //! the design names). It is *not* the queuing delay the controllers in `cc`
 //! act on, which is the minimum of the last 4 samples, ACK delay removed,
-//! minus their base (`cc/src/delay.rs`): this one is measured from outside,
+//! minus their base (`cc/src/delay/estimator.rs`): this one is measured from outside,
 //! per raw sample, against the trace's own minimum, so it includes the
 //! peer's ACK delay and every sample's jitter.
 

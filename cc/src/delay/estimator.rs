@@ -1,0 +1,510 @@
+//! The current-delay filter and the base-delay history (see the
+//! [module docs](super)).
+
+use std::time::Duration;
+use std::time::Instant;
+
+use super::nanos;
+use super::DelayConfig;
+use super::DelayMode;
+use super::DelaySample;
+use super::Rebase;
+use super::Signal;
+use crate::Snapshot;
+
+/// CURRENT_FILTER: samples in the current-delay minimum filter
+/// (RFC 6817 §2.4.2 and §3.4.2; LEDBAT++ draft -01 §4.5: "the minimum of
+/// the 4 most recent delay samples").
+pub const CURRENT_FILTER: usize = 4;
+/// Largest accepted `current_filter`, samples.
+pub const MAX_CURRENT_FILTER: usize = 32;
+/// BASE_HISTORY: buckets in the base-delay history (RFC 6817 §2.4.2 and
+/// §3.4.1: 10 one-minute buckets).
+pub const BASE_HISTORY: usize = 10;
+/// Largest accepted `base_history`, buckets.
+pub const MAX_BASE_HISTORY: usize = 60;
+/// Length of one base-history bucket: one minute (RFC 6817 §3.4.1).
+pub const BASE_BUCKET: Duration = Duration::from_secs(60);
+
+/// Largest clock drift the base-delay history corrects, as a fraction
+/// (200 ppm: two clocks of ±100 ppm).
+pub const MAX_CLOCK_DRIFT: f64 = 200e-6;
+
+/// Buckets with a sample needed before drift is estimated.
+pub const DRIFT_MIN_BUCKETS: usize = 3;
+
+/// Current-delay filter and base-delay history (see the module docs).
+#[derive(Clone, Debug)]
+pub struct DelayEstimator {
+    /// Ring of the last samples; only the first `current_len` slots are used.
+    current: [Duration; MAX_CURRENT_FILTER],
+    /// When each slot of `current` was taken (`None`: never filled).
+    current_at: [Option<Instant>; MAX_CURRENT_FILTER],
+    current_len: usize,
+    current_filled: usize,
+    current_next: usize,
+    /// Minimum of the filled `current` slots, kept up to date on insert.
+    current_min: Option<Duration>,
+    /// Ring of bucket minima, `Duration::MAX` meaning "no sample";
+    /// `base[newest]` is the bucket time is in now.
+    base: [Duration; MAX_BASE_HISTORY],
+    /// When each bucket's minimum was taken.
+    base_at: [Option<Instant>; MAX_BASE_HISTORY],
+    /// Whether the base corrects clock drift (one-way signals).
+    track_drift: bool,
+    base_len: usize,
+    newest: usize,
+    bucket_len: Duration,
+    /// When the newest bucket ends; `None` before the first sample.
+    bucket_end: Option<Instant>,
+    base_min: Option<Duration>,
+}
+
+impl DelayEstimator {
+    /// An empty estimator.
+    pub fn new(config: &DelayConfig) -> Self {
+        Self {
+            current: [Duration::ZERO; MAX_CURRENT_FILTER],
+            current_at: [None; MAX_CURRENT_FILTER],
+            current_len: config.current_filter.clamp(1, MAX_CURRENT_FILTER),
+            current_filled: 0,
+            current_next: 0,
+            current_min: None,
+            base: [Duration::MAX; MAX_BASE_HISTORY],
+            base_at: [None; MAX_BASE_HISTORY],
+            track_drift: false,
+            base_len: config.base_history.clamp(1, MAX_BASE_HISTORY),
+            newest: 0,
+            bucket_len: config.base_bucket.max(Duration::from_nanos(1)),
+            bucket_end: None,
+            base_min: None,
+        }
+    }
+
+    /// Whether the base delay corrects clock drift (see the module docs):
+    /// on for one-way signals.
+    pub fn set_track_drift(&mut self, on: bool) {
+        self.track_drift = on;
+    }
+
+    /// Forgets every sample (the signal changed).
+    pub fn restart(&mut self) {
+        let track_drift = self.track_drift;
+        let (current_len, base_len, bucket_len) =
+            (self.current_len, self.base_len, self.bucket_len);
+        *self = Self::new(&DelayConfig {
+            current_filter: current_len,
+            base_history: base_len,
+            base_bucket: bucket_len,
+            mode: DelayMode::Auto,
+        });
+        self.track_drift = track_drift;
+    }
+
+    /// Moves every stored sample up by `d` (a one-way signal was rebased).
+    pub fn shift(&mut self, d: Duration) {
+        for c in &mut self.current[..self.current_filled] {
+            *c = c.saturating_add(d);
+        }
+        for b in &mut self.base[..self.base_len] {
+            if *b != Duration::MAX {
+                *b = b.saturating_add(d);
+            }
+        }
+        self.current_min = self.current_min.map(|c| c.saturating_add(d));
+        self.base_min = self.base_min.map(|b| b.saturating_add(d));
+    }
+
+    /// Applies a [`DelaySample`]'s rebase, then records its delay at `now`
+    /// (with RFC 6817 §3.4.2's age limit `rtt` when given).
+    pub fn on_delay_sample(&mut self, now: Instant, sample: DelaySample, rtt: Option<Duration>) {
+        match sample.rebase {
+            Rebase::None => (),
+            Rebase::Restart => self.restart(),
+            Rebase::Shift(d) => self.shift(d),
+        }
+        self.set_track_drift(sample.signal == Signal::OneWay);
+        match rtt {
+            Some(rtt) => self.on_sample_within(now, sample.delay, rtt),
+            None => self.on_sample(now, sample.delay),
+        }
+    }
+
+    /// Records a delay sample taken at `now`.
+    pub fn on_sample(&mut self, now: Instant, delay: Duration) {
+        self.advance(now);
+        if self.bucket_end.is_none() {
+            self.bucket_end = Some(now.checked_add(self.bucket_len).unwrap_or(now));
+        }
+        let slot = &mut self.base[self.newest];
+        if delay < *slot {
+            *slot = delay;
+            self.base_at[self.newest] = Some(now);
+        }
+        self.refresh_base(now);
+
+        let evicted = self.current[self.current_next];
+        self.current[self.current_next] = delay;
+        self.current_at[self.current_next] = Some(now);
+        self.current_next = (self.current_next + 1) % self.current_len;
+        if self.current_filled < self.current_len {
+            self.current_filled += 1;
+            self.current_min = Some(self.current_min.map_or(delay, |c| c.min(delay)));
+        } else if self.current_min == Some(evicted) && delay > evicted {
+            // The minimum may have left the window: recompute (≤ 32 slots).
+            self.current_min = self.current[..self.current_len].iter().min().copied();
+        } else {
+            self.current_min = Some(self.current_min.map_or(delay, |c| c.min(delay)));
+        }
+    }
+
+    /// Records a delay sample taken at `now` under [RFC 6817 §3.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-3.4.2)'s age
+    /// limit: "The value of CURRENT_FILTER will depend on the filter being
+    /// employed, but CURRENT_FILTER MUST be limited such that samples in the
+    /// list are not older than an RTT in the past." The current delay is then
+    /// the minimum of those of the last `current_filter` samples taken at or
+    /// after `now − rtt` (the sample just taken always counts). LEDBAT
+    /// (RFC 6817) uses this; LEDBAT++ -01 §4.5 asks only for "the minimum of
+    /// the 4 most recent delay samples" and uses [`Self::on_sample`].
+    pub fn on_sample_within(&mut self, now: Instant, delay: Duration, rtt: Duration) {
+        self.on_sample(now, delay);
+        let Some(oldest) = now.checked_sub(rtt) else {
+            return;
+        };
+        self.current_min = (0..self.current_filled)
+            .filter(|&i| self.current_at[i].is_some_and(|at| at >= oldest))
+            .map(|i| self.current[i])
+            .min();
+    }
+
+    /// Lets time pass without a sample: drops buckets that left the history.
+    pub fn advance(&mut self, now: Instant) {
+        let Some(end) = self.bucket_end else {
+            return;
+        };
+        if now < end {
+            return;
+        }
+        let len = self.bucket_len.as_nanos();
+        let steps = 1 + (now - end).as_nanos() / len;
+        if steps >= self.base_len as u128 {
+            self.base[..self.base_len].fill(Duration::MAX);
+            self.base_at[..self.base_len].fill(None);
+        } else {
+            for _ in 0..steps {
+                self.newest = (self.newest + 1) % self.base_len;
+                self.base[self.newest] = Duration::MAX;
+                self.base_at[self.newest] = None;
+            }
+        }
+        // `steps * len` fits: it is at most (now - end) + len.
+        let shift = Duration::from_nanos(u64::try_from(steps * len).unwrap_or(u64::MAX));
+        self.bucket_end = Some(end.checked_add(shift).unwrap_or(now));
+        self.refresh_base(now);
+    }
+
+    /// The clock drift the base history shows, as a fraction: the least
+    /// squares slope of the complete buckets' minima over the times they
+    /// were taken, 0 with fewer than [`DRIFT_MIN_BUCKETS`] of them, capped
+    /// to `[0, MAX_CLOCK_DRIFT]`. The bucket time is in now is left out: a
+    /// queue of the last seconds would tilt the line.
+    pub fn drift(&self) -> f64 {
+        let points = || {
+            (0..self.base_len)
+                .filter(|&i| i != self.newest)
+                .filter_map(|i| {
+                    let at = self.base_at[i]?;
+                    (self.base[i] != Duration::MAX).then_some((at, nanos(self.base[i])))
+                })
+        };
+        let Some(t0) = points().map(|(at, _)| at).min() else {
+            return 0.0;
+        };
+        let xy = || points().map(move |(at, y)| (nanos(at - t0), y));
+        let n = xy().count();
+        if n < DRIFT_MIN_BUCKETS {
+            return 0.0;
+        }
+        let (mx, my) = xy().fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x, sy + y));
+        let (mx, my) = (mx / n as f64, my / n as f64);
+        let (sxy, sxx) = xy().fold((0.0, 0.0), |(sxy, sxx), (x, y)| {
+            (sxy + (x - mx) * (y - my), sxx + (x - mx) * (x - mx))
+        });
+        if sxx <= 0.0 {
+            return 0.0;
+        }
+        (sxy / sxx).clamp(0.0, MAX_CLOCK_DRIFT)
+    }
+
+    /// Recomputes the base at `now`: the buckets' minimum, each bucket's
+    /// minimum projected to `now` along the drift when it is tracked.
+    fn refresh_base(&mut self, now: Instant) {
+        let drift = if self.track_drift { self.drift() } else { 0.0 };
+        let mut base: Option<Duration> = None;
+        for i in 0..self.base_len {
+            let b = self.base[i];
+            if b == Duration::MAX {
+                continue;
+            }
+            let projected = match self.base_at[i] {
+                Some(at) if drift > 0.0 => {
+                    let age = nanos(now.saturating_duration_since(at));
+                    b.saturating_add(Duration::from_nanos((age * drift) as u64))
+                }
+                _ => b,
+            };
+            base = Some(base.map_or(projected, |m| m.min(projected)));
+        }
+        self.base_min = base;
+    }
+
+    /// Base delay: the minimum over the history, `None` before any sample
+    /// (or after the whole history expired).
+    pub fn base(&self) -> Option<Duration> {
+        self.base_min
+    }
+
+    /// Current delay: the minimum of the last `current_filter` samples.
+    pub fn current(&self) -> Option<Duration> {
+        self.current_min
+    }
+
+    /// Queuing delay: current − base, zero when either is unknown.
+    pub fn queuing(&self) -> Duration {
+        match (self.current_min, self.base_min) {
+            (Some(c), Some(b)) => c.saturating_sub(b),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// The delay fields of a LEDBAT-family [`Snapshot`] (base, current and
+    /// queuing delay) filled in for the controller's window, ssthresh
+    /// (`f64::INFINITY` while there is none), target, gain and the delay
+    /// signal its samples came from ([`super::DelaySource::signal`]).
+    pub fn snapshot(
+        &self,
+        cwnd: u64,
+        ssthresh: f64,
+        target: Duration,
+        gain: f64,
+        delay_signal: Option<Signal>,
+    ) -> Snapshot {
+        let current = self.current();
+        let base = self.base();
+        Snapshot {
+            cwnd,
+            ssthresh: ssthresh.is_finite().then_some(ssthresh as u64),
+            base_delay: base,
+            current_delay: current,
+            queuing_delay: current.and(base).map(|_| self.queuing()),
+            target: Some(target),
+            gain: Some(gain),
+            delay_signal,
+            ..Snapshot::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::ms;
+
+    #[test]
+    fn current_delay_is_min_of_last_four() {
+        let t = Instant::now();
+        let mut d = DelayEstimator::new(&DelayConfig::default());
+        assert_eq!(d.current(), None);
+        assert_eq!(d.queuing(), Duration::ZERO);
+        for (i, s) in [40, 30, 50, 60, 70, 80, 90, 35].into_iter().enumerate() {
+            d.on_sample(t + ms(i as u64), ms(s));
+            let start = (i + 1).saturating_sub(4);
+            let expect = [40, 30, 50, 60, 70, 80, 90, 35][start..=i]
+                .iter()
+                .min()
+                .copied()
+                .unwrap();
+            assert_eq!(d.current(), Some(ms(expect)), "after sample {i}");
+        }
+        assert_eq!(d.base(), Some(ms(30)));
+        // Last four: 70, 80, 90, 35.
+        assert_eq!(d.queuing(), ms(5));
+    }
+
+    #[test]
+    fn samples_older_than_an_rtt_leave_the_current_filter() {
+        // RFC 6817 §3.4.2: samples at t, t + 10, t + 20 and t + 61 ms with a
+        // 50 ms RTT. At t + 61 the samples of t and t + 10 are older than
+        // t + 11: the current delay is the minimum of 45 and 70, not the
+        // 20 ms of t (what `on_sample` keeps: the last four samples).
+        let t = Instant::now();
+        let mut within = DelayEstimator::new(&DelayConfig::default());
+        let mut plain = DelayEstimator::new(&DelayConfig::default());
+        let samples = [(0, 20), (10, 30), (20, 45), (61, 70)];
+        let mut trace = Vec::new();
+        for (at, delay) in samples {
+            within.on_sample_within(t + ms(at), ms(delay), ms(50));
+            plain.on_sample(t + ms(at), ms(delay));
+            trace.push((within.current(), plain.current()));
+        }
+        let some = |n| Some(ms(n));
+        assert_eq!(
+            trace,
+            [
+                (some(20), some(20)),
+                (some(20), some(20)),
+                (some(20), some(20)),
+                (some(45), some(20)),
+            ]
+        );
+        // A sample exactly one RTT old still counts: t + 20 at t + 70.
+        within.on_sample_within(t + ms(70), ms(80), ms(50));
+        assert_eq!(within.current(), some(45));
+        within.on_sample_within(t + ms(71), ms(80), ms(50));
+        assert_eq!(within.current(), some(70));
+        // Only the newest sample is within the RTT: it is the current delay.
+        within.on_sample_within(t + ms(200), ms(90), ms(50));
+        assert_eq!(within.current(), some(90));
+        assert_eq!(within.base(), some(20));
+        assert_eq!(within.queuing(), ms(70));
+    }
+
+    #[test]
+    fn base_history_forgets_a_sample_after_ten_minutes() {
+        let t0 = Instant::now();
+        let mut d = DelayEstimator::new(&DelayConfig::default());
+        d.on_sample(t0, ms(10));
+        // One sample of 50 ms every minute after that.
+        for minute in 1..10 {
+            d.on_sample(t0 + Duration::from_secs(60 * minute), ms(50));
+            assert_eq!(d.base(), Some(ms(10)), "minute {minute}");
+        }
+        d.on_sample(
+            t0 + Duration::from_secs(600) - Duration::from_nanos(1),
+            ms(50),
+        );
+        assert_eq!(d.base(), Some(ms(10)), "still inside the tenth minute");
+        d.on_sample(t0 + Duration::from_secs(600), ms(50));
+        assert_eq!(d.base(), Some(ms(50)), "forgotten after ten minutes");
+    }
+
+    #[test]
+    fn a_late_sample_in_its_bucket_is_kept_nine_to_ten_minutes() {
+        let t0 = Instant::now();
+        let mut d = DelayEstimator::new(&DelayConfig::default());
+        d.on_sample(t0, ms(40));
+        d.on_sample(t0 + Duration::from_secs(59), ms(10));
+        d.advance(t0 + Duration::from_secs(599));
+        assert_eq!(d.base(), Some(ms(10)));
+        d.advance(t0 + Duration::from_secs(600));
+        assert_eq!(d.base(), None, "whole history expired, nothing since");
+        d.on_sample(t0 + Duration::from_secs(601), ms(70));
+        assert_eq!(d.base(), Some(ms(70)));
+    }
+
+    #[test]
+    fn empty_minutes_count_and_huge_gaps_clear_everything() {
+        let t0 = Instant::now();
+        let cfg = DelayConfig {
+            base_history: 3,
+            ..DelayConfig::default()
+        };
+        let mut d = DelayEstimator::new(&cfg);
+        d.on_sample(t0, ms(10));
+        d.on_sample(t0 + Duration::from_secs(150), ms(20)); // bucket 2
+        assert_eq!(d.base(), Some(ms(10)));
+        d.on_sample(t0 + Duration::from_secs(180), ms(30)); // bucket 3: 0 dropped
+        assert_eq!(d.base(), Some(ms(20)));
+        d.on_sample(t0 + Duration::from_secs(1_000_000_000), ms(90));
+        assert_eq!(d.base(), Some(ms(90)));
+        assert_eq!(d.current(), Some(ms(10)), "current filter is by count");
+    }
+
+    #[test]
+    fn time_that_does_not_advance_or_goes_back_is_harmless() {
+        let t0 = Instant::now() + Duration::from_secs(1000);
+        let mut d = DelayEstimator::new(&DelayConfig::default());
+        d.on_sample(t0, ms(20));
+        d.on_sample(t0, ms(30));
+        d.on_sample(t0 - Duration::from_secs(500), ms(25));
+        assert_eq!(d.base(), Some(ms(20)));
+        assert_eq!(d.current(), Some(ms(20)));
+    }
+
+    /// One-way delay of a 20 ms path seen through a receiver clock 100 ppm
+    /// fast, `t` after the start: 20 ms + t / 10 000.
+    fn skewed(t: Duration) -> Duration {
+        ms(20) + Duration::from_nanos(t.as_nanos() as u64 / 10_000)
+    }
+
+    #[test]
+    fn the_base_follows_a_100_ppm_clock_skew_for_30_minutes() {
+        let t0 = Instant::now();
+        let mut tracking = DelayEstimator::new(&DelayConfig::default());
+        tracking.set_track_drift(true);
+        let mut plain = DelayEstimator::new(&DelayConfig::default());
+        // A sample every 100 ms for 30 minutes.
+        let step = ms(100);
+        let mut t = Duration::ZERO;
+        while t < Duration::from_secs(1800) {
+            tracking.on_sample(t0 + t, skewed(t));
+            plain.on_sample(t0 + t, skewed(t));
+            if t >= Duration::from_secs(180) {
+                // Three complete buckets: the base is the delay now, within
+                // a microsecond.
+                let base = tracking.base().unwrap();
+                let truth = skewed(t);
+                assert!(
+                    base.max(truth) - base.min(truth) <= Duration::from_micros(1),
+                    "at {t:?}: base {base:?}, one-way delay {truth:?}"
+                );
+                assert_eq!(tracking.queuing(), Duration::ZERO, "at {t:?}");
+            }
+            t += step;
+        }
+        assert!(
+            (tracking.drift() - 100e-6).abs() < 1e-9,
+            "{}",
+            tracking.drift()
+        );
+        // Without the correction the base is the oldest bucket's minimum,
+        // the sample of minute 20: 140 ms, 59.96 ms of false queue.
+        // The drift is measured the same, but not applied.
+        assert!((plain.drift() - 100e-6).abs() < 1e-9);
+        assert_eq!(plain.base(), Some(ms(140)));
+        assert_eq!(
+            plain.current(),
+            Some(skewed(Duration::from_millis(1_799_600)))
+        );
+        assert_eq!(plain.queuing(), Duration::from_micros(59_960));
+
+        // A real queue of 40 ms still reads as one, less the 30 us the
+        // clock drifted over the four samples of the current filter.
+        for _ in 0..4 {
+            tracking.on_sample(t0 + t, skewed(t) + ms(40));
+            t += step;
+        }
+        let q = tracking.queuing();
+        let expect = Duration::from_micros(39_970);
+        assert!(
+            q.max(expect) - q.min(expect) <= Duration::from_micros(1),
+            "{q:?}"
+        );
+    }
+
+    #[test]
+    fn a_flat_or_falling_base_is_not_corrected() {
+        let t0 = Instant::now();
+        let mut d = DelayEstimator::new(&DelayConfig::default());
+        d.set_track_drift(true);
+        // A receiver clock 100 ppm slow: new minima follow it, no drift.
+        let mut t = Duration::ZERO;
+        while t < Duration::from_secs(600) {
+            let owd = ms(80) - Duration::from_nanos(t.as_nanos() as u64 / 10_000);
+            d.on_sample(t0 + t, owd);
+            assert_eq!(d.base(), Some(owd));
+            t += ms(500);
+        }
+        assert_eq!(d.drift(), 0.0);
+    }
+}
