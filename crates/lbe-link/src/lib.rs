@@ -4,9 +4,12 @@
 //! virtual time), so that both put datagrams through the same arithmetic.
 //!
 //! - [`model`]: one direction of the path: random loss, a drop-tail FIFO
-//!   served at a fixed rate, a propagation delay line, the unresponsive
-//!   cross traffic, and the counters ([`IntervalStats`], [`Totals`]).
-//!   Deterministic, driven with explicit `now`.
+//!   served at a fixed rate, a propagation delay line. Deterministic,
+//!   driven with explicit `now`.
+//! - [`stats`]: what the link counts: [`IntervalStats`], [`Totals`],
+//!   [`FlowDrops`].
+//! - [`cross_traffic`]: the unresponsive Poisson cross traffic
+//!   ([`CrossTraffic`]).
 //! - [`aqm`]: the queue disciplines beside the FIFO: CoDel (RFC 8289),
 //!   FQ-CoDel (RFC 8290) and PIE (RFC 8033), and their parameters.
 //! - [`loss`]: bursty loss, the Gilbert–Elliott channel.
@@ -17,14 +20,16 @@
 #![forbid(unsafe_code)]
 
 pub mod aqm;
+pub mod cross_traffic;
 pub mod loss;
 pub mod model;
+mod random;
+pub mod stats;
 pub mod units;
 
 pub use aqm::{build_aqm, Aqm, CodelParams, FqCodelParams, PieParams, AQM_NAMES, AQM_PARAMS};
+pub use cross_traffic::{CrossTraffic, CROSS_TRAFFIC_PACKET_BYTES};
 pub use loss::{parse_gilbert_elliott, GilbertElliott};
-pub use model::{
-    CrossTraffic, Delivery, FlowDrops, IntervalStats, Link, LinkConfig, Totals, Verdict,
-    CROSS_TRAFFIC_PACKET_BYTES, IPV4_UDP_OVERHEAD,
-};
+pub use model::{Delivery, Link, LinkConfig, Verdict, IPV4_UDP_OVERHEAD};
+pub use stats::{FlowDrops, IntervalStats, Totals};
 pub use units::{parse_buffer, parse_loss, Buffer, MAX_BUFFER_BYTES};

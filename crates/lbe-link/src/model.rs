@@ -50,12 +50,13 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
-use rand_core::{Rng, SeedableRng};
+use rand_core::SeedableRng;
 use rand_xorshift::XorShiftRng;
-use serde::Serialize;
 
 use crate::aqm::{Admit, Aqm, Discipline, DropReason, Drops, Packet};
 use crate::loss::{GeChannel, GilbertElliott};
+use crate::random::uniform;
+use crate::stats::{FlowDrops, IntervalStats, Totals};
 use crate::units::Buffer;
 
 /// Bytes of IPv4 (20) and UDP (8) headers: the default per-datagram overhead
@@ -81,7 +82,8 @@ pub struct LinkConfig {
     /// IP-level rate of a real link.
     pub overhead: u32,
     /// Mean rate of unresponsive cross traffic through this direction's
-    /// bottleneck, bits per second at the IP level (see [`CrossTraffic`]);
+    /// bottleneck, bits per second at the IP level (see
+    /// [`CrossTraffic`](crate::cross_traffic::CrossTraffic));
     /// `None` for none.
     pub cross_traffic_bps: Option<u64>,
     /// The queue discipline; the drop-tail FIFO by default.
@@ -128,16 +130,6 @@ pub enum Verdict {
     DroppedAqm,
 }
 
-/// A flow's drops at the bottleneck, by cause (random loss not included).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct FlowDrops {
-    /// Dropped because the buffer was full (drop-tail, or FQ-CoDel's
-    /// memory limit, from the fattest queue).
-    pub buffer: u64,
-    /// Dropped by the AQM's control law (CoDel at dequeue, PIE on arrival).
-    pub aqm: u64,
-}
-
 /// A datagram handed back by [`Link::poll`].
 #[derive(Debug)]
 pub struct Delivery<T> {
@@ -147,81 +139,6 @@ pub struct Delivery<T> {
     pub payload: usize,
     /// When it was due (its delivery time).
     pub due: Instant,
-}
-
-/// Counters and queue statistics over one interval, as reported per second
-/// in the stats file. Byte counts are wire bytes (payload + overhead) unless
-/// the name says payload.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct IntervalStats {
-    /// Length of the interval in seconds.
-    pub interval_s: f64,
-    /// Datagrams that arrived at the link.
-    pub arrived_packets: u64,
-    /// Wire bytes that arrived.
-    pub arrived_bytes: u64,
-    /// Datagrams dropped because the buffer was full.
-    pub drops_buffer: u64,
-    /// Wire bytes dropped because the buffer was full.
-    pub drops_buffer_bytes: u64,
-    /// Datagrams dropped by the random loss.
-    pub drops_loss: u64,
-    /// Wire bytes dropped by the random loss.
-    pub drops_loss_bytes: u64,
-    /// Datagrams dropped by the AQM's control law (CoDel, PIE).
-    pub drops_aqm: u64,
-    /// Wire bytes dropped by the AQM's control law.
-    pub drops_aqm_bytes: u64,
-    /// Wire bytes whose serialisation ended in the interval.
-    pub departed_bytes: u64,
-    /// `departed_bytes * 8 / (rate * interval)`: the link's utilisation
-    /// (null without a rate).
-    pub utilization: Option<f64>,
-    /// Datagrams handed to the receiver (after the propagation delay).
-    pub delivered_packets: u64,
-    /// Wire bytes handed to the receiver.
-    pub delivered_bytes: u64,
-    /// UDP payload bytes handed to the receiver.
-    pub delivered_payload_bytes: u64,
-    /// `delivered_bytes * 8 / interval`, in bits per second.
-    pub delivered_bps: f64,
-    /// Largest buffer occupancy in the interval, in bytes.
-    pub queue_bytes_max: u64,
-    /// Time-weighted mean buffer occupancy in the interval, in bytes.
-    pub queue_bytes_mean: f64,
-    /// Buffer occupancy at the end of the interval, in bytes.
-    pub queue_bytes_end: u64,
-    /// `queue_bytes_max` as time at line rate, in ms (null without a rate).
-    pub queue_ms_max: Option<f64>,
-    /// `queue_bytes_mean` as time at line rate, in ms.
-    pub queue_ms_mean: Option<f64>,
-    /// `queue_bytes_end` as time at line rate, in ms.
-    pub queue_ms_end: Option<f64>,
-}
-
-/// Running totals since the link was created.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Totals {
-    /// Datagrams that arrived.
-    pub arrived_packets: u64,
-    /// Datagrams dropped because the buffer was full.
-    pub drops_buffer: u64,
-    /// Datagrams dropped by the random loss.
-    pub drops_loss: u64,
-    /// Datagrams dropped by the AQM's control law (absent when zero, so
-    /// that a FIFO's totals read as before).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub drops_aqm: u64,
-    /// Datagrams handed to the receiver.
-    pub delivered_packets: u64,
-    /// Wire bytes handed to the receiver.
-    pub delivered_bytes: u64,
-    /// Payload bytes handed to the receiver.
-    pub delivered_payload_bytes: u64,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 /// A datagram in the delay line, ordered by delivery time then arrival order.
@@ -435,22 +352,13 @@ impl<T> Link<T> {
         let Some(pkt) = pkt else {
             return;
         };
-        let rate = u128::from(self.rate_bps.unwrap_or(1));
+        let rate = self.rate_bps.unwrap_or(1);
         // Back to back: the remainder carries from the previous datagram.
-        let (mut end, mut rem) = match self.busy_until {
+        let (start, rem) = match self.busy_until {
             Some(b) if b >= at => (b, self.busy_rem),
             _ => (at, 0),
         };
-        let num = u128::from(pkt.wire) * 8_000_000_000;
-        let mut ns = (num / rate) as u64;
-        rem += (num % rate) as u64;
-        if u128::from(rem) >= rate {
-            ns += 1;
-            rem -= rate as u64;
-        }
-        end += Duration::from_nanos(ns);
-        self.busy_until = Some(end);
-        self.busy_rem = rem;
+        let end = self.serialise(start, rem, pkt.wire, rate);
         self.serving = Some((end, pkt.wire));
         self.seq += 1;
         self.delay_line.push(InFlight {
@@ -459,6 +367,25 @@ impl<T> Link<T> {
             payload: pkt.payload,
             item: pkt.item,
         });
+    }
+
+    /// Serialises `wire` bytes at `rate_bps` from `start`, with `rem` the
+    /// sub-nanosecond remainder carried in (units of 1/rate ns): the end of
+    /// the serialisation, which becomes `busy_until`, its remainder
+    /// `busy_rem`.
+    fn serialise(&mut self, start: Instant, rem: u64, wire: u64, rate_bps: u64) -> Instant {
+        let rate = u128::from(rate_bps);
+        let num = u128::from(wire) * 8_000_000_000;
+        let mut ns = (num / rate) as u64;
+        let mut rem = rem + (num % rate) as u64;
+        if u128::from(rem) >= rate {
+            ns += 1;
+            rem -= rate as u64;
+        }
+        let end = start + Duration::from_nanos(ns);
+        self.busy_until = Some(end);
+        self.busy_rem = rem;
+        end
     }
 
     fn count_drop(&mut self, flow: u64, wire: u64, why: DropReason) {
@@ -478,11 +405,6 @@ impl<T> Link<T> {
                 f.aqm += 1;
             }
         }
-    }
-
-    /// One uniform draw in [0, 1) with 53 bits.
-    fn uniform(rng: &mut XorShiftRng) -> f64 {
-        (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// Offers a datagram of `payload` bytes arriving at `now`, to be
@@ -516,11 +438,11 @@ impl<T> Link<T> {
 
         let lost = match self.ge.as_mut() {
             Some(ge) => {
-                let u_loss = Self::uniform(&mut self.rng);
-                let u_move = Self::uniform(&mut self.rng);
+                let u_loss = uniform(&mut self.rng);
+                let u_move = uniform(&mut self.rng);
                 ge.step(u_loss, u_move)
             }
-            None => self.loss > 0.0 && Self::uniform(&mut self.rng) < self.loss,
+            None => self.loss > 0.0 && uniform(&mut self.rng) < self.loss,
         };
         if lost {
             st.drops_loss += 1;
@@ -543,13 +465,7 @@ impl<T> Link<T> {
             let in_service = self.serving.map_or(0, |(_, w)| w);
             let mut drops = std::mem::take(&mut self.drops);
             let rng = &mut self.rng;
-            let admit = aqm.enqueue(
-                pkt,
-                in_service,
-                self.capacity,
-                || Self::uniform(rng),
-                &mut drops,
-            );
+            let admit = aqm.enqueue(pkt, in_service, self.capacity, || uniform(rng), &mut drops);
             // Accepted bytes first, then the datagrams pushed out for them.
             if admit == Admit::Queued {
                 self.queue_bytes += wire;
@@ -590,25 +506,16 @@ impl<T> Link<T> {
                         return Verdict::DroppedBuffer;
                     }
                 }
-                let (mut start, mut rem) = match self.busy_until {
+                let (start, rem) = match self.busy_until {
                     Some(b) if b > now => (b, self.busy_rem),
                     _ => (now, 0),
                 };
-                let num = u128::from(wire) * 8_000_000_000;
-                let rate = u128::from(rate);
-                let mut ns = (num / rate) as u64;
-                rem += (num % rate) as u64;
-                if u128::from(rem) >= rate {
-                    ns += 1;
-                    rem -= rate as u64;
-                }
-                start += Duration::from_nanos(ns);
-                self.busy_until = Some(start);
-                self.busy_rem = rem;
-                self.queue.push_back((start, wire));
+                let departure = self.serialise(start, rem, wire, rate);
+                self.queue.push_back((departure, wire));
                 self.queue_bytes += wire;
+                let st = &mut self.accum.stats;
                 st.queue_bytes_max = st.queue_bytes_max.max(self.queue_bytes);
-                start
+                departure
             }
         };
         let delivery = departure + delay;
@@ -620,7 +527,7 @@ impl<T> Link<T> {
             item,
         });
         if self.rate_bps.is_none() {
-            st.departed_bytes += wire;
+            self.accum.stats.departed_bytes += wire;
         }
         Verdict::Queued {
             departure,
@@ -751,84 +658,6 @@ impl<T> Link<T> {
         st.queue_ms_mean = self.bytes_to_ms(st.queue_bytes_mean);
         st.queue_ms_end = self.bytes_to_ms(st.queue_bytes_end as f64);
         st
-    }
-}
-
-/// Size of one cross-traffic datagram at the IP level: 1450 bytes, as in
-/// seed cdg-deadline-aware-lbe §III-A ("1450-byte packets are sent with an
-/// exponentially distributed inter-departure time of 23.2ms from each
-/// sender, producing on average about 1 Mbps at the bottleneck").
-pub const CROSS_TRAFFIC_PACKET_BYTES: u64 = 1450;
-
-/// Unresponsive cross traffic: datagrams of [`CROSS_TRAFFIC_PACKET_BYTES`]
-/// whose arrivals at the bottleneck form a Poisson process of mean rate
-/// [`LinkConfig::cross_traffic_bps`] (exponential gaps). They take their place
-/// in the drop-tail FIFO like any datagram and are discarded on delivery.
-///
-/// Why: with drop-tail and a few long flows, losses synchronise with the
-/// flows' sending phases, and which flow loses at an overflow can depend on
-/// the phase rather than on the controllers (Floyd & Jacobson, "On Traffic
-/// Phase Effects in Packet-Switched Gateways", 1992). Seed 002 adds this
-/// traffic "to prevent emulation artifacts, such as synchronization,
-/// corrupting the results" (§III-A).
-///
-/// Sans-IO and deterministic: gaps are drawn from a generator seeded by
-/// [`LinkConfig::seed`] (a stream of its own, not the random loss's).
-pub struct CrossTraffic {
-    rng: XorShiftRng,
-    /// Mean gap between arrivals, nanoseconds.
-    mean_gap_ns: f64,
-    payload: usize,
-    next: Option<Instant>,
-}
-
-impl CrossTraffic {
-    /// The cross traffic `config` asks for, or `None` (none, or no rate).
-    pub fn new(config: &LinkConfig) -> Option<Self> {
-        let rate = config.cross_traffic_bps.filter(|&r| r > 0)?;
-        let wire = CROSS_TRAFFIC_PACKET_BYTES.max(u64::from(config.overhead) + 1);
-        Some(Self {
-            rng: XorShiftRng::seed_from_u64(config.seed ^ 0xc2b2_ae3d_27d4_eb4f),
-            mean_gap_ns: wire as f64 * 8e9 / rate as f64,
-            payload: (wire - u64::from(config.overhead)) as usize,
-            next: None,
-        })
-    }
-
-    /// UDP payload of each datagram (its wire size less the link's overhead).
-    pub fn payload(&self) -> usize {
-        self.payload
-    }
-
-    /// When the next datagram arrives; the first one is one gap after the
-    /// first call's `now`.
-    pub fn next_arrival(&mut self, now: Instant) -> Instant {
-        match self.next {
-            Some(t) => t,
-            None => {
-                let t = now + self.gap();
-                self.next = Some(t);
-                t
-            }
-        }
-    }
-
-    /// The arrival time of the next datagram if it is due by `now` (then the
-    /// one after it is scheduled), else `None`. Call until `None`.
-    pub fn take_due(&mut self, now: Instant) -> Option<Instant> {
-        let t = self.next_arrival(now);
-        if t > now {
-            return None;
-        }
-        self.next = Some(t + self.gap());
-        Some(t)
-    }
-
-    /// One exponentially distributed gap: `-ln(1 - u) × mean`, u uniform in
-    /// [0, 1) with 53 bits.
-    fn gap(&mut self) -> Duration {
-        let u = (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
-        Duration::from_nanos((-(1.0 - u).ln() * self.mean_gap_ns) as u64)
     }
 }
 
@@ -1576,59 +1405,5 @@ mod tests {
             }
             proptest::prop_assert_eq!(l.in_flight(), 0);
         }
-    }
-
-    #[test]
-    fn cross_traffic_is_poisson_at_the_mean_rate() {
-        let config = LinkConfig {
-            rate_bps: Some(10_000_000),
-            cross_traffic_bps: Some(1_000_000),
-            seed: 7,
-            ..LinkConfig::default()
-        };
-        let mut cross = CrossTraffic::new(&config).unwrap();
-        // 1450 bytes on the wire, 28 of them IPv4 and UDP headers.
-        assert_eq!(cross.payload(), 1422);
-        let t0 = Instant::now();
-        let first = cross.next_arrival(t0);
-        assert!(first > t0);
-        assert_eq!(cross.take_due(first - Duration::from_nanos(1)), None);
-        // 1000 s of arrivals: 1 Mbit/s of 1450-byte datagrams is 86.2/s.
-        let end = t0 + Duration::from_secs(1000);
-        let mut gaps = Vec::new();
-        let mut last = t0;
-        while let Some(t) = cross.take_due(end) {
-            gaps.push(t.duration_since(last).as_secs_f64());
-            last = t;
-        }
-        let n = gaps.len() as f64;
-        let mean = gaps.iter().sum::<f64>() / n;
-        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n;
-        // Mean gap 11.6 ms; an exponential's standard deviation equals its mean.
-        assert!(
-            (n - 86_207.0).abs() < 3.0 * 86_207f64.sqrt(),
-            "{n} arrivals"
-        );
-        assert!((mean * 1e3 - 11.6).abs() < 0.1, "mean gap {mean}");
-        assert!(
-            (var.sqrt() / mean - 1.0).abs() < 0.02,
-            "cv {}",
-            var.sqrt() / mean
-        );
-        // The same seed, the same arrivals; another seed, others.
-        let mut again = CrossTraffic::new(&config).unwrap();
-        assert_eq!(again.next_arrival(t0), first);
-        let mut other = CrossTraffic::new(&LinkConfig { seed: 8, ..config }).unwrap();
-        assert_ne!(other.next_arrival(t0), first);
-    }
-
-    #[test]
-    fn no_cross_traffic_without_a_rate() {
-        assert!(CrossTraffic::new(&LinkConfig::default()).is_none());
-        let zero = LinkConfig {
-            cross_traffic_bps: Some(0),
-            ..LinkConfig::default()
-        };
-        assert!(CrossTraffic::new(&zero).is_none());
     }
 }
