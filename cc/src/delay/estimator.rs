@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use super::nanos;
 use super::DelayConfig;
-use super::DelayMode;
 use super::DelaySample;
 use super::Rebase;
 use super::Signal;
@@ -33,152 +32,145 @@ pub const MAX_CLOCK_DRIFT: f64 = 200e-6;
 /// Buckets with a sample needed before drift is estimated.
 pub const DRIFT_MIN_BUCKETS: usize = 3;
 
-/// Current-delay filter and base-delay history (see the module docs).
+/// The current-delay filter: the minimum of the last `len` samples (see
+/// the [module docs](super)). LEDBAT++ also keeps one of round-trip samples
+/// alone, for its pacing round trip on a one-way signal.
 #[derive(Clone, Debug)]
-pub struct DelayEstimator {
-    /// Ring of the last samples; only the first `current_len` slots are used.
-    current: [Duration; MAX_CURRENT_FILTER],
-    /// When each slot of `current` was taken (`None`: never filled).
-    current_at: [Option<Instant>; MAX_CURRENT_FILTER],
-    current_len: usize,
-    current_filled: usize,
-    current_next: usize,
-    /// Minimum of the filled `current` slots, kept up to date on insert.
-    current_min: Option<Duration>,
+pub struct CurrentFilter {
+    /// Ring of the last samples; only the first `len` slots are used.
+    samples: [Duration; MAX_CURRENT_FILTER],
+    /// When each slot of `samples` was taken (`None`: never filled).
+    taken_at: [Option<Instant>; MAX_CURRENT_FILTER],
+    len: usize,
+    filled: usize,
+    next: usize,
+    /// Minimum of the filled slots, kept up to date on insert.
+    min: Option<Duration>,
+}
+
+impl CurrentFilter {
+    /// An empty filter of `len` samples (clamped to 1 to
+    /// [`MAX_CURRENT_FILTER`]).
+    pub fn new(len: usize) -> Self {
+        Self {
+            samples: [Duration::ZERO; MAX_CURRENT_FILTER],
+            taken_at: [None; MAX_CURRENT_FILTER],
+            len: len.clamp(1, MAX_CURRENT_FILTER),
+            filled: 0,
+            next: 0,
+            min: None,
+        }
+    }
+
+    /// Records a sample taken at `now`.
+    pub fn on_sample(&mut self, now: Instant, delay: Duration) {
+        let evicted = self.samples[self.next];
+        self.samples[self.next] = delay;
+        self.taken_at[self.next] = Some(now);
+        self.next = (self.next + 1) % self.len;
+        if self.filled < self.len {
+            self.filled += 1;
+            self.min = Some(self.min.map_or(delay, |c| c.min(delay)));
+        } else if self.min == Some(evicted) && delay > evicted {
+            // The minimum may have left the window: recompute (≤ 32 slots).
+            self.min = self.samples[..self.len].iter().min().copied();
+        } else {
+            self.min = Some(self.min.map_or(delay, |c| c.min(delay)));
+        }
+    }
+
+    /// Keeps in the minimum only the samples taken at or after `oldest`
+    /// (RFC 6817 §3.4.2's age limit, [`DelayEstimator::on_sample_within`]).
+    fn limit_age(&mut self, oldest: Instant) {
+        self.min = (0..self.filled)
+            .filter(|&i| self.taken_at[i].is_some_and(|at| at >= oldest))
+            .map(|i| self.samples[i])
+            .min();
+    }
+
+    /// Moves every stored sample up by `d`.
+    fn shift(&mut self, d: Duration) {
+        for c in &mut self.samples[..self.filled] {
+            *c = c.saturating_add(d);
+        }
+        self.min = self.min.map(|c| c.saturating_add(d));
+    }
+
+    /// The minimum of the last `len` samples, `None` before any.
+    pub fn current(&self) -> Option<Duration> {
+        self.min
+    }
+}
+
+/// The base-delay history: per-bucket minima, each projected along the
+/// clock drift when it is tracked (see the [module docs](super)).
+#[derive(Clone, Debug)]
+struct BaseHistory {
     /// Ring of bucket minima, `Duration::MAX` meaning "no sample";
-    /// `base[newest]` is the bucket time is in now.
-    base: [Duration; MAX_BASE_HISTORY],
+    /// `minima[newest]` is the bucket time is in now.
+    minima: [Duration; MAX_BASE_HISTORY],
     /// When each bucket's minimum was taken.
-    base_at: [Option<Instant>; MAX_BASE_HISTORY],
+    taken_at: [Option<Instant>; MAX_BASE_HISTORY],
     /// Whether the base corrects clock drift (one-way signals).
     track_drift: bool,
-    base_len: usize,
+    len: usize,
     newest: usize,
     bucket_len: Duration,
     /// When the newest bucket ends; `None` before the first sample.
     bucket_end: Option<Instant>,
-    base_min: Option<Duration>,
+    /// The base: the minimum over the buckets, projected.
+    base: Option<Duration>,
+    /// The minimum over the buckets, not projected. A sample changes only
+    /// the newest bucket, so this follows it in one comparison; the base
+    /// is this whenever no drift is applied.
+    unprojected: Option<Duration>,
+    /// [`Self::drift`], `None` when it must be computed again. It reads
+    /// only the complete buckets, which change when time enters a new
+    /// bucket or the history shifts, not when a sample comes.
+    drift: Option<f64>,
 }
 
-impl DelayEstimator {
-    /// An empty estimator.
-    pub fn new(config: &DelayConfig) -> Self {
+impl BaseHistory {
+    fn new(len: usize, bucket_len: Duration) -> Self {
         Self {
-            current: [Duration::ZERO; MAX_CURRENT_FILTER],
-            current_at: [None; MAX_CURRENT_FILTER],
-            current_len: config.current_filter.clamp(1, MAX_CURRENT_FILTER),
-            current_filled: 0,
-            current_next: 0,
-            current_min: None,
-            base: [Duration::MAX; MAX_BASE_HISTORY],
-            base_at: [None; MAX_BASE_HISTORY],
+            minima: [Duration::MAX; MAX_BASE_HISTORY],
+            taken_at: [None; MAX_BASE_HISTORY],
             track_drift: false,
-            base_len: config.base_history.clamp(1, MAX_BASE_HISTORY),
+            len: len.clamp(1, MAX_BASE_HISTORY),
             newest: 0,
-            bucket_len: config.base_bucket.max(Duration::from_nanos(1)),
+            bucket_len: bucket_len.max(Duration::from_nanos(1)),
             bucket_end: None,
-            base_min: None,
+            base: None,
+            unprojected: None,
+            drift: None,
         }
     }
 
-    /// Whether the base delay corrects clock drift (see the module docs):
-    /// on for one-way signals.
-    pub fn set_track_drift(&mut self, on: bool) {
-        self.track_drift = on;
-    }
-
-    /// Forgets every sample (the signal changed).
-    pub fn restart(&mut self) {
-        let track_drift = self.track_drift;
-        let (current_len, base_len, bucket_len) =
-            (self.current_len, self.base_len, self.bucket_len);
-        *self = Self::new(&DelayConfig {
-            current_filter: current_len,
-            base_history: base_len,
-            base_bucket: bucket_len,
-            mode: DelayMode::Auto,
-        });
-        self.track_drift = track_drift;
-    }
-
-    /// Moves every stored sample up by `d` (a one-way signal was rebased).
-    pub fn shift(&mut self, d: Duration) {
-        for c in &mut self.current[..self.current_filled] {
-            *c = c.saturating_add(d);
-        }
-        for b in &mut self.base[..self.base_len] {
-            if *b != Duration::MAX {
-                *b = b.saturating_add(d);
-            }
-        }
-        self.current_min = self.current_min.map(|c| c.saturating_add(d));
-        self.base_min = self.base_min.map(|b| b.saturating_add(d));
-    }
-
-    /// Applies a [`DelaySample`]'s rebase, then records its delay at `now`
-    /// (with RFC 6817 §3.4.2's age limit `rtt` when given).
-    pub fn on_delay_sample(&mut self, now: Instant, sample: DelaySample, rtt: Option<Duration>) {
-        match sample.rebase {
-            Rebase::None => (),
-            Rebase::Restart => self.restart(),
-            Rebase::Shift(d) => self.shift(d),
-        }
-        self.set_track_drift(sample.signal == Signal::OneWay);
-        match rtt {
-            Some(rtt) => self.on_sample_within(now, sample.delay, rtt),
-            None => self.on_sample(now, sample.delay),
-        }
-    }
-
-    /// Records a delay sample taken at `now`.
-    pub fn on_sample(&mut self, now: Instant, delay: Duration) {
+    fn on_sample(&mut self, now: Instant, delay: Duration) {
         self.advance(now);
         if self.bucket_end.is_none() {
             self.bucket_end = Some(now.checked_add(self.bucket_len).unwrap_or(now));
         }
-        let slot = &mut self.base[self.newest];
+        let slot = &mut self.minima[self.newest];
         if delay < *slot {
             *slot = delay;
-            self.base_at[self.newest] = Some(now);
+            self.taken_at[self.newest] = Some(now);
+            self.unprojected = Some(self.unprojected.map_or(delay, |m| m.min(delay)));
         }
         self.refresh_base(now);
+    }
 
-        let evicted = self.current[self.current_next];
-        self.current[self.current_next] = delay;
-        self.current_at[self.current_next] = Some(now);
-        self.current_next = (self.current_next + 1) % self.current_len;
-        if self.current_filled < self.current_len {
-            self.current_filled += 1;
-            self.current_min = Some(self.current_min.map_or(delay, |c| c.min(delay)));
-        } else if self.current_min == Some(evicted) && delay > evicted {
-            // The minimum may have left the window: recompute (≤ 32 slots).
-            self.current_min = self.current[..self.current_len].iter().min().copied();
-        } else {
-            self.current_min = Some(self.current_min.map_or(delay, |c| c.min(delay)));
+    fn shift(&mut self, d: Duration) {
+        for b in &mut self.minima[..self.len] {
+            if *b != Duration::MAX {
+                *b = b.saturating_add(d);
+            }
         }
+        self.base = self.base.map(|b| b.saturating_add(d));
+        self.buckets_changed();
     }
 
-    /// Records a delay sample taken at `now` under [RFC 6817 §3.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-3.4.2)'s age
-    /// limit: "The value of CURRENT_FILTER will depend on the filter being
-    /// employed, but CURRENT_FILTER MUST be limited such that samples in the
-    /// list are not older than an RTT in the past." The current delay is then
-    /// the minimum of those of the last `current_filter` samples taken at or
-    /// after `now − rtt` (the sample just taken always counts). LEDBAT
-    /// (RFC 6817) uses this; LEDBAT++ -01 §4.5 asks only for "the minimum of
-    /// the 4 most recent delay samples" and uses [`Self::on_sample`].
-    pub fn on_sample_within(&mut self, now: Instant, delay: Duration, rtt: Duration) {
-        self.on_sample(now, delay);
-        let Some(oldest) = now.checked_sub(rtt) else {
-            return;
-        };
-        self.current_min = (0..self.current_filled)
-            .filter(|&i| self.current_at[i].is_some_and(|at| at >= oldest))
-            .map(|i| self.current[i])
-            .min();
-    }
-
-    /// Lets time pass without a sample: drops buckets that left the history.
-    pub fn advance(&mut self, now: Instant) {
+    fn advance(&mut self, now: Instant) {
         let Some(end) = self.bucket_end else {
             return;
         };
@@ -187,35 +179,41 @@ impl DelayEstimator {
         }
         let len = self.bucket_len.as_nanos();
         let steps = 1 + (now - end).as_nanos() / len;
-        if steps >= self.base_len as u128 {
-            self.base[..self.base_len].fill(Duration::MAX);
-            self.base_at[..self.base_len].fill(None);
+        if steps >= self.len as u128 {
+            self.minima[..self.len].fill(Duration::MAX);
+            self.taken_at[..self.len].fill(None);
         } else {
             for _ in 0..steps {
-                self.newest = (self.newest + 1) % self.base_len;
-                self.base[self.newest] = Duration::MAX;
-                self.base_at[self.newest] = None;
+                self.newest = (self.newest + 1) % self.len;
+                self.minima[self.newest] = Duration::MAX;
+                self.taken_at[self.newest] = None;
             }
         }
+        self.buckets_changed();
         // `steps * len` fits: it is at most (now - end) + len.
         let shift = Duration::from_nanos(u64::try_from(steps * len).unwrap_or(u64::MAX));
         self.bucket_end = Some(end.checked_add(shift).unwrap_or(now));
         self.refresh_base(now);
     }
 
-    /// The clock drift the base history shows, as a fraction: the least
-    /// squares slope of the complete buckets' minima over the times they
-    /// were taken, 0 with fewer than [`DRIFT_MIN_BUCKETS`] of them, capped
-    /// to `[0, MAX_CLOCK_DRIFT]`. The bucket time is in now is left out: a
-    /// queue of the last seconds would tilt the line.
-    pub fn drift(&self) -> f64 {
+    /// After a change to buckets other than the newest's minimum: the
+    /// unprojected minimum again, and the drift to be fitted again.
+    fn buckets_changed(&mut self) {
+        self.unprojected = self.minima[..self.len]
+            .iter()
+            .copied()
+            .filter(|&b| b != Duration::MAX)
+            .min();
+        self.drift = None;
+    }
+
+    /// See [`DelayEstimator::drift`].
+    fn drift(&self) -> f64 {
         let points = || {
-            (0..self.base_len)
-                .filter(|&i| i != self.newest)
-                .filter_map(|i| {
-                    let at = self.base_at[i]?;
-                    (self.base[i] != Duration::MAX).then_some((at, nanos(self.base[i])))
-                })
+            (0..self.len).filter(|&i| i != self.newest).filter_map(|i| {
+                let at = self.taken_at[i]?;
+                (self.minima[i] != Duration::MAX).then_some((at, nanos(self.minima[i])))
+            })
         };
         let Some(t0) = points().map(|(at, _)| at).min() else {
             return 0.0;
@@ -239,39 +237,138 @@ impl DelayEstimator {
     /// Recomputes the base at `now`: the buckets' minimum, each bucket's
     /// minimum projected to `now` along the drift when it is tracked.
     fn refresh_base(&mut self, now: Instant) {
-        let drift = if self.track_drift { self.drift() } else { 0.0 };
+        let drift = if self.track_drift {
+            match self.drift {
+                Some(drift) => drift,
+                None => *self.drift.insert(self.drift()),
+            }
+        } else {
+            0.0
+        };
+        if drift <= 0.0 {
+            // Nothing is projected: the base is the plain minimum.
+            self.base = self.unprojected;
+            return;
+        }
         let mut base: Option<Duration> = None;
-        for i in 0..self.base_len {
-            let b = self.base[i];
+        for i in 0..self.len {
+            let b = self.minima[i];
             if b == Duration::MAX {
                 continue;
             }
-            let projected = match self.base_at[i] {
-                Some(at) if drift > 0.0 => {
+            let projected = match self.taken_at[i] {
+                Some(at) => {
                     let age = nanos(now.saturating_duration_since(at));
                     b.saturating_add(Duration::from_nanos((age * drift) as u64))
                 }
-                _ => b,
+                None => b,
             };
             base = Some(base.map_or(projected, |m| m.min(projected)));
         }
-        self.base_min = base;
+        self.base = base;
+    }
+}
+
+/// Current-delay filter and base-delay history (see the module docs).
+#[derive(Clone, Debug)]
+pub struct DelayEstimator {
+    current: CurrentFilter,
+    base: BaseHistory,
+}
+
+impl DelayEstimator {
+    /// An empty estimator.
+    pub fn new(config: &DelayConfig) -> Self {
+        Self {
+            current: CurrentFilter::new(config.current_filter),
+            base: BaseHistory::new(config.base_history, config.base_bucket),
+        }
+    }
+
+    /// Whether the base delay corrects clock drift (see the module docs):
+    /// on for one-way signals.
+    pub fn set_track_drift(&mut self, on: bool) {
+        self.base.track_drift = on;
+    }
+
+    /// Forgets every sample (the signal changed).
+    pub fn restart(&mut self) {
+        let track_drift = self.base.track_drift;
+        self.current = CurrentFilter::new(self.current.len);
+        self.base = BaseHistory::new(self.base.len, self.base.bucket_len);
+        self.base.track_drift = track_drift;
+    }
+
+    /// Moves every stored sample up by `d` (a one-way signal was rebased).
+    pub fn shift(&mut self, d: Duration) {
+        self.current.shift(d);
+        self.base.shift(d);
+    }
+
+    /// Applies a [`DelaySample`]'s rebase, then records its delay at `now`
+    /// (with RFC 6817 §3.4.2's age limit `rtt` when given).
+    pub fn on_delay_sample(&mut self, now: Instant, sample: DelaySample, rtt: Option<Duration>) {
+        match sample.rebase {
+            Rebase::None => (),
+            Rebase::Restart => self.restart(),
+            Rebase::Shift(d) => self.shift(d),
+        }
+        self.set_track_drift(sample.signal == Signal::OneWay);
+        match rtt {
+            Some(rtt) => self.on_sample_within(now, sample.delay, rtt),
+            None => self.on_sample(now, sample.delay),
+        }
+    }
+
+    /// Records a delay sample taken at `now`.
+    pub fn on_sample(&mut self, now: Instant, delay: Duration) {
+        self.base.on_sample(now, delay);
+        self.current.on_sample(now, delay);
+    }
+
+    /// Records a delay sample taken at `now` under [RFC 6817 §3.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-3.4.2)'s age
+    /// limit: "The value of CURRENT_FILTER will depend on the filter being
+    /// employed, but CURRENT_FILTER MUST be limited such that samples in the
+    /// list are not older than an RTT in the past." The current delay is then
+    /// the minimum of those of the last `current_filter` samples taken at or
+    /// after `now − rtt` (the sample just taken always counts). LEDBAT
+    /// (RFC 6817) uses this; LEDBAT++ -01 §4.5 asks only for "the minimum of
+    /// the 4 most recent delay samples" and uses [`Self::on_sample`].
+    pub fn on_sample_within(&mut self, now: Instant, delay: Duration, rtt: Duration) {
+        self.on_sample(now, delay);
+        if let Some(oldest) = now.checked_sub(rtt) {
+            self.current.limit_age(oldest);
+        }
+    }
+
+    /// Lets time pass without a sample: drops buckets that left the history.
+    pub fn advance(&mut self, now: Instant) {
+        self.base.advance(now);
+    }
+
+    /// The clock drift the base history shows, as a fraction: the least
+    /// squares slope of the complete buckets' minima over the times they
+    /// were taken, 0 with fewer than [`DRIFT_MIN_BUCKETS`] of them, capped
+    /// to `[0, MAX_CLOCK_DRIFT]`. The bucket time is in now is left out: a
+    /// queue of the last seconds would tilt the line.
+    pub fn drift(&self) -> f64 {
+        self.base.drift()
     }
 
     /// Base delay: the minimum over the history, `None` before any sample
     /// (or after the whole history expired).
     pub fn base(&self) -> Option<Duration> {
-        self.base_min
+        self.base.base
     }
 
     /// Current delay: the minimum of the last `current_filter` samples.
     pub fn current(&self) -> Option<Duration> {
-        self.current_min
+        self.current.current()
     }
 
     /// Queuing delay: current − base, zero when either is unknown.
     pub fn queuing(&self) -> Duration {
-        match (self.current_min, self.base_min) {
+        match (self.current(), self.base()) {
             (Some(c), Some(b)) => c.saturating_sub(b),
             _ => Duration::ZERO,
         }

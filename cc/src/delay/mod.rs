@@ -95,6 +95,7 @@ mod source;
 
 use std::time::Duration;
 
+pub use estimator::CurrentFilter;
 pub use estimator::DelayEstimator;
 pub use estimator::BASE_BUCKET;
 pub use estimator::BASE_HISTORY;

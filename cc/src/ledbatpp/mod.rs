@@ -90,6 +90,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 use crate::delay;
+use crate::delay::CurrentFilter;
 use crate::delay::DelayEstimator;
 use crate::delay::DelaySource;
 use crate::flight::FlightSize;
@@ -255,7 +256,7 @@ pub struct LedbatPlusPlus {
     source: DelaySource,
     /// The round trip's current value with a one-way signal: the minimum
     /// of the latest RTT samples (`current_rtt`).
-    round_trip: DelayEstimator,
+    round_trip: CurrentFilter,
     flight: FlightSize,
     /// Smoothed RTT of the latest ACK that carried a sample.
     srtt: Option<Duration>,
@@ -343,7 +344,7 @@ impl LedbatPlusPlus {
             rounds: Rounds::default(),
             delay: DelayEstimator::new(&cfg.delay),
             source: DelaySource::new(cfg.delay.mode),
-            round_trip: DelayEstimator::new(&cfg.delay),
+            round_trip: CurrentFilter::new(cfg.delay.current_filter),
             flight: FlightSize::default(),
             srtt: None,
             gain: 1.0 / cfg.gain_divisor_max as f64,
