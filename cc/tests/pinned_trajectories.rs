@@ -78,7 +78,7 @@ fn trajectory(spec: &str) -> u64 {
         .parse::<ControllerConfig>()
         .unwrap()
         .build(PathInfo::default());
-    let mut rng = SplitMix64::new(0x5eed_1be);
+    let mut rng = SplitMix64::new(0x05ee_d1be);
     let mut sum = Checksum::new();
     let start = Instant::now() + Duration::from_secs(3600);
     let mut now = start;
@@ -90,7 +90,7 @@ fn trajectory(spec: &str) -> u64 {
     for i in 0..EVENTS {
         let r = rng.next_u64();
         now += Duration::from_micros(100 + r % 900);
-        if r % 10_007 == 0 {
+        if r.is_multiple_of(10_007) {
             // Idle for up to 15 minutes.
             now += Duration::from_secs(rng.next_u64() % 900);
         }
@@ -99,7 +99,7 @@ fn trajectory(spec: &str) -> u64 {
         let forward = Duration::from_micros(20_000 + queue_us);
         let rtt = forward + Duration::from_micros(20_000 + reverse_us);
         let sent = now.checked_sub(rtt).unwrap_or(now);
-        let new_sample = r % 4 != 0;
+        let new_sample = !r.is_multiple_of(4);
         if new_sample {
             min_rtt = min_rtt.min(rtt);
         }
@@ -111,7 +111,7 @@ fn trajectory(spec: &str) -> u64 {
         let elapsed = (sent + forward).saturating_duration_since(start);
         let peer_receive_time =
             (Duration::from_secs(5) + elapsed + elapsed / 10_000).saturating_sub(peer_clock_back);
-        let one_way = (new_sample && i >= EVENTS / 5 && (r >> 8) % 10 != 0).then_some(
+        let one_way = (new_sample && i >= EVENTS / 5 && !(r >> 8).is_multiple_of(10)).then_some(
             OneWayDelaySample::Sent {
                 time_sent: sent,
                 peer_receive_time,
