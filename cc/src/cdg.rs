@@ -232,11 +232,11 @@ impl CdgConfig {
                 self.seed = match value.trim() {
                     "auto" => None,
                     _ => Some(params::u64_in(key, value, 0, u64::MAX).map_err(|_| {
-                        ParamError::BadValue {
-                            key: key.to_string(),
-                            value: value.to_string(),
-                            allowed: format!("auto or a whole number from 0 to {}", u64::MAX),
-                        }
+                        params::bad_value(
+                            key,
+                            value,
+                            format!("auto or a whole number from 0 to {}", u64::MAX),
+                        )
                     })?),
                 }
             }
@@ -661,11 +661,7 @@ mod tests {
     use crate::testkit::MSS;
 
     fn driver(spec: &[(&str, &str)]) -> Driver<Cdg> {
-        let mut cfg = CdgConfig::default();
-        cfg.set("seed", "1").unwrap();
-        for (k, v) in spec {
-            cfg.set(k, v).unwrap();
-        }
+        let cfg = crate::testkit::config(&[&[("seed", "1")], spec].concat(), CdgConfig::set);
         Driver::new(Cdg::new(cfg, PathInfo::default()))
     }
 

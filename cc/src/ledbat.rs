@@ -249,12 +249,11 @@ impl LedbatConfig {
             "research" => {
                 let research = params::bool_value(key, value)?;
                 if !research && (self.target > TARGET || self.gain > GAIN || self.dynamic_gain) {
-                    return Err(ParamError::BadValue {
-                        key: key.to_string(),
-                        value: value.to_string(),
-                        allowed: "true while target, gain or dynamic_gain is outside RFC 6817 §2.5"
-                            .to_string(),
-                    });
+                    return Err(params::bad_value(
+                        key,
+                        value,
+                        "true while target, gain or dynamic_gain is outside RFC 6817 §2.5",
+                    ));
                 }
                 self.research = research;
             }
@@ -287,14 +286,12 @@ impl LedbatConfig {
             "dynamic_gain" => {
                 let dynamic = params::bool_value(key, value)?;
                 if dynamic && !self.research {
-                    return Err(ParamError::BadValue {
-                        key: key.to_string(),
-                        value: value.to_string(),
-                        allowed: "false without research=true before it (dynamic gain uses \
-                                  GAINs up to gain_max; RFC 6817 §2.5: \"GAIN MUST be set to 1 \
-                                  or less\")"
-                            .to_string(),
-                    });
+                    return Err(params::bad_value(
+                        key,
+                        value,
+                        "false without research=true before it (dynamic gain uses GAINs up to \
+                         gain_max; RFC 6817 §2.5: \"GAIN MUST be set to 1 or less\")",
+                    ));
                 }
                 self.dynamic_gain = dynamic;
             }
@@ -663,10 +660,7 @@ mod tests {
     use crate::testkit::MSS;
 
     fn driver(spec: &[(&str, &str)]) -> Driver<Ledbat> {
-        let mut cfg = LedbatConfig::default();
-        for (k, v) in spec {
-            cfg.set(k, v).unwrap();
-        }
+        let cfg = crate::testkit::config(spec, LedbatConfig::set);
         Driver::new(Ledbat::new(cfg, PathInfo::default()))
     }
 

@@ -76,11 +76,13 @@ pub fn unknown_key(
     }
 }
 
-fn bad(key: &str, value: &str, allowed: String) -> ParamError {
+/// The error for a `value` that `key` does not accept; `allowed` says in
+/// words what it does ("auto, owd or rtt").
+pub fn bad_value(key: &str, value: &str, allowed: impl Into<String>) -> ParamError {
     ParamError::BadValue {
         key: key.to_string(),
         value: value.to_string(),
-        allowed,
+        allowed: allowed.into(),
     }
 }
 
@@ -98,9 +100,9 @@ pub fn duration_in(
             lbe_units::fmt_duration(max)
         )
     };
-    let d = lbe_units::parse_duration(value).map_err(|_| bad(key, value, allowed()))?;
+    let d = lbe_units::parse_duration(value).map_err(|_| bad_value(key, value, allowed()))?;
     if d < min || d > max {
-        return Err(bad(key, value, allowed()));
+        return Err(bad_value(key, value, allowed()));
     }
     Ok(d)
 }
@@ -115,10 +117,10 @@ where
     let x: T = value
         .trim()
         .parse()
-        .map_err(|_| bad(key, value, allowed()))?;
+        .map_err(|_| bad_value(key, value, allowed()))?;
     match (x >= min, x <= max) {
         (true, true) => Ok(x),
-        _ => Err(bad(key, value, allowed())),
+        _ => Err(bad_value(key, value, allowed())),
     }
 }
 
@@ -169,7 +171,7 @@ pub fn bool_value(key: &str, value: &str) -> Result<bool, ParamError> {
     match value.trim() {
         "true" | "on" | "yes" | "1" => Ok(true),
         "false" | "off" | "no" | "0" => Ok(false),
-        _ => Err(bad(key, value, "true or false".to_string())),
+        _ => Err(bad_value(key, value, "true or false".to_string())),
     }
 }
 
@@ -179,7 +181,7 @@ pub fn one_of<'a>(key: &str, value: &str, choices: &[&'a str]) -> Result<&'a str
         .iter()
         .find(|c| **c == value.trim())
         .copied()
-        .ok_or_else(|| bad(key, value, format!("one of {}", choices.join(", "))))
+        .ok_or_else(|| bad_value(key, value, format!("one of {}", choices.join(", "))))
 }
 
 #[cfg(test)]

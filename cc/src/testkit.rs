@@ -8,6 +8,7 @@ use crate::AckedPacket;
 use crate::CongestionController;
 use crate::LossEvent;
 use crate::OneWayDelaySample;
+use crate::ParamError;
 use crate::RttInfo;
 
 /// Maximum datagram size used by the scripts, bytes.
@@ -15,6 +16,20 @@ pub(crate) const MSS: u64 = 1200;
 
 pub(crate) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
+}
+
+/// A controller's config: its defaults, then each `(key, value)` of `spec`
+/// set in turn through `set` (the config's own `set`); panics on a pair
+/// `set` refuses.
+pub(crate) fn config<C: Default>(
+    spec: &[(&str, &str)],
+    set: fn(&mut C, &str, &str) -> Result<(), ParamError>,
+) -> C {
+    let mut cfg = C::default();
+    for (k, v) in spec {
+        set(&mut cfg, k, v).unwrap();
+    }
+    cfg
 }
 
 /// Drives one controller with explicit times.

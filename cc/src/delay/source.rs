@@ -5,6 +5,7 @@
 use std::time::Duration;
 use std::time::Instant;
 
+use super::params;
 use crate::AckEvent;
 use crate::ParamError;
 use crate::RttInfo;
@@ -40,11 +41,7 @@ impl DelayMode {
             "auto" => Ok(Self::Auto),
             "owd" => Ok(Self::OneWay),
             "rtt" => Ok(Self::RoundTrip),
-            _ => Err(ParamError::BadValue {
-                key: key.to_string(),
-                value: value.to_string(),
-                allowed: "auto, owd or rtt".to_string(),
-            }),
+            _ => Err(params::bad_value(key, value, "auto, owd or rtt")),
         }
     }
 }

@@ -19,11 +19,7 @@ pub(super) fn driver(cfg: LedbatPlusPlusConfig) -> Driver<LedbatPlusPlus> {
 }
 
 pub(super) fn config(spec: &[(&str, &str)]) -> LedbatPlusPlusConfig {
-    let mut cfg = LedbatPlusPlusConfig::default();
-    for (k, v) in spec {
-        cfg.set(k, v).unwrap();
-    }
-    cfg
+    crate::testkit::config(spec, LedbatPlusPlusConfig::set)
 }
 
 pub(super) fn state(d: &Driver<LedbatPlusPlus>) -> &'static str {
