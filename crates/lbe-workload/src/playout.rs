@@ -198,6 +198,25 @@ mod tests {
         requests
     }
 
+    /// The example worked by hand below: six chunks from time zero, the
+    /// third slow (3.5 s); the playout and the requests' times.
+    fn worked_example() -> (Playout, Vec<Duration>) {
+        let mut p = Playout::new(PARAMS, Duration::ZERO);
+        let requests = drive(&mut p, &[1000, 1000, 3500, 500, 500, 500]);
+        (p, requests)
+    }
+
+    /// The figures of the worked example: its two stalls and 1 s startup,
+    /// `stall_s` stalled in all, `chunks` chunks played.
+    fn worked_figures(stall_s: f64, chunks: u32) -> VideoFigures {
+        VideoFigures {
+            stalls: 2,
+            stall_s,
+            startup_s: Some(1.0),
+            chunks,
+        }
+    }
+
     /// Worked by hand: first chunk 0→1 s (play from 1 s, 2 s buffered);
     /// 1→2 s (1 + 2 = 3 s); 2→5.5 s: the buffer runs dry at 5.0 s, stall
     /// 1 until 5.5 s (0.5 s); 5.5→6.0 (1.5 + 2 = 3.5); 6.0→6.5 (3 + 2 =
@@ -206,40 +225,22 @@ mod tests {
     /// stall 2 of 6.5 s. At 21 s: 2 stalls, 7 s stalled, startup 1 s.
     #[test]
     fn stalls_are_counted_from_the_moment_the_buffer_runs_dry() {
-        let mut p = Playout::new(PARAMS, Duration::ZERO);
-        let requests = drive(&mut p, &[1000, 1000, 3500, 500, 500, 500]);
+        let (mut p, requests) = worked_example();
         assert_eq!(requests, [0, 1000, 2000, 5500, 6000, 6500].map(ms).to_vec());
         assert_eq!(p.level_at(ms(7000)), ms(6500));
         assert_eq!(p.next_request_at(), Some(ms(7500)));
         p.requested(ms(7500));
         assert_eq!(p.level_at(ms(13_500)), Duration::ZERO);
         p.arrived(ms(20_000));
-        assert_eq!(
-            p.finish(ms(21_000)),
-            VideoFigures {
-                stalls: 2,
-                stall_s: 7.0,
-                startup_s: Some(1.0),
-                chunks: 7,
-            }
-        );
+        assert_eq!(p.finish(ms(21_000)), worked_figures(7.0, 7));
     }
 
     #[test]
     fn a_stall_still_going_at_the_end_counts_up_to_the_end() {
-        let mut p = Playout::new(PARAMS, Duration::ZERO);
-        drive(&mut p, &[1000, 1000, 3500, 500, 500, 500]);
+        let (mut p, _) = worked_example();
         p.requested(ms(7500));
         // Dry at 13.5 s; the stream ends at 15 s with the chunk in flight.
-        assert_eq!(
-            p.finish(ms(15_000)),
-            VideoFigures {
-                stalls: 2,
-                stall_s: 2.0,
-                startup_s: Some(1.0),
-                chunks: 6,
-            }
-        );
+        assert_eq!(p.finish(ms(15_000)), worked_figures(2.0, 6));
     }
 
     #[test]
