@@ -111,6 +111,9 @@ impl quiche::CongestionControl for Adapter {
         });
     }
 
+    /// quiche's timestamps (ext patch 0008): without the `one-way-delay`
+    /// feature the controller reads the round trip alone.
+    #[cfg(feature = "one-way-delay")]
     fn on_one_way_delay(&mut self, sample: quiche::OneWayDelay) {
         self.one_way_delay = Some(OneWayDelaySample::Sent {
             peer_receive_time: sample.peer_receive_time,
@@ -118,6 +121,7 @@ impl quiche::CongestionControl for Adapter {
         });
     }
 
+    #[cfg(feature = "one-way-delay")]
     fn delay_signal(&self) -> Option<&'static str> {
         self.controller
             .delay_signal()

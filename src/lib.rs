@@ -17,6 +17,15 @@
 //! That is all a quiche user who embeds the controllers needs; the apps'
 //! toolkit (mio event loops, TLS set-up, command-line helpers) is the
 //! `lbe-app-kit` crate (`apps/lbe-app-kit`).
+//!
+//! With no feature the crate builds on a quiche with our core patches
+//! alone (`patches/core`: plug-ins, chosen by name; `docs/adopting.md`).
+//! The features need more of them (`docs/patches.md`):
+//!
+//! - `one-way-delay`: a plug-in gets the one-way delay of each ACK where
+//!   the peer sends timestamps (ext 0008);
+//! - `receiver`: the [`receiver`] module (ext 0003, 0004 and 0008);
+//! - `cubic-rollback`: `cubic:rollback=off` in a spec (lab 0002).
 
 #![deny(missing_docs)]
 
@@ -24,11 +33,13 @@ use std::fmt;
 
 pub mod adapter;
 pub mod qlog;
+#[cfg(feature = "receiver")]
 pub mod receiver;
 pub mod registry;
 pub mod spec;
 
 pub use adapter::PluginFactory;
+#[cfg(feature = "receiver")]
 pub use receiver::ReceiverLbe;
 pub use registry::register;
 pub use spec::CcSpec;

@@ -29,7 +29,9 @@ const BUILTINS: &[(&str, CongestionControlAlgorithm)] = &[
 
 /// `cubic:rollback=on|off` (default on, quiche's behaviour): whether quiche's
 /// CUBIC undoes a congestion event after a recovery episode that lost fewer
-/// than max(2, 20 % of cwnd) packets (`patches/0002-cubic-rollback-switch.patch`).
+/// than max(2, 20 % of cwnd) packets (`patches/lab/0002-cubic-rollback-switch.patch`).
+/// `rollback=off` needs the crate's `cubic-rollback` feature, and so that
+/// patch; without it the spec is refused ([`ROLLBACK_NEEDS_THE_FEATURE`]).
 ///
 /// quiche cites draft-ietf-tcpm-rfc8312bis-00 §4.9 for it ("Spurious
 /// Congestion Events",
@@ -46,6 +48,11 @@ const BUILTINS: &[(&str, CongestionControlAlgorithm)] = &[
 /// as Reno does; docs/cdg-and-cubic.md has
 /// the measurements.
 pub const CUBIC_ROLLBACK: &str = "rollback";
+
+/// Why `cubic:rollback=off` is refused by a build without the
+/// `cubic-rollback` feature (quiche with the core and ext patches only).
+pub const ROLLBACK_NEEDS_THE_FEATURE: &str =
+    "rollback=off needs quiche-lbe's cubic-rollback feature (quiche with patches/lab/0002)";
 
 /// A parsed `--cc` spec.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,6 +114,12 @@ impl FromStr for CcSpec {
                     }
                     cubic_rollback = bool_value(key, value)
                         .map_err(|e| SpecError::new(format!("--cc '{}': {e}", parts.text)))?;
+                }
+                if !cubic_rollback && !cfg!(feature = "cubic-rollback") {
+                    return Err(SpecError::new(format!(
+                        "--cc '{}': {ROLLBACK_NEEDS_THE_FEATURE}",
+                        parts.text
+                    )));
                 }
                 Kind::Builtin {
                     algorithm: *algorithm,
@@ -231,6 +244,7 @@ impl CcSpec {
     /// Makes every connection created from `config` use this controller.
     pub fn configure(&self, config: &mut quiche::Config) {
         config.set_cc_algorithm(self.algorithm());
+        #[cfg(feature = "cubic-rollback")]
         config.set_enable_cubic_rollback(self.cubic_rollback());
         config.set_custom_congestion_control(self.factory());
     }
@@ -239,6 +253,7 @@ impl CcSpec {
     /// handshake callback, before it has sent anything.
     pub fn configure_in_handshake(&self, ssl: &mut boring::ssl::SslRef) -> quiche::Result<()> {
         <quiche::Connection>::set_cc_algorithm_in_handshake(ssl, self.algorithm())?;
+        #[cfg(feature = "cubic-rollback")]
         <quiche::Connection>::set_enable_cubic_rollback_in_handshake(ssl, self.cubic_rollback())?;
         <quiche::Connection>::set_custom_congestion_control_in_handshake(ssl, self.factory())
     }
@@ -276,7 +291,7 @@ impl CcSpec {
 
 /// The bytes of a stream the peer has received, for a deadline-aware
 /// transfer's progress handle: `stream_acked` is
-/// `quiche::Connection::stream_acked_bytes` (patch 0005: the stream's
+/// `quiche::Connection::stream_acked_bytes` (ext patch 0005: the stream's
 /// contiguously acknowledged bytes), never counted above `written`, the
 /// bytes the application wrote; all of them once the stream is complete and
 /// collected (or was never opened, when `written` is 0). quiche's
@@ -316,7 +331,8 @@ mod tests {
         ] {
             ok.parse::<CcSpec>().unwrap().check_background().unwrap();
         }
-        for bad in ["reno", "bbr2", "cubic:rollback=off"] {
+        let rollback_off = cfg!(feature = "cubic-rollback").then_some("cubic:rollback=off");
+        for bad in ["reno", "bbr2"].into_iter().chain(rollback_off) {
             let e = bad
                 .parse::<CcSpec>()
                 .unwrap()
@@ -343,6 +359,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "cubic-rollback")]
     #[test]
     fn cubic_rollback_is_on_unless_turned_off() {
         let on: CcSpec = "cubic".parse().unwrap();
