@@ -9,10 +9,14 @@
 //! workspace and Cargo.lock, so the main workspace's `[patch.crates-io]`
 //! does not reach it).
 //!
-//! The tests build it once per run with cargo into
-//! `<target>/stock-quiche/` (apart from the main workspace's build, whose
-//! quiche is the patched one); the first build compiles BoringSSL and
-//! takes minutes. cargo is always there, so a failed build fails the
+//! The tests build it once per run with cargo into the workspace's own
+//! target directory (`<target>/release/stock-quiche-peer`): its quiche
+//! comes from crates.io, not from the patched path, so cargo keeps the two
+//! apart, while BoringSSL (boring-sys) is built once for both. That takes
+//! the peer's Cargo.lock pinning boring-sys and its build dependencies at
+//! the workspace's versions and a `[profile.release]` equal to the
+//! workspace's; otherwise the first build compiles BoringSSL a second
+//! time (minutes). cargo is always there, so a failed build fails the
 //! tests: none is skipped.
 
 mod common;
@@ -41,16 +45,13 @@ fn peer() -> PathBuf {
     PEER.get_or_init(|| {
         let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stock-quiche");
         // CARGO_TARGET_TMPDIR is <target>/tmp.
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .parent()
-            .unwrap()
-            .join("stock-quiche");
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let build: Run = Command::new(cargo)
             .args(["build", "--release", "--locked", "--manifest-path"])
             .arg(project.join("Cargo.toml"))
             .arg("--target-dir")
-            .arg(&target)
+            .arg(target)
             .output()
             .unwrap()
             .into();
