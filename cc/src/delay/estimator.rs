@@ -67,7 +67,12 @@ impl CurrentFilter {
         let evicted = self.samples[self.next];
         self.samples[self.next] = delay;
         self.taken_at[self.next] = Some(now);
-        self.next = (self.next + 1) % self.len;
+        // `(next + 1) % len` without a division on every sample.
+        self.next = if self.next + 1 == self.len {
+            0
+        } else {
+            self.next + 1
+        };
         if self.filled < self.len {
             self.filled += 1;
             self.min = Some(self.min.map_or(delay, |c| c.min(delay)));
