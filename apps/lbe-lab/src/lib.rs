@@ -2,8 +2,10 @@
 //! or HTTP/3 (h3-fetch) flows — and writes the qlogs, `summary.json` (every figure from
 //! `qlog-analysis`) and an HTML report.
 
+pub mod baseline;
 pub mod foreground;
 pub mod h3;
+mod out_dir;
 pub mod run;
 pub mod scenario;
 pub mod sim;
@@ -14,6 +16,12 @@ pub mod workload;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+
+use baseline::add_baseline;
+use baseline::baseline_scenario;
+use out_dir::prepare_out;
+use out_dir::write_out;
+use out_dir::write_summary;
 
 /// Loads `scenario_path`, runs it into `out`, writes `summary.json`, the
 /// scenario file and (unless `report` is false) `report.html` with plots.
@@ -64,60 +72,4 @@ pub fn run_file(
         write_out(out, "report.html", html, log)?;
     }
     Ok(summary)
-}
-
-/// The scenario of a `--baseline` run: `scenario` with every bulk flow
-/// removed; an error unless it has both bulk and workload flows.
-pub fn baseline_scenario(
-    scenario: &scenario::Scenario,
-    path: &Path,
-) -> Result<scenario::Scenario, String> {
-    scenario.without_bulk().ok_or_else(|| {
-        format!(
-            "{}: --baseline needs both bulk flows (quic-bulk, h3) and workload flows (web, ping, video, cbr)",
-            path.display()
-        )
-    })
-}
-
-/// Gives each workload flow of `with` its figures in `without` (matched by
-/// name) as `baseline`, and the harm.
-pub fn add_baseline(
-    with: &mut Vec<workload::WorkloadSummary>,
-    without: Vec<workload::WorkloadSummary>,
-) {
-    for w in without {
-        if let Some(i) = with.iter().position(|f| f.name == w.name) {
-            let flow = with.remove(i);
-            with.insert(i, flow.with_baseline(w));
-        }
-    }
-}
-
-/// Loads the scenario, creates `out` and copies the scenario file into it
-/// (`scenario.toml`), as every run, real or simulated, starts.
-fn prepare_out(scenario_path: &Path, out: &Path) -> Result<scenario::Scenario, String> {
-    let scenario = scenario::load(scenario_path)?;
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let copy = out.join("scenario.toml");
-    std::fs::copy(scenario_path, &copy)
-        .map_err(|e| format!("cannot write {}: {e}", copy.display()))?;
-    Ok(scenario)
-}
-
-/// `out/summary.json`: pretty JSON and a final newline.
-fn write_summary(
-    out: &Path,
-    summary: &impl serde::Serialize,
-    log: &dyn Fn(&str),
-) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(summary).expect("summary serializes");
-    write_out(out, "summary.json", json + "\n", log)
-}
-
-fn write_out(out: &Path, name: &str, contents: String, log: &dyn Fn(&str)) -> Result<(), String> {
-    let path = out.join(name);
-    std::fs::write(&path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    log(&format!("wrote {}", path.display()));
-    Ok(())
 }

@@ -64,41 +64,6 @@ pub struct RealTail {
     pub netem: lbe_netem::Summary,
 }
 
-#[derive(Debug, Serialize)]
-pub struct LinkSummary {
-    pub rate_bps: u64,
-    /// The base RTT the emulator sets up (the scenario's `rtt`), not a
-    /// measured one (each flow's `figures.rtt_ms`).
-    pub emulated_rtt_ms: f64,
-    pub buffer_ms: f64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct WindowSummary {
-    pub from_s: f64,
-    pub to_s: f64,
-}
-
-impl LinkSummary {
-    /// The scenario's link as `summary.json` states it.
-    pub fn of(link: &crate::scenario::Link) -> Self {
-        LinkSummary {
-            rate_bps: link.rate_bps,
-            emulated_rtt_ms: ms(link.rtt),
-            buffer_ms: link.buffer_ms(),
-        }
-    }
-}
-
-impl From<qlog_analysis::Window> for WindowSummary {
-    fn from(w: qlog_analysis::Window) -> Self {
-        WindowSummary {
-            from_s: w.from_s,
-            to_s: w.to_s,
-        }
-    }
-}
-
 /// The bottleneck queue over the analysis window, in ms at line rate.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LinkQueue {
@@ -153,10 +118,6 @@ pub struct FlowSummary {
     pub qlog: String,
     /// What the client reported.
     pub transfer: Transfer,
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// Runs `scenario`, writing into `out`. `stop` (Ctrl-C) aborts the run.

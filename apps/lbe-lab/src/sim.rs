@@ -189,9 +189,12 @@ pub fn run_file(
     options: &RunOptions,
     log: &dyn Fn(&str),
 ) -> Result<SimSummary, String> {
-    let scenario = crate::prepare_out(scenario_path, out)?;
+    let scenario = crate::out_dir::prepare_out(scenario_path, out)?;
     let alone = match options.baseline {
-        true => Some(crate::baseline_scenario(&scenario, scenario_path)?),
+        true => Some(crate::baseline::baseline_scenario(
+            &scenario,
+            scenario_path,
+        )?),
         false => None,
     };
     let qlog_dir = out.join("qlog");
@@ -203,10 +206,10 @@ pub fn run_file(
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let (without, _) = simulate(&alone)?;
-        crate::write_summary(&dir, &without, log)?;
-        crate::add_baseline(&mut summary.tail.workloads, without.tail.workloads);
+        crate::out_dir::write_summary(&dir, &without, log)?;
+        crate::baseline::add_baseline(&mut summary.tail.workloads, without.tail.workloads);
     }
-    crate::write_summary(out, &summary, log)?;
+    crate::out_dir::write_summary(out, &summary, log)?;
     match (options.report, analysis) {
         (false, _) => {}
         (true, None) => log("no report: no bulk flow (the workloads' figures are in summary.json)"),
@@ -220,7 +223,7 @@ pub fn run_file(
                 &sections,
             )
             .map_err(|e| format!("report: {e}"))?;
-            crate::write_out(out, "report.html", html, log)?;
+            crate::out_dir::write_out(out, "report.html", html, log)?;
         }
     }
     Ok(summary)
@@ -235,4 +238,25 @@ pub struct RunOptions {
     pub qlog: bool,
     /// Also simulate the workloads alone (`--baseline`).
     pub baseline: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use lbe_test_support::scenario_text::flow;
+    use lbe_test_support::scenario_text::link;
+
+    use super::*;
+
+    #[test]
+    fn an_h3_flow_against_aioquic_is_not_simulated() {
+        let text = link("20mbit", "50ms", "500ms")
+            + &flow("cubic", "0s", "40s")
+            + "[[flow]]\nkind = \"h3\"\nbytes = \"10MB\"\nserver = \"aioquic\"\n";
+        let s = crate::scenario::parse(Path::new("s.toml"), &text).unwrap();
+        let config = config(&s).unwrap();
+        assert_eq!(
+            lbe_sim::run(&config).err().unwrap(),
+            "flow flow2: server = \"aioquic\" is not simulated (aioquic's HTTP/3 server is Python, run in real time; simulated: h3-serve, quiche-stock): run without --sim"
+        );
+    }
 }

@@ -9,10 +9,9 @@
 //! `flows`, `utilization`, `max_goodput_bps`, `utilization_of_max`,
 //! `jain_index`, then the tail's.
 
-use serde::Serialize;
+use std::time::Duration;
 
-use crate::run::LinkSummary;
-use crate::run::WindowSummary;
+use serde::Serialize;
 
 /// Which kind of run wrote the summary: `"real"` (in real time through
 /// lbe-netem) or `"sim"` (in the simulator).
@@ -47,6 +46,45 @@ pub struct RunSummary<F, T> {
     pub groups: Vec<GroupSummary>,
     #[serde(flatten)]
     pub tail: T,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LinkSummary {
+    pub rate_bps: u64,
+    /// The base RTT the emulator sets up (the scenario's `rtt`), not a
+    /// measured one (each flow's `figures.rtt_ms`).
+    pub emulated_rtt_ms: f64,
+    pub buffer_ms: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WindowSummary {
+    pub from_s: f64,
+    pub to_s: f64,
+}
+
+impl LinkSummary {
+    /// The scenario's link as `summary.json` states it.
+    pub fn of(link: &crate::scenario::Link) -> Self {
+        LinkSummary {
+            rate_bps: link.rate_bps,
+            emulated_rtt_ms: ms(link.rtt),
+            buffer_ms: link.buffer_ms(),
+        }
+    }
+}
+
+impl From<qlog_analysis::Window> for WindowSummary {
+    fn from(w: qlog_analysis::Window) -> Self {
+        WindowSummary {
+            from_s: w.from_s,
+            to_s: w.to_s,
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// A `count = N` group's figures over the analysis window.

@@ -129,8 +129,8 @@ pub fn run_sim(
         .collect();
     let mut workloads = s.tail.workloads;
     if let Some(baselines) = baseline {
-        let alone = crate::baseline_scenario(&scenario, Path::new(&sweep.path))?;
-        crate::add_baseline(&mut workloads, baselines.get(&alone)?);
+        let alone = crate::baseline::baseline_scenario(&scenario, Path::new(&sweep.path))?;
+        crate::baseline::add_baseline(&mut workloads, baselines.get(&alone)?);
     }
     Ok(result_of(
         index,
@@ -184,9 +184,9 @@ pub fn run(
                 .collect();
             let mut workloads = s.tail.workloads;
             if options.baseline {
-                let alone = crate::baseline_scenario(&scenario, Path::new(&sweep.path))?;
+                let alone = crate::baseline::baseline_scenario(&scenario, Path::new(&sweep.path))?;
                 let without = crate::run::run(&alone, &dir.join("baseline"), stop, &|_| {})?;
-                crate::add_baseline(&mut workloads, without.tail.workloads);
+                crate::baseline::add_baseline(&mut workloads, without.tail.workloads);
             }
             runs.push(result_of(i, sweep.params(i), &parts, &flows, workloads));
             log(&format!("run {i} done ({}/{})", runs.len(), indices.len()));
