@@ -53,22 +53,33 @@ fn result_of(
     }
 }
 
-/// The figures across flows of a run's summary, as the analysis gave them.
+/// The figures across flows of a run's summary, as the analysis gave them,
+/// and each bulk flow's name and `cc`; `flow` reads a flow's figures, name
+/// and `cc` off its summary (a real run's or a simulated one's).
 fn parts_of<F, T>(
     s: &crate::summary::RunSummary<F, T>,
-    figures: impl Fn(&F) -> &qlog_analysis::FlowSummary,
-) -> qlog_analysis::SummaryParts {
-    qlog_analysis::SummaryParts {
+    flow: impl Fn(&F) -> (&qlog_analysis::FlowSummary, &String, &String),
+) -> (qlog_analysis::SummaryParts, Vec<(String, String)>) {
+    let parts = qlog_analysis::SummaryParts {
         window: qlog_analysis::Window {
             from_s: s.window.from_s,
             to_s: s.window.to_s,
         },
-        flows: s.flows.iter().map(|f| figures(f).clone()).collect(),
+        flows: s.flows.iter().map(|f| flow(f).0.clone()).collect(),
         utilization: s.utilization,
         max_goodput_bps: s.max_goodput_bps,
         utilization_of_max: s.utilization_of_max,
         jain_index: s.jain_index,
-    }
+    };
+    let flows = s
+        .flows
+        .iter()
+        .map(|f| {
+            let (_, name, cc) = flow(f);
+            (name.clone(), cc.clone())
+        })
+        .collect();
+    (parts, flows)
 }
 
 /// The workloads-alone runs of a simulated sweep (`--baseline`), one per
@@ -121,12 +132,7 @@ pub fn run_sim(
 ) -> Result<RunResult, String> {
     let scenario = sweep.scenario(index)?;
     let (s, _) = crate::sim::simulate(&scenario)?;
-    let parts = parts_of(&s, |f| &f.figures);
-    let flows: Vec<(String, String)> = s
-        .flows
-        .iter()
-        .map(|f| (f.name.clone(), f.cc.clone()))
-        .collect();
+    let (parts, flows) = parts_of(&s, |f| (&f.figures, &f.name, &f.cc));
     let mut workloads = s.tail.workloads;
     if let Some(baselines) = baseline {
         let alone = crate::baseline::baseline_scenario(&scenario, Path::new(&sweep.path))?;
@@ -176,12 +182,7 @@ pub fn run(
             let scenario = sweep.scenario(i)?;
             let dir = out.join("runs").join(i.to_string());
             let s = crate::run::run(&scenario, &dir, stop, &|_| {})?;
-            let parts = parts_of(&s, |f| &f.figures);
-            let flows: Vec<(String, String)> = s
-                .flows
-                .iter()
-                .map(|f| (f.name.clone(), f.cc.clone()))
-                .collect();
+            let (parts, flows) = parts_of(&s, |f| (&f.figures, &f.name, &f.cc));
             let mut workloads = s.tail.workloads;
             if options.baseline {
                 let alone = crate::baseline::baseline_scenario(&scenario, Path::new(&sweep.path))?;
