@@ -5,19 +5,10 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 use lbe_lab::sim::SimSummary;
 
 const SEEDS: [u64; 3] = [1, 2, 3];
-
-fn simulate(text: &str, seed: u64) -> (SimSummary, qlog_analysis::Analysis) {
-    let text = format!("seed = {seed}\n{text}");
-    let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), &text).unwrap();
-    let (summary, analysis) = lbe_lab::sim::simulate(&scenario).unwrap();
-    (summary, analysis.expect("bulk flows' analysis"))
-}
 
 fn alone(cc: &str, rtt: &str, buffer: &str, loss: f64) -> String {
     link("20mbit", rtt, buffer)
@@ -42,7 +33,7 @@ fn share(s: &SimSummary, flow: usize) -> f64 {
 fn full_alone_uses_the_link_with_the_queue_at_target() {
     for rtt in ["10ms", "50ms", "300ms"] {
         for seed in SEEDS {
-            let (s, _) = simulate(&alone("ledbatpp:profile=full", rtt, "500ms", 0.0), seed);
+            let (s, _) = simulate_seeded(&alone("ledbatpp:profile=full", rtt, "500ms", 0.0), seed);
             let u = s.utilization_of_max.unwrap();
             let q = s.flows[0].figures.queuing_delay_ms.mean.unwrap();
             assert!(u >= 0.97, "{rtt} seed {seed}: utilization_of_max {u}");
@@ -57,7 +48,7 @@ fn full_alone_uses_the_link_with_the_queue_at_target() {
 fn full_with_one_percent_loss_at_300ms_gets_twice_the_draft() {
     for seed in SEEDS {
         let goodput = |cc: &str| {
-            let (s, _) = simulate(&alone(cc, "300ms", "500ms", 0.01), seed);
+            let (s, _) = simulate_seeded(&alone(cc, "300ms", "500ms", 0.01), seed);
             s.flows[0].figures.goodput_bps
         };
         let (draft, full) = (goodput("ledbatpp"), goodput("ledbatpp:profile=full"));
@@ -68,9 +59,9 @@ fn full_with_one_percent_loss_at_300ms_gets_twice_the_draft() {
 #[test]
 fn full_yields_to_cubic() {
     for seed in SEEDS {
-        let (s, _) = simulate(&vs_cubic("ledbatpp:profile=full", "500ms", "60s"), seed);
+        let (s, _) = simulate_seeded(&vs_cubic("ledbatpp:profile=full", "500ms", "60s"), seed);
         assert!(share(&s, 1) >= 0.95, "500ms seed {seed}: {}", share(&s, 1));
-        let (s, _) = simulate(&vs_cubic("ledbatpp:profile=full", "30ms", "60s"), seed);
+        let (s, _) = simulate_seeded(&vs_cubic("ledbatpp:profile=full", "30ms", "60s"), seed);
         let ratio = share(&s, 1) / share(&s, 0);
         assert!(ratio >= 5.0, "30ms seed {seed}: CUBIC/LEDBAT++ {ratio}");
     }
@@ -116,7 +107,7 @@ fn full_takes_the_link_back_seconds_after_cubic_leaves() {
     let times: Vec<(f64, f64)> = SEEDS
         .iter()
         .map(|&seed| {
-            let (s, a) = simulate(&vs_cubic("ledbatpp:profile=full", "500ms", "40s"), seed);
+            let (s, a) = simulate_seeded(&vs_cubic("ledbatpp:profile=full", "500ms", "40s"), seed);
             let gone = last_delivery_s(&a, 1);
             // About a window in flight and one unsent: 1.12-1.18 s; it was
             // over 3 s while the writer took whatever quiche offered.
@@ -131,7 +122,7 @@ fn full_takes_the_link_back_seconds_after_cubic_leaves() {
         .collect();
     assert!(times.iter().all(|(_, back)| *back <= 2.0), "{times:?}");
     // The draft takes far longer.
-    let (s, a) = simulate(&vs_cubic("ledbatpp", "500ms", "40s"), 1);
+    let (s, a) = simulate_seeded(&vs_cubic("ledbatpp", "500ms", "40s"), 1);
     assert!(time_back(&s, &a, 0, last_delivery_s(&a, 1)) > 5.0);
 }
 
@@ -144,7 +135,7 @@ fn two_full_flows_10s_apart_share_fairly() {
                 + &window("40s", "100s")
                 + &flow("ledbatpp:profile=full", "0s", "100s")
                 + &flow("ledbatpp:profile=full", "10s", "100s");
-            let (s, _) = simulate(&text, seed);
+            let (s, _) = simulate_seeded(&text, seed);
             let jain = s.jain_index.unwrap();
             eprintln!("{rtt} seed {seed}: Jain {jain:.3}");
             // Every cell 0.975-1.000 since the simulator runs quic-bulk's
@@ -169,7 +160,7 @@ fn four_full_flows_10s_apart_share_fairly() {
         text += &flow("ledbatpp:profile=full", &format!("{start}s"), "150s");
     }
     for seed in SEEDS {
-        let (s, _) = simulate(&text, seed);
+        let (s, _) = simulate_seeded(&text, seed);
         let jain = s.jain_index.unwrap();
         assert!(jain >= 0.9, "seed {seed}: Jain {jain}");
     }
@@ -179,8 +170,8 @@ fn four_full_flows_10s_apart_share_fairly() {
 fn profile_draft_is_still_the_draft() {
     // The draft's figures alone at 300 ms, unchanged by profile=full's
     // options: the same run as plain `ledbatpp`, and its known penalty.
-    let (draft, _) = simulate(&alone("ledbatpp:profile=draft", "300ms", "500ms", 0.0), 1);
-    let (plain, _) = simulate(&alone("ledbatpp", "300ms", "500ms", 0.0), 1);
+    let (draft, _) = simulate_seeded(&alone("ledbatpp:profile=draft", "300ms", "500ms", 0.0), 1);
+    let (plain, _) = simulate_seeded(&alone("ledbatpp", "300ms", "500ms", 0.0), 1);
     assert_eq!(
         serde_json::to_value(&draft.flows[0].figures).unwrap(),
         serde_json::to_value(&plain.flows[0].figures).unwrap()

@@ -11,8 +11,11 @@
 //! the link, yielding to CUBIC, taking the link back after it, and sharing
 //! it with a LEDBAT++ flow whose clock is skewed the other way.
 
+mod common;
+
 use std::path::Path;
 
+use common::goodput_bps;
 use lbe_lab::sim::SimSummary;
 
 /// 20 Mbit/s down, 2 Mbit/s up, 40 ms base RTT, 500 ms buffers both ways
@@ -45,15 +48,6 @@ fn simulate(text: &str) -> SimSummary {
 fn simulate_err(text: &str) -> String {
     let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), text).unwrap();
     lbe_lab::sim::simulate(&scenario).unwrap_err()
-}
-
-fn goodput_bps(s: &SimSummary, name: &str) -> f64 {
-    s.flows
-        .iter()
-        .find(|f| f.name == name)
-        .unwrap()
-        .figures
-        .goodput_bps
 }
 
 /// What the download keeps beside the upload: its goodput beside over its

@@ -37,15 +37,6 @@ fn run(name: &str, toml: &str) -> Summary {
     summary
 }
 
-fn goodput(s: &Summary, name: &str) -> f64 {
-    s.flows
-        .iter()
-        .find(|f| f.name == name)
-        .unwrap()
-        .figures
-        .goodput_bps
-}
-
 /// Real time, 20 s. `scripts/flake-check.sh -n 10` (2026-11-23, 2 cores):
 /// utilization min 0.925 / median 0.936 / max 0.945, minimum RTT
 /// 40.82 / 40.91 / 41.22 ms. Bars: utilization in [0.85, 1.0], minimum RTT
@@ -131,7 +122,7 @@ fn two_flows_share_the_emulated_link_and_are_analysed() {
         );
         assert!(bytes >= 1e6, "{} moved {bytes} bytes", f.name);
     }
-    let cubic = figure(test, "cubic_goodput_bps", goodput(&s, "cubic"));
+    let cubic = figure(test, "cubic_goodput_bps", goodput_bps(&s, "cubic"));
     assert!(cubic >= 0.01 * 10e6, "CUBIC delivered {cubic} bit/s");
     assert!(s.jain_index.is_some(), "both flows span the window");
     let utilization = figure(test, "utilization", s.utilization.unwrap());
@@ -151,7 +142,7 @@ fn an_upload_crosses_the_uplink_and_reads_the_clients_qlog() {
         "upload",
         "[link]\nrate = \"20mbit\"\nrtt = \"40ms\"\nbuffer = \"500ms\"\nreverse_rate = \"2mbit\"\nreverse_buffer = \"500ms\"\n[analysis]\nfrom = \"3s\"\nto = \"10s\"\n[[flow]]\ncc = \"cubic\"\nname = \"upload\"\ndirection = \"upload\"\nstop = \"10s\"\n",
     );
-    let g = goodput(&s, "upload");
+    let g = goodput_bps(&s, "upload");
     assert!((1.5e6..2.0e6).contains(&g), "upload goodput {g} bit/s");
     assert!(
         s.flows[0].qlog.starts_with("qlog/upload-client-cubic-"),

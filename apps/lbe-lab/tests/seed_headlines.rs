@@ -22,19 +22,10 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 use lbe_lab::sim::SimSummary;
 
 const SEEDS: [u64; 3] = [1, 2, 3];
-
-fn simulate(text: &str, seed: u64) -> (SimSummary, qlog_analysis::Analysis) {
-    let text = format!("seed = {seed}\n{text}");
-    let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), &text).unwrap();
-    let (summary, analysis) = lbe_lab::sim::simulate(&scenario).unwrap();
-    (summary, analysis.expect("bulk flows' analysis"))
-}
 
 /// Flow `flow`'s share of the flows' summed goodput.
 fn share(s: &SimSummary, flow: usize) -> f64 {
@@ -66,7 +57,7 @@ fn ledbatpp_uses_nine_tenths_of_the_link_alone_and_yields_to_cubic() {
     for seed in SEEDS {
         let alone =
             link("20mbit", "20ms", "500ms") + &window("0s", "60s") + &flow("ledbatpp", "0s", "60s");
-        let (s, _) = simulate(&alone, seed);
+        let (s, _) = simulate_seeded(&alone, seed);
         let u = s.utilization_of_max.unwrap();
         assert!((0.90..=0.97).contains(&u), "seed {seed}: alone {u}");
 
@@ -74,7 +65,7 @@ fn ledbatpp_uses_nine_tenths_of_the_link_alone_and_yields_to_cubic() {
             + &window("20s", "60s")
             + &flow("ledbatpp", "0s", "60s")
             + &flow("cubic", "0s", "60s");
-        let (s, _) = simulate(&against_cubic, seed);
+        let (s, _) = simulate_seeded(&against_cubic, seed);
         let lbe = share(&s, 0);
         assert!(
             lbe < 0.01,
@@ -110,14 +101,14 @@ fn ledbat_yields_to_tcp_and_splits_evenly_with_ledbat() {
             + &flow(second, "0s", "60s")
     };
     for seed in SEEDS {
-        let (s, _) = simulate(&pair("reno"), seed);
+        let (s, _) = simulate_seeded(&pair("reno"), seed);
         let f = s.jain_index.unwrap();
         assert!(
             (0.53..=0.65).contains(&f),
             "seed {seed}: F against Reno {f} (LEDBAT's share {})",
             share(&s, 0)
         );
-        let (s, _) = simulate(&pair(ledbat), seed);
+        let (s, _) = simulate_seeded(&pair(ledbat), seed);
         let f = s.jain_index.unwrap();
         assert!(f > 0.99, "seed {seed}: F of two LEDBAT flows {f}");
     }
@@ -154,13 +145,13 @@ fn cdg_share_against_two_cubics_goes_from_5_percent_per_flow_to_even_with_g() {
             + &flow("cubic:rollback=off", "30s", "120s")
     };
     for seed in SEEDS {
-        let (s, _) = simulate(&two_vs_two("0.1"), seed);
+        let (s, _) = simulate_seeded(&two_vs_two("0.1"), seed);
         let (a, b) = (share(&s, 0), share(&s, 1));
         assert!(
             (0.02..=0.08).contains(&a) && (0.02..=0.08).contains(&b) && a + b <= 0.12,
             "seed {seed}: G = 0.1 ms: CDG flows {a} and {b}"
         );
-        let (s, _) = simulate(&two_vs_two("120"), seed);
+        let (s, _) = simulate_seeded(&two_vs_two("120"), seed);
         let both = share(&s, 0) + share(&s, 1);
         assert!(
             (0.40..=0.55).contains(&both),
@@ -243,7 +234,7 @@ fn ledbat_start_up_takes_the_time_eq4_gives_and_ten_times_the_gain_cuts_it() {
                 "0s",
                 "45s",
             );
-        let (s, a) = simulate(&text, seed);
+        let (s, a) = simulate_seeded(&text, seed);
         let steady = first_second_with_mean_queue(&a, 20.0).unwrap_or(f64::INFINITY);
         (steady, s.utilization_of_max.unwrap())
     };
@@ -295,19 +286,19 @@ fn ledbat_5ms_target_and_decrease_gain_10_leave_reno_its_share() {
             + &flow("reno", "0s", "100s")
     };
     for seed in SEEDS {
-        let (s, _) = simulate(&against_reno("target=5ms,decrease_gain=10"), seed);
+        let (s, _) = simulate_seeded(&against_reno("target=5ms,decrease_gain=10"), seed);
         let (reno, lbe) = (eta(&s, 1), eta(&s, 0));
         assert!(
             (reno - 0.9421).abs() <= 0.015 && (lbe - 0.0353).abs() <= 0.015,
             "seed {seed}: (5 ms; 10): Reno {reno}, LEDBAT {lbe}"
         );
-        let (s, _) = simulate(&against_reno("target=25ms,decrease_gain=1"), seed);
+        let (s, _) = simulate_seeded(&against_reno("target=25ms,decrease_gain=1"), seed);
         let reno_25_1 = eta(&s, 1);
         assert!(
             reno - reno_25_1 >= 0.04,
             "seed {seed}: Reno {reno} with (5 ms; 10), {reno_25_1} with (25 ms; 1)"
         );
-        let (s, _) = simulate(&against_reno("target=5ms,decrease_gain=1"), seed);
+        let (s, _) = simulate_seeded(&against_reno("target=5ms,decrease_gain=1"), seed);
         let reno_5_1 = eta(&s, 1);
         assert!(
             reno - reno_5_1 >= 0.001,

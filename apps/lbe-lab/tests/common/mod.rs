@@ -1,6 +1,8 @@
 //! Set-ups shared by lbe-lab's tests, on lbe-test-support's.
 
-#![allow(dead_code)]
+// Each test binary uses a part of these set-ups and re-exports (one that
+// builds its own scenario text uses none of lbe-test-support's).
+#![allow(dead_code, unused_imports)]
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -12,7 +14,9 @@ pub use lbe_test_support::*;
 
 use lbe_lab::run::Summary;
 use lbe_lab::scenario::Scenario;
+use lbe_lab::sim::SimFlowSummary;
 use lbe_lab::sim::SimSummary;
+use lbe_lab::summary::RunSummary;
 
 /// A scenario from inline text (errors name the file `name`).
 pub fn parse(name: &str, text: &str) -> Scenario {
@@ -37,4 +41,47 @@ pub fn run_real(name: &str, scenario: &Scenario) -> (Summary, PathBuf) {
 pub fn second_flow_share(s: &SimSummary) -> f64 {
     let g: Vec<f64> = s.flows.iter().map(|f| f.figures.goodput_bps).collect();
     g[1] / (g[0] + g[1])
+}
+
+/// Simulates scenario `text` with `seed` (a `seed = ` line put before it);
+/// the summary and the bulk flows' analysis.
+pub fn simulate_seeded(text: &str, seed: u64) -> (SimSummary, qlog_analysis::Analysis) {
+    let text = format!("seed = {seed}\n{text}");
+    let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), &text).unwrap();
+    let (summary, analysis) = lbe_lab::sim::simulate(&scenario).unwrap();
+    (summary, analysis.expect("bulk flows' analysis"))
+}
+
+/// A bulk flow of a summary, real or simulated: its name and figures.
+pub trait BulkFlow {
+    fn name(&self) -> &str;
+    fn figures(&self) -> &qlog_analysis::FlowSummary;
+}
+
+impl BulkFlow for lbe_lab::run::FlowSummary {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn figures(&self) -> &qlog_analysis::FlowSummary {
+        &self.figures
+    }
+}
+
+impl BulkFlow for SimFlowSummary {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn figures(&self) -> &qlog_analysis::FlowSummary {
+        &self.figures
+    }
+}
+
+/// The goodput of the bulk flow named `name` of a real or simulated run.
+pub fn goodput_bps<F: BulkFlow, T>(s: &RunSummary<F, T>, name: &str) -> f64 {
+    s.flows
+        .iter()
+        .find(|f| f.name() == name)
+        .unwrap()
+        .figures()
+        .goodput_bps
 }
