@@ -10,7 +10,7 @@ use qlog_analysis::Role;
 use quiche_lbe::lbe_cc::rledbat;
 use serde::Serialize;
 
-use crate::Config;
+use crate::config::Config;
 
 /// What a flow did, beside the figures of the analysis.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -107,9 +107,21 @@ impl SimOutput {
         if flows.is_empty() {
             return Ok(None);
         }
-        let options = crate::queue::analysis_options(config);
+        let options = analysis_options(config);
         qlog_analysis::analyze_in_memory(flows, &options)
             .map(Some)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// The analysis a run's flows get: its window, the link's rate and the
+/// per-datagram overhead the bottleneck counts.
+fn analysis_options(config: &Config) -> qlog_analysis::Options {
+    qlog_analysis::Options {
+        from_s: config.window.map(|(f, _)| f.as_secs_f64()),
+        to_s: config.window.map(|(_, t)| t.as_secs_f64()),
+        link_rate_bps: Some(config.link.rate_bps as f64),
+        datagram_overhead_bytes: u64::from(lbe_link::IPV4_UDP_OVERHEAD),
+        ..qlog_analysis::Options::default()
     }
 }
