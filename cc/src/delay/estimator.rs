@@ -366,6 +366,11 @@ impl DelayEstimator {
         self.base.base
     }
 
+    /// The current-delay filter itself.
+    pub fn current_filter(&self) -> &CurrentFilter {
+        &self.current
+    }
+
     /// Current delay: the minimum of the last `current_filter` samples.
     pub fn current(&self) -> Option<Duration> {
         self.current.current()

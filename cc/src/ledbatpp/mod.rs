@@ -92,6 +92,7 @@ use std::time::Instant;
 use crate::delay;
 use crate::delay::CurrentFilter;
 use crate::delay::DelayEstimator;
+use crate::delay::DelayMode;
 use crate::delay::DelaySource;
 use crate::flight::FlightSize;
 use crate::pacing;
@@ -255,8 +256,11 @@ pub struct LedbatPlusPlus {
     /// Where the delay samples come from (spec key `delay`).
     source: DelaySource,
     /// The round trip's current value with a one-way signal: the minimum
-    /// of the latest RTT samples (`current_rtt`).
-    round_trip: CurrentFilter,
+    /// of the latest RTT samples (`current_rtt`). `None` while the delay
+    /// signal is the round trip (`delay=rtt`, and `delay=auto` until its
+    /// first one-way sample): `delay`'s current filter then takes exactly
+    /// these samples, and is copied here when the signal turns one-way.
+    round_trip: Option<CurrentFilter>,
     flight: FlightSize,
     /// Smoothed RTT of the latest ACK that carried a sample.
     srtt: Option<Duration>,
@@ -308,7 +312,7 @@ impl LedbatPlusPlus {
     /// seed 1; 18.8 alone).
     fn current_rtt(&self) -> Option<Duration> {
         if self.source.signal() == Some(delay::Signal::OneWay) {
-            return self.round_trip.current();
+            return self.round_trip.as_ref().and_then(CurrentFilter::current);
         }
         self.delay.current()?;
         Some(self.gain_base? + self.delay.queuing())
@@ -344,7 +348,8 @@ impl LedbatPlusPlus {
             rounds: Rounds::default(),
             delay: DelayEstimator::new(&cfg.delay),
             source: DelaySource::new(cfg.delay.mode),
-            round_trip: CurrentFilter::new(cfg.delay.current_filter),
+            round_trip: (cfg.delay.mode == DelayMode::OneWay)
+                .then(|| CurrentFilter::new(cfg.delay.current_filter)),
             flight: FlightSize::default(),
             srtt: None,
             gain: 1.0 / cfg.gain_divisor_max as f64,
@@ -478,14 +483,19 @@ impl CongestionController for LedbatPlusPlus {
             Some(_) => true,
             None => false,
         };
-        if ack.rtt.new_sample && !skipping {
-            self.round_trip
-                .on_sample(now, delay::adjusted_rtt(&ack.rtt));
+        let counted = ack.rtt.new_sample && !skipping;
+        let sample = counted.then(|| self.source.sample(ack)).flatten();
+        if counted {
+            if self.round_trip.is_none() && self.source.signal() == Some(delay::Signal::OneWay) {
+                // The signal turns one-way: `delay` took the round trips
+                // until now, and is about to restart.
+                self.round_trip = Some(self.delay.current_filter().clone());
+            }
+            if let Some(round_trip) = &mut self.round_trip {
+                round_trip.on_sample(now, delay::adjusted_rtt(&ack.rtt));
+            }
         }
-        match (ack.rtt.new_sample && !skipping)
-            .then(|| self.source.sample(ack))
-            .flatten()
-        {
+        match sample {
             Some(s) => self.delay.on_delay_sample(now, s, None),
             None => self.delay.advance(now),
         }
