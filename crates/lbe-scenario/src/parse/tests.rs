@@ -471,47 +471,51 @@ fn a_deadline_needs_bytes_and_a_steerable_controller() {
 
 #[test]
 fn errors_name_the_line() {
-    assert_eq!(
-        err(&GOOD.replace("rate = \"20mbit\"", "rate = \"20mbit\"\nspeed = 3")),
-        "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`, `cross_traffic`, `pacing`, `aqm`, `codel_target`, `codel_interval`, `fq_flows`, `fq_quantum`, `pie_target`, `pie_tupdate`, `pie_alpha`, `pie_beta`, `pie_max_burst`, `loss_model`, `ge_p`, `ge_r`, `ge_h`, `ge_k`, `reverse_rate`, `reverse_buffer`, `reverse_loss`"
-    );
-    assert_eq!(
-        err(&GOOD.replace("\"50ms\"", "\"50\"")),
-        "s.toml:4: link rtt: bad duration '50': missing unit; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)"
-    );
+    for (text, want) in [
+        (
+            GOOD.replace("rate = \"20mbit\"", "rate = \"20mbit\"\nspeed = 3"),
+            "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`, `cross_traffic`, `pacing`, `aqm`, `codel_target`, `codel_interval`, `fq_flows`, `fq_quantum`, `pie_target`, `pie_tupdate`, `pie_alpha`, `pie_beta`, `pie_max_burst`, `loss_model`, `ge_p`, `ge_r`, `ge_h`, `ge_k`, `reverse_rate`, `reverse_buffer`, `reverse_loss`",
+        ),
+        (
+            GOOD.replace("\"50ms\"", "\"50\""),
+            "s.toml:4: link rtt: bad duration '50': missing unit; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)",
+        ),
+        (
+            GOOD.replace("cc = \"cubic\"", "cc = \"vegas\""),
+            "s.toml:14: flow cc: unknown congestion controller 'vegas' (allowed: cubic, reno, bbr2, ledbatpp, ledbat, cdg, fixed)",
+        ),
+        (
+            GOOD.replace("stop = \"40s\"\n[[flow]]", "stop = \"0s\"\n[[flow]]"),
+            "s.toml:12: flow stop must be after its start",
+        ),
+        (
+            GOOD.replace("bytes = \"10MB\"", "bytes = \"10MB\"\nstop = \"20s\""),
+            "s.toml:16: a flow has either 'stop' or 'bytes', not both",
+        ),
+        (
+            GOOD.replace("to = \"40s\"", "to = \"5s\""),
+            "s.toml:8: analysis 'to' must be after 'from'",
+        ),
+        (
+            GOOD.replace("name = \"fg\"", "name = \"flow1\""),
+            "s.toml:18: flow name 'flow1' is used twice",
+        ),
+        (
+            format!("{GOOD}[ports]\nserver = 5001\nnetem = 5000\n"),
+            "s.toml:20: ports overlap: the server's 5001 is among lbe-netem's 5000..5001 (one per base RTT of quic-bulk flows, one per h3 or workload flow)",
+        ),
+        (
+            "[link]\nrate = \"20mbit\"\nrtt = \"5ms\"\nbuffer = \"0.1ms\"\n".to_string(),
+            "s.toml:4: link buffer must hold at least one packet (1500 bytes)",
+        ),
+        (
+            "[link]\nrate = \"20mbit\"\nrtt = \"5ms\"\nbuffer = \"10ms\"\n".to_string(),
+            "s.toml:1: the scenario has no [[flow]]",
+        ),
+    ] {
+        assert_eq!(err(&text), want, "{text}");
+    }
     assert!(err("[[flow]]\ncc = \"cubic\"\nstop = \"1s\"\n").contains("missing field `link`"));
-    assert_eq!(
-        err(&GOOD.replace("cc = \"cubic\"", "cc = \"vegas\"")),
-        "s.toml:14: flow cc: unknown congestion controller 'vegas' (allowed: cubic, reno, bbr2, ledbatpp, ledbat, cdg, fixed)"
-    );
-    assert_eq!(
-        err(&GOOD.replace("stop = \"40s\"\n[[flow]]", "stop = \"0s\"\n[[flow]]")),
-        "s.toml:12: flow stop must be after its start"
-    );
-    assert_eq!(
-        err(&GOOD.replace("bytes = \"10MB\"", "bytes = \"10MB\"\nstop = \"20s\"")),
-        "s.toml:16: a flow has either 'stop' or 'bytes', not both"
-    );
-    assert_eq!(
-        err(&GOOD.replace("to = \"40s\"", "to = \"5s\"")),
-        "s.toml:8: analysis 'to' must be after 'from'"
-    );
-    assert_eq!(
-        err(&GOOD.replace("name = \"fg\"", "name = \"flow1\"")),
-        "s.toml:18: flow name 'flow1' is used twice"
-    );
-    assert_eq!(
-        err(&format!("{GOOD}[ports]\nserver = 5001\nnetem = 5000\n")),
-        "s.toml:20: ports overlap: the server's 5001 is among lbe-netem's 5000..5001 (one per base RTT of quic-bulk flows, one per h3 or workload flow)"
-    );
-    assert_eq!(
-        err("[link]\nrate = \"20mbit\"\nrtt = \"5ms\"\nbuffer = \"0.1ms\"\n"),
-        "s.toml:4: link buffer must hold at least one packet (1500 bytes)"
-    );
-    assert_eq!(
-        err("[link]\nrate = \"20mbit\"\nrtt = \"5ms\"\nbuffer = \"10ms\"\n"),
-        "s.toml:1: the scenario has no [[flow]]"
-    );
     assert!(err("[link\n").starts_with("s.toml:1: "));
 }
 
