@@ -1,0 +1,222 @@
+//! An operator's set-up, step by step as docs/adopting.md gives it: a
+//! cargo project of its own outside this workspace, with quiche 0.30.0
+//! patched with `patches/core` only (`scripts/quiche-src.sh --only core`)
+//! in its `[patch.crates-io]` and `quiche-lbe` without features, builds a
+//! server that sends a download with LEDBAT++ chosen by name
+//! (`tests/operator/download.rs`). It runs: the server's first congestion
+//! window is LEDBAT++'s two packets, and the download completes. `cargo
+//! tree -i quiche` shows the core-patched copy as the only quiche.
+//!
+//! The project lives under `<target>/tmp/operator-core/`. To keep the test
+//! cheap it builds into this workspace's target directory (BoringSSL, built
+//! once for the workspace, is reused: its `[profile.release]` is the
+//! workspace's, and its Cargo.lock starts from the workspace's, so the
+//! crates resolve to the same versions and the same artefacts; quiche
+//! itself is built without debug information so that it is not the same
+//! unit as the workspace's quiche, [`QUICHE_PROFILE`]), and
+//! `--offline` (the workspace's build fetched every crate it needs). The
+//! build may wait for the target directory's lock while another cargo
+//! runs; it is bounded by [`BUILD_BOUND`].
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command;
+use std::process::Output;
+use std::time::Duration;
+use std::time::Instant;
+
+use lbe_test_support::fresh_dir;
+
+/// The bound on the operator project's build, lock waits included.
+const BUILD_BOUND: Duration = Duration::from_secs(30 * 60);
+/// The bound on its run (a 4 MB download on loopback).
+const RUN_BOUND: Duration = Duration::from_secs(120);
+const BYTES: u64 = 4_000_000;
+/// The one setting the operator project's profile adds to the workspace's:
+/// cargo names a unit's files in the target directory by its package,
+/// version, features and profile, not by the directory it comes from, so
+/// without it the core-patched quiche would be built into the very files
+/// of the workspace's fully patched one (and a build running beside this
+/// test, or this run's own doctests, would then compile against the core
+/// alone). BoringSSL's build (boring-sys) keeps the workspace's profile and
+/// is shared.
+const QUICHE_PROFILE: &str = "[profile.release.package.quiche]\ndebug = 0\n";
+
+/// The workspace's `[profile.release]` table (its header and settings),
+/// which the operator project's must equal for the artefacts to be shared.
+fn workspace_release_profile(root: &Path) -> String {
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let mut lines = manifest.lines().skip_while(|l| *l != "[profile.release]");
+    let header = lines.next().expect("the workspace has a [profile.release]");
+    let settings = lines.take_while(|l| !l.is_empty() && !l.starts_with(['#', '[']));
+    std::iter::once(header)
+        .chain(settings)
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// The operator project's Cargo.toml: quiche from crates.io, replaced by
+/// the core-patched copy; quiche-lbe by path, without its features; the
+/// workspace's release profile, but for quiche's debug information
+/// ([`QUICHE_PROFILE`]).
+fn operator_manifest(root: &Path, quiche: &Path, profile: &str) -> String {
+    format!(
+        r#"[package]
+name = "lbe-operator-download"
+version = "0.1.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+quiche = "=0.30.0"
+quiche-lbe = {{ path = "{root}", default-features = false }}
+
+[patch.crates-io]
+quiche = {{ path = "{quiche}" }}
+
+{profile}
+{quiche_profile}
+[workspace]
+"#,
+        root = root.display(),
+        quiche = quiche.display(),
+        quiche_profile = QUICHE_PROFILE,
+    )
+}
+
+/// Runs `command` to its end or kills it after `bound`.
+fn run_bounded(command: &mut Command, bound: Duration) -> Output {
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > bound {
+            child.kill().unwrap();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "{command:?} did not finish in {bound:?}:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn check(command: &mut Command, bound: Duration) -> String {
+    let output = run_bounded(command, bound);
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn an_operator_serves_a_download_with_ledbatpp_on_quiche_with_the_core_patches_alone() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let work = fresh_dir(&Path::new(env!("CARGO_TARGET_TMPDIR")).join("operator-core"));
+    // CARGO_TARGET_TMPDIR is <target>/tmp.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+
+    // 1. quiche 0.30.0 with patches/core only.
+    let patched = work.join("quiche-core");
+    check(
+        Command::new(root.join("scripts/quiche-src.sh"))
+            .arg("--out")
+            .arg(&patched)
+            .args(["--only", "core"]),
+        BUILD_BOUND,
+    );
+    let quiche = patched.join("quiche-0.30.0");
+    let congestion = quiche.join("src/recovery/congestion");
+    assert!(congestion.join("custom.rs").is_file(), "core 0001");
+    assert!(congestion.join("registry.rs").is_file(), "core 0006");
+    assert!(
+        !congestion.join("builtin.rs").exists(),
+        "ext 0003 is not core"
+    );
+    assert!(
+        !quiche.join("src/clock.rs").exists(),
+        "lab 0007 is not core"
+    );
+
+    // 2. The operator's project: its manifest, its program, a lock of its
+    // own (started from the workspace's, see the module docs).
+    let project = work.join("project");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    let profile = workspace_release_profile(&root);
+    std::fs::write(
+        project.join("Cargo.toml"),
+        operator_manifest(&root, &quiche, &profile),
+    )
+    .unwrap();
+    std::fs::copy(
+        root.join("tests/operator/download.rs"),
+        project.join("src/main.rs"),
+    )
+    .unwrap();
+    std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
+
+    // 3. Build it.
+    let manifest = project.join("Cargo.toml");
+    check(
+        Command::new(&cargo)
+            .args(["build", "--release", "--offline", "--manifest-path"])
+            .arg(&manifest)
+            .env("CARGO_TARGET_DIR", target),
+        BUILD_BOUND,
+    );
+
+    // 4. The only quiche in it is the core-patched copy, and quiche-lbe
+    // uses it.
+    let tree = check(
+        Command::new(&cargo)
+            .args([
+                "tree",
+                "--offline",
+                "-e",
+                "normal",
+                "-i",
+                "quiche",
+                "--manifest-path",
+            ])
+            .arg(&manifest),
+        RUN_BOUND,
+    );
+    let first = tree.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        format!("quiche v0.30.0 ({})", quiche.display()),
+        "{tree}"
+    );
+    assert!(
+        tree.lines()
+            .any(|l| l.contains(&format!("quiche-lbe v0.1.0 ({})", root.display()))),
+        "{tree}"
+    );
+
+    // 5. Run it: LEDBAT++'s initial window is two packets ("LEDBAT++ sender
+    // limits the initial window to 2 packets", draft -01 §4.1), and the
+    // download completes; `cubic:rollback=off` needs the lab patches.
+    let line = check(
+        Command::new(target.join("release/lbe-operator-download"))
+            .arg(quiche.join("examples/cert.crt"))
+            .arg(quiche.join("examples/cert.key"))
+            .arg(BYTES.to_string()),
+        RUN_BOUND,
+    );
+    assert_eq!(
+        line.trim_end(),
+        format!(
+            "first_cwnd={} max_datagram_size=1200 received={BYTES} rollback_off=--cc 'cubic:rollback=off': {}",
+            2 * 1200,
+            quiche_lbe::spec::ROLLBACK_NEEDS_THE_FEATURE
+        )
+    );
+}
