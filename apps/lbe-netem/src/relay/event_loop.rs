@@ -116,6 +116,11 @@ pub(super) fn flow_key(server: SocketAddr, client: SocketAddr) -> u64 {
     h
 }
 
+/// A socket's address for a log line, or why it has none.
+fn addr_text(addr: io::Result<SocketAddr>) -> String {
+    addr.map_or_else(|e| e.to_string(), |a| a.to_string())
+}
+
 /// Server→client datagram: sent from the listening socket of `path`.
 struct DownItem {
     flow: u64,
@@ -218,6 +223,7 @@ impl Relay {
         self.up.take_interval(start);
         let interval = self.config.stats_interval.max(Duration::from_millis(1));
         let mut next_stats = start + interval;
+        let mut rebind_at = self.config.rebind_at.map(|d| start + d);
         let mut events = Events::with_capacity(256);
         let mut pending: Vec<Token> = Vec::new();
         let mut still: Vec<Token> = Vec::new();
@@ -227,6 +233,10 @@ impl Relay {
                 break Ok(());
             }
             let now = Instant::now();
+            if rebind_at.is_some_and(|at| now >= at) {
+                rebind_at = None;
+                self.rebind_flows();
+            }
             self.deliver_due(now);
             self.inject_cross_traffic(now);
             if now >= next_stats {
@@ -244,6 +254,7 @@ impl Relay {
                 self.down.next_delivery(),
                 self.up.next_delivery(),
                 self.cross.as_mut().map(|c| c.next_arrival(now)),
+                rebind_at,
                 Some(next_stats),
             ]
             .into_iter()
@@ -490,13 +501,11 @@ impl Relay {
             Ok(socket) => {
                 self.next_flow += 1;
                 if log::log_enabled!(log::Level::Info) {
-                    let via = self.listeners[path].socket.local_addr();
-                    let from = socket.local_addr();
                     log::info!(
                         "flow {id}: client {client} via {} (rtt {:?}) -> upstream {upstream} from {}",
-                        via.map_or_else(|e| e.to_string(), |a| a.to_string()),
+                        addr_text(self.listeners[path].socket.local_addr()),
                         self.listeners[path].owd * 2,
-                        from.map_or_else(|e| e.to_string(), |a| a.to_string()),
+                        addr_text(socket.local_addr()),
                     );
                 }
                 self.flows.insert(
@@ -540,6 +549,45 @@ impl Relay {
             .registry()
             .register(&mut s, token, Interest::READABLE)?;
         Ok(s)
+    }
+
+    /// Gives every flow a new upstream socket (a new source port towards
+    /// its server) and closes the old one: [`Config::rebind_at`]. A flow
+    /// whose new socket cannot be opened keeps its old one (logged).
+    fn rebind_flows(&mut self) {
+        let mut ids: Vec<u64> = self.flows.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let upstream = self.listeners[self.flows[&id].path].upstream;
+            // The old socket leaves the poll first: the new one takes its
+            // token.
+            let flow = self.flows.get_mut(&id).expect("listed above");
+            let _ = self.poll.registry().deregister(&mut flow.socket);
+            match self.open_upstream(Source::Flow(id).token(), upstream) {
+                Ok(socket) => {
+                    let flow = self.flows.get_mut(&id).expect("listed above");
+                    let old = std::mem::replace(&mut flow.socket, socket);
+                    log::info!(
+                        "flow {id}: client {} rebound: upstream {upstream} now from {} (was {})",
+                        flow.client,
+                        addr_text(flow.socket.local_addr()),
+                        addr_text(old.local_addr()),
+                    );
+                }
+                Err(e) => {
+                    log::warn!("flow {id}: cannot rebind (keeps its socket): {e}");
+                    let flow = self.flows.get_mut(&id).expect("listed above");
+                    let token = Source::Flow(id).token();
+                    if let Err(e) =
+                        self.poll
+                            .registry()
+                            .register(&mut flow.socket, token, Interest::READABLE)
+                    {
+                        log::warn!("flow {id}: cannot poll its socket again: {e}");
+                    }
+                }
+            }
+        }
     }
 
     fn expire_idle(&mut self, now: Instant) {
