@@ -136,8 +136,8 @@ struct Cli {
     /// Rebind every flow this long after the start (e.g. 5s), as a NAT
     /// that loses its mappings: from then on the server sees each client
     /// from a new source port (a new upstream socket per client; the old
-    /// one is closed, and what the server sends to it is lost). Datagrams
-    /// already queued are delivered.
+    /// one is closed). What the server sent to the old port is lost, also
+    /// what the bottleneck still holds.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     rebind_at: Option<Duration>,
     /// More logging (-v: per-flow, -vv: debug).

@@ -91,6 +91,9 @@ struct Flow {
     key: u64,
     /// The bottleneck's drops of this flow up to the last stats line.
     reported_drops: FlowDrops,
+    /// How many times the flow was rebound ([`Config::rebind_at`]): its
+    /// datagrams from the server carry the binding they came through.
+    binding: u32,
 }
 
 /// The flow key of a client's datagrams at the server→client bottleneck:
@@ -124,6 +127,8 @@ fn addr_text(addr: io::Result<SocketAddr>) -> String {
 /// Server→client datagram: sent from the listening socket of `path`.
 struct DownItem {
     flow: u64,
+    /// The flow's binding when the server sent it ([`Flow::binding`]).
+    binding: u32,
     path: usize,
     client: SocketAddr,
     data: Vec<u8>,
@@ -160,6 +165,9 @@ pub(super) struct Relay {
     stats: Option<BufWriter<File>>,
     send_errors: u64,
     recv_errors: u64,
+    /// Server→client datagrams dropped because their flow was rebound
+    /// since the server sent them.
+    rebind_drops: u64,
     interval_send_errors: u64,
     late_interval: Histogram<u64>,
     late_total: Histogram<u64>,
@@ -197,6 +205,7 @@ impl Relay {
             stats,
             send_errors: 0,
             recv_errors: 0,
+            rebind_drops: 0,
             interval_send_errors: 0,
             late_interval: lateness_histogram(),
             late_total: lateness_histogram(),
@@ -299,6 +308,12 @@ impl Relay {
 
         let end = Instant::now();
         self.deliver_due(end);
+        if self.config.rebind_at.is_some() {
+            log::info!(
+                "{} datagrams from the servers dropped: sent to a port rebound since",
+                self.rebind_drops
+            );
+        }
         let write_result = self
             .write_stats(start, end)
             .and_then(|()| match &mut self.stats {
@@ -341,6 +356,16 @@ impl Relay {
                 Down::Flow(item) => (d.payload, item),
                 Down::Cross => continue,
             };
+            // Sent to the port the flow had before it was rebound: the
+            // NAT no longer has that mapping.
+            if self
+                .flows
+                .get(&item.flow)
+                .is_some_and(|f| f.binding != item.binding)
+            {
+                self.rebind_drops += 1;
+                continue;
+            }
             let listener = &self.listeners[item.path];
             match listener.socket.send_to(&item.data, item.client) {
                 Ok(_) => {}
@@ -472,6 +497,7 @@ impl Relay {
             flow.last_active = now;
             let item = DownItem {
                 flow: id,
+                binding: flow.binding,
                 path: flow.path,
                 client: flow.client,
                 data: self.buf[..n].to_vec(),
@@ -519,6 +545,7 @@ impl Relay {
                         counters: FlowCounters::default(),
                         key: flow_key(upstream, client),
                         reported_drops: FlowDrops::default(),
+                        binding: 0,
                     },
                 );
                 self.flow_by_client.insert((path, client), id);
@@ -552,8 +579,10 @@ impl Relay {
     }
 
     /// Gives every flow a new upstream socket (a new source port towards
-    /// its server) and closes the old one: [`Config::rebind_at`]. A flow
-    /// whose new socket cannot be opened keeps its old one (logged).
+    /// its server) and closes the old one: [`Config::rebind_at`]. What the
+    /// server sent to the old port and the bottleneck still holds is
+    /// dropped when it is due. A flow whose new socket cannot be opened
+    /// keeps its old one (logged).
     fn rebind_flows(&mut self) {
         let mut ids: Vec<u64> = self.flows.keys().copied().collect();
         ids.sort_unstable();
@@ -567,6 +596,7 @@ impl Relay {
                 Ok(socket) => {
                     let flow = self.flows.get_mut(&id).expect("listed above");
                     let old = std::mem::replace(&mut flow.socket, socket);
+                    flow.binding += 1;
                     log::info!(
                         "flow {id}: client {} rebound: upstream {upstream} now from {} (was {})",
                         flow.client,

@@ -80,8 +80,10 @@ pub struct Config {
     /// its mappings does: each flow's upstream socket is replaced by a new
     /// one (a new source port), and the old one is closed, so the server
     /// sees the client from a new address and what it sends to the old one
-    /// is lost. Datagrams already in either direction's queue are
-    /// delivered. `None` never rebinds.
+    /// is lost, including what the bottleneck still holds (a home router
+    /// behind its uplink's queue drops it on arrival). The client's
+    /// datagrams still queued leave from the new port. `None` never
+    /// rebinds.
     pub rebind_at: Option<Duration>,
     /// `SO_RCVBUF`/`SO_SNDBUF` asked for every socket, in bytes.
     pub socket_buffer: usize,
