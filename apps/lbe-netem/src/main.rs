@@ -133,6 +133,13 @@ struct Cli {
     /// Forget flows idle this long (default: never).
     #[arg(long, value_parser = parse_duration)]
     idle_timeout: Option<Duration>,
+    /// Rebind every flow this long after the start (e.g. 5s), as a NAT
+    /// that loses its mappings: from then on the server sees each client
+    /// from a new source port (a new upstream socket per client; the old
+    /// one is closed). What the server sent to the old port is lost, also
+    /// what the bottleneck still holds.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    rebind_at: Option<Duration>,
     /// More logging (-v: per-flow, -vv: debug).
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -285,6 +292,7 @@ fn main() -> ExitCode {
     config.realtime = !cli.no_realtime;
     config.rx_timestamps = !cli.no_rx_timestamps;
     config.idle_timeout = cli.idle_timeout;
+    config.rebind_at = cli.rebind_at;
 
     let signals = block_signals();
     let capacity = cli.buffer.bytes_at(cli.rate);

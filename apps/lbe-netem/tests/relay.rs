@@ -858,3 +858,31 @@ fn idle_flows_are_forgotten_after_the_timeout() {
     assert_eq!(summary.flows, 2);
     server.finish();
 }
+
+#[test]
+fn a_rebind_gives_every_flow_a_new_source_port_once() {
+    let server = EchoServer::start();
+    let netem = emulator(
+        server.addr,
+        10_000_000,
+        ms(2),
+        Buffer::Time(ms(100)),
+        |config| config.rebind_at = Some(ms(300)),
+    );
+    let c = client();
+    let peer = |reply: Vec<u8>| -> String {
+        let text = String::from_utf8(reply).unwrap();
+        text.split_once('|').unwrap().0.to_string()
+    };
+    let first = peer(round_trip(&c, netem.listen_addr(), b"a").1);
+    assert_eq!(first, peer(round_trip(&c, netem.listen_addr(), b"b").1));
+    std::thread::sleep(ms(500));
+    // The server sees the same client from a new port, and its replies to
+    // that port still reach the client.
+    let rebound = peer(round_trip(&c, netem.listen_addr(), b"c").1);
+    assert_ne!(first, rebound, "the flow has a new upstream socket");
+    assert_eq!(rebound, peer(round_trip(&c, netem.listen_addr(), b"d").1));
+    let summary = netem.stop().unwrap();
+    assert_eq!(summary.flows, 1, "the same flow, rebound");
+    server.finish();
+}

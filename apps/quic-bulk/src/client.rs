@@ -11,6 +11,8 @@ use lbe_app_kit::deadline::DeadlineOutcome;
 use lbe_app_kit::endpoint::client;
 use lbe_app_kit::endpoint::client::ClientApp;
 use lbe_app_kit::endpoint::client::ClientOptions;
+use lbe_app_kit::endpoint::stall::StallEvent;
+use lbe_app_kit::endpoint::stall::StallWatch;
 use lbe_app_kit::endpoint::Conn;
 use lbe_app_kit::tls;
 use lbe_bulk::client::ClientSession;
@@ -140,10 +142,13 @@ struct BulkClient {
     args: ClientArgs,
     session: ClientSession,
     progress: Option<ProgressBar>,
+    /// The transfer's progress: a stall is said on stderr, and the
+    /// transfer is given up after the idle timeout without progress.
+    stall: StallWatch,
 }
 
 impl BulkClient {
-    fn new(args: ClientArgs) -> Self {
+    fn new(args: ClientArgs, idle_timeout: Duration) -> Self {
         let progress = args.progress.then(|| {
             lbe_app_kit::cli::progress_bar(match args.amount {
                 Amount::Bytes(n) => Some(n),
@@ -161,7 +166,27 @@ impl BulkClient {
             args,
             session,
             progress,
+            stall: StallWatch::new(Instant::now(), idle_timeout),
         }
+    }
+
+    /// Says what the stall watch saw; an error once it gives up.
+    fn watch(&mut self) -> Result<(), Error> {
+        if self.session.finished_at().is_some() {
+            return Ok(());
+        }
+        let Some(event) = self.stall.observe(Instant::now(), self.session.bytes()) else {
+            return Ok(());
+        };
+        let line = format!("quic-bulk: {}", event.message());
+        match &self.progress {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+        if let StallEvent::GaveUp { .. } = event {
+            return Err(Error::new(event.message()));
+        }
+        Ok(())
     }
 }
 
@@ -174,7 +199,7 @@ impl ClientApp for BulkClient {
         if let Some(bar) = &self.progress {
             bar.set_position(self.session.bytes());
         }
-        Ok(())
+        self.watch()
     }
 }
 
@@ -210,21 +235,23 @@ pub fn run(args: ClientArgs, stop: &AtomicBool) -> Result<Summary, Error> {
         qlog_cc: args.cc.file_tag(),
         handshake_timeout: args.handshake_timeout,
     };
-    let mut app = BulkClient::new(args);
+    let mut app = BulkClient::new(args, transport.idle_timeout);
     let result = client::run(&options, &mut config, &mut app, stop);
     if let Some(bar) = &app.progress {
         bar.finish_and_clear();
     }
-    result?;
+    let conn = result?;
 
     let (Some(start), Some(end), Some(outcome)) = (
         app.session.request_sent_at(),
         app.session.finished_at(),
         app.session.take_outcome(),
     ) else {
-        return Err(Error::new(
-            "the connection closed before the transfer finished",
-        ));
+        return Err(Error::new(if conn.quic.is_timed_out() {
+            "the connection closed before the transfer finished: nothing came from the server for the idle timeout"
+        } else {
+            "the connection closed before the transfer finished"
+        }));
     };
     let bytes = app.session.bytes();
     let duration_s = end.duration_since(start).as_secs_f64().max(1e-9);

@@ -17,9 +17,16 @@
 //! at most one packet interval early. The endpoint wakes at
 //! [`PacedSender::wake_at`]: the earlier of quiche's timer and the held
 //! datagram's release less [`RELEASE_SLACK`].
+//!
+//! # Stalls
+//!
+//! [`stall::StallWatch`]: when a client says its transfer makes no
+//! progress, and when it gives the transfer up.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+
+pub mod stall;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -32,8 +32,11 @@ use lbe_app_kit::deadline::DeadlineOutcome;
 use lbe_app_kit::endpoint::client;
 use lbe_app_kit::endpoint::client::ClientApp;
 use lbe_app_kit::endpoint::client::ClientOptions;
+use lbe_app_kit::endpoint::stall::StallEvent;
+use lbe_app_kit::endpoint::stall::StallWatch;
 use lbe_app_kit::endpoint::Conn;
 use lbe_app_kit::tls::ServerTrust;
+use lbe_app_kit::tls::Transport;
 use quiche_lbe::lbe_cc::delay::DelayMode;
 use quiche_lbe::Error;
 use serde::Serialize;
@@ -159,11 +162,37 @@ struct FetchApp {
     sent: Option<Instant>,
     download: Download,
     receiver: Receiver,
+    /// The download's progress: a stall is said on stderr, and the
+    /// download is given up after the idle timeout without data (in
+    /// background mode the receiver's PINGs keep the connection open).
+    stall: StallWatch,
+}
+
+impl FetchApp {
+    /// Says what the stall watch saw; an error once it gives up.
+    fn watch(&mut self) -> Result<(), Error> {
+        let Some(event) = self.stall.observe(Instant::now(), self.download.received) else {
+            return Ok(());
+        };
+        let line = format!("h3-fetch: {}", event.message());
+        match &self.download.progress {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+        if let StallEvent::GaveUp { .. } = event {
+            return Err(Error::new(event.message()));
+        }
+        Ok(())
+    }
 }
 
 impl ClientApp for FetchApp {
     fn progress(&mut self, conn: &mut Conn) -> Result<(), Error> {
-        if self.download.done.is_some() || !self.h3.ready(&mut conn.quic)? {
+        if self.download.done.is_some() {
+            return Ok(());
+        }
+        self.watch()?;
+        if !self.h3.ready(&mut conn.quic)? {
             return Ok(());
         }
         if self.sent.is_none() {
@@ -246,6 +275,7 @@ fn download(
         sent: None,
         download: Download::new(args, part, meta, open, request, resume),
         receiver: Receiver::new(args.background, args.lbe, args.lbe_delay),
+        stall: StallWatch::new(Instant::now(), Transport::default().idle_timeout),
     };
     let options = client_options(args, &target, addr);
     let result = crate::client::config(&args.trust, &options.server_name).and_then(|mut config| {
@@ -260,10 +290,15 @@ fn download(
     let Some(sha256) = d.done else {
         let error = match result {
             Err(e) => e,
-            Ok(_) => Error::new(format!(
-                "the connection closed before the download finished ({} of {} bytes)",
+            Ok(conn) => Error::new(format!(
+                "the connection closed before the download finished ({} of {} bytes){}",
                 d.offset,
-                d.size.map_or("?".to_string(), |s| s.to_string())
+                d.size.map_or("?".to_string(), |s| s.to_string()),
+                if conn.quic.is_timed_out() {
+                    ": nothing came from the server for the idle timeout"
+                } else {
+                    ""
+                }
             )),
         };
         return Err(with_part_note(error, &d.part, &d.meta_path, d.touched));

@@ -47,6 +47,10 @@ pub mod client;
 pub mod retry;
 pub mod server;
 
+/// When a client reports a transfer that makes no progress, and gives it
+/// up (`lbe_endpoint`'s rule, shared with the simulator's endpoints).
+pub use lbe_endpoint::stall;
+
 /// Length of the connection IDs we issue, bytes.
 pub const CONN_ID_LEN: usize = 16;
 

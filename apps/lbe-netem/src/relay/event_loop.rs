@@ -91,6 +91,9 @@ struct Flow {
     key: u64,
     /// The bottleneck's drops of this flow up to the last stats line.
     reported_drops: FlowDrops,
+    /// How many times the flow was rebound ([`Config::rebind_at`]): its
+    /// datagrams from the server carry the binding they came through.
+    binding: u32,
 }
 
 /// The flow key of a client's datagrams at the server→client bottleneck:
@@ -116,9 +119,16 @@ pub(super) fn flow_key(server: SocketAddr, client: SocketAddr) -> u64 {
     h
 }
 
+/// A socket's address for a log line, or why it has none.
+fn addr_text(addr: io::Result<SocketAddr>) -> String {
+    addr.map_or_else(|e| e.to_string(), |a| a.to_string())
+}
+
 /// Server→client datagram: sent from the listening socket of `path`.
 struct DownItem {
     flow: u64,
+    /// The flow's binding when the server sent it ([`Flow::binding`]).
+    binding: u32,
     path: usize,
     client: SocketAddr,
     data: Vec<u8>,
@@ -155,6 +165,9 @@ pub(super) struct Relay {
     stats: Option<BufWriter<File>>,
     send_errors: u64,
     recv_errors: u64,
+    /// Server→client datagrams dropped because their flow was rebound
+    /// since the server sent them.
+    rebind_drops: u64,
     interval_send_errors: u64,
     late_interval: Histogram<u64>,
     late_total: Histogram<u64>,
@@ -192,6 +205,7 @@ impl Relay {
             stats,
             send_errors: 0,
             recv_errors: 0,
+            rebind_drops: 0,
             interval_send_errors: 0,
             late_interval: lateness_histogram(),
             late_total: lateness_histogram(),
@@ -218,6 +232,7 @@ impl Relay {
         self.up.take_interval(start);
         let interval = self.config.stats_interval.max(Duration::from_millis(1));
         let mut next_stats = start + interval;
+        let mut rebind_at = self.config.rebind_at.map(|d| start + d);
         let mut events = Events::with_capacity(256);
         let mut pending: Vec<Token> = Vec::new();
         let mut still: Vec<Token> = Vec::new();
@@ -227,6 +242,10 @@ impl Relay {
                 break Ok(());
             }
             let now = Instant::now();
+            if rebind_at.is_some_and(|at| now >= at) {
+                rebind_at = None;
+                self.rebind_flows();
+            }
             self.deliver_due(now);
             self.inject_cross_traffic(now);
             if now >= next_stats {
@@ -244,6 +263,7 @@ impl Relay {
                 self.down.next_delivery(),
                 self.up.next_delivery(),
                 self.cross.as_mut().map(|c| c.next_arrival(now)),
+                rebind_at,
                 Some(next_stats),
             ]
             .into_iter()
@@ -288,6 +308,12 @@ impl Relay {
 
         let end = Instant::now();
         self.deliver_due(end);
+        if self.config.rebind_at.is_some() {
+            log::info!(
+                "{} datagrams from the servers dropped: sent to a port rebound since",
+                self.rebind_drops
+            );
+        }
         let write_result = self
             .write_stats(start, end)
             .and_then(|()| match &mut self.stats {
@@ -330,6 +356,16 @@ impl Relay {
                 Down::Flow(item) => (d.payload, item),
                 Down::Cross => continue,
             };
+            // Sent to the port the flow had before it was rebound: the
+            // NAT no longer has that mapping.
+            if self
+                .flows
+                .get(&item.flow)
+                .is_some_and(|f| f.binding != item.binding)
+            {
+                self.rebind_drops += 1;
+                continue;
+            }
             let listener = &self.listeners[item.path];
             match listener.socket.send_to(&item.data, item.client) {
                 Ok(_) => {}
@@ -461,6 +497,7 @@ impl Relay {
             flow.last_active = now;
             let item = DownItem {
                 flow: id,
+                binding: flow.binding,
                 path: flow.path,
                 client: flow.client,
                 data: self.buf[..n].to_vec(),
@@ -490,13 +527,11 @@ impl Relay {
             Ok(socket) => {
                 self.next_flow += 1;
                 if log::log_enabled!(log::Level::Info) {
-                    let via = self.listeners[path].socket.local_addr();
-                    let from = socket.local_addr();
                     log::info!(
                         "flow {id}: client {client} via {} (rtt {:?}) -> upstream {upstream} from {}",
-                        via.map_or_else(|e| e.to_string(), |a| a.to_string()),
+                        addr_text(self.listeners[path].socket.local_addr()),
                         self.listeners[path].owd * 2,
-                        from.map_or_else(|e| e.to_string(), |a| a.to_string()),
+                        addr_text(socket.local_addr()),
                     );
                 }
                 self.flows.insert(
@@ -510,6 +545,7 @@ impl Relay {
                         counters: FlowCounters::default(),
                         key: flow_key(upstream, client),
                         reported_drops: FlowDrops::default(),
+                        binding: 0,
                     },
                 );
                 self.flow_by_client.insert((path, client), id);
@@ -540,6 +576,48 @@ impl Relay {
             .registry()
             .register(&mut s, token, Interest::READABLE)?;
         Ok(s)
+    }
+
+    /// Gives every flow a new upstream socket (a new source port towards
+    /// its server) and closes the old one: [`Config::rebind_at`]. What the
+    /// server sent to the old port and the bottleneck still holds is
+    /// dropped when it is due. A flow whose new socket cannot be opened
+    /// keeps its old one (logged).
+    fn rebind_flows(&mut self) {
+        let mut ids: Vec<u64> = self.flows.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let upstream = self.listeners[self.flows[&id].path].upstream;
+            // The old socket leaves the poll first: the new one takes its
+            // token.
+            let flow = self.flows.get_mut(&id).expect("listed above");
+            let _ = self.poll.registry().deregister(&mut flow.socket);
+            match self.open_upstream(Source::Flow(id).token(), upstream) {
+                Ok(socket) => {
+                    let flow = self.flows.get_mut(&id).expect("listed above");
+                    let old = std::mem::replace(&mut flow.socket, socket);
+                    flow.binding += 1;
+                    log::info!(
+                        "flow {id}: client {} rebound: upstream {upstream} now from {} (was {})",
+                        flow.client,
+                        addr_text(flow.socket.local_addr()),
+                        addr_text(old.local_addr()),
+                    );
+                }
+                Err(e) => {
+                    log::warn!("flow {id}: cannot rebind (keeps its socket): {e}");
+                    let flow = self.flows.get_mut(&id).expect("listed above");
+                    let token = Source::Flow(id).token();
+                    if let Err(e) =
+                        self.poll
+                            .registry()
+                            .register(&mut flow.socket, token, Interest::READABLE)
+                    {
+                        log::warn!("flow {id}: cannot poll its socket again: {e}");
+                    }
+                }
+            }
+        }
     }
 
     fn expire_idle(&mut self, now: Instant) {

@@ -76,6 +76,15 @@ pub struct Config {
     /// Forget a flow (and close its upstream socket) after this long without
     /// traffic in either direction; `None` keeps every flow until the end.
     pub idle_timeout: Option<Duration>,
+    /// Rebind every flow this long after the start, as a NAT that loses
+    /// its mappings does: each flow's upstream socket is replaced by a new
+    /// one (a new source port), and the old one is closed, so the server
+    /// sees the client from a new address and what it sends to the old one
+    /// is lost, including what the bottleneck still holds (a home router
+    /// behind its uplink's queue drops it on arrival). The client's
+    /// datagrams still queued leave from the new port. `None` never
+    /// rebinds.
+    pub rebind_at: Option<Duration>,
     /// `SO_RCVBUF`/`SO_SNDBUF` asked for every socket, in bytes.
     pub socket_buffer: usize,
     /// Take each datagram's arrival time from the kernel's receive
@@ -113,6 +122,7 @@ impl Config {
             spin: Duration::ZERO,
             realtime: true,
             idle_timeout: None,
+            rebind_at: None,
             socket_buffer: 4 << 20,
             rx_timestamps: true,
         }
