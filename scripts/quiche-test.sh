@@ -8,13 +8,14 @@
 # seeded randomness, hence the virtual-clock feature), and patch 0008's (timestamp: the TIMESTAMP frame, the
 # enable_timestamp transport parameter, and the one-way delay reaching a
 # plug-in), patch 0009's (qlog_event_sink: qlog events handed over as
-# values) and patch 0010's (tx_buffered: written stream bytes not yet
-# sent); `scripts/quiche-test.sh ''` runs all of quiche's ~1190 tests.
+# values), patch 0010's (tx_buffered: written stream bytes not yet
+# sent) and core patch 0011's (nat_rebinding: a download whose client's
+# port changes mid-transfer, with CUBIC and with BBRv2); `scripts/quiche-test.sh ''` runs all of quiche's ~1190 tests.
 #
 #   scripts/quiche-test.sh [TEST_FILTER...]
 #       (default: clock:: rand:: recovery:: connection_window_limit
 #        late_stream_frames data_blocked stream_acked_bytes timestamp
-#        qlog_event_sink tx_buffered)
+#        qlog_event_sink tx_buffered nat_rebinding)
 #
 # The crate is built as quiche's own CI builds it: with the Cargo.lock that
 # ships in the .crate (`--locked`), plus its dev-dependencies (rstest, url;
@@ -27,7 +28,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 src="$root/target/quiche-patched/quiche-0.30.0"
 [ -f "$src/Cargo.toml" ] || { echo "quiche-test: error: $src is missing; run 'make quiche' first" >&2; exit 1; }
 if [ $# -eq 0 ]; then
-    set -- clock:: rand:: recovery:: connection_window_limit late_stream_frames data_blocked stream_acked_bytes timestamp qlog_event_sink tx_buffered
+    set -- clock:: rand:: recovery:: connection_window_limit late_stream_frames data_blocked stream_acked_bytes timestamp qlog_event_sink tx_buffered nat_rebinding nat_rebinding
 fi
 cd "$src"
 CARGO_TARGET_DIR="$root/target" exec "${CARGO:-cargo}" test --locked --release --features qlog,virtual-clock --lib -- "$@"

@@ -24,7 +24,7 @@
 //! The limit, 1 s, is the one the design asks for; the worst measured
 //! stall in these tests is 0.38 s.
 //!
-//! Without quiche patch core/0003 (nat-rebinding) both fail: the old
+//! Without quiche patch core/0011 (nat-rebinding) both fail: the old
 //! path's lost packets are never resent, the clients print "no data for
 //! 10.0 s; waiting for the path" and give up at the idle timeout (the
 //! background download with 4.9 MB of 20).
