@@ -286,6 +286,7 @@ fn main() -> ExitCode {
         cross_traffic_bps: None,
         aqm: Aqm::Fifo,
         gilbert_elliott: cli.reverse_loss_model,
+        variation: lbe_link::LinkVariation::default(),
     };
     config.stats = cli.stats;
     config.spin = cli.spin;

@@ -45,6 +45,14 @@
 //! With [`LinkConfig::gilbert_elliott`] the random loss is the
 //! Gilbert–Elliott channel ([`crate::loss`]) instead of independent losses
 //! of probability `loss`.
+//!
+//! # Links that change
+//!
+//! [`LinkConfig::variation`] adds jitter, aggregation, a trace-driven rate
+//! and changes over time ([`crate::variation`] states their rules). Times
+//! of changes count from the link's start: [`Link::start_at`], else its
+//! first datagram. Without them the link runs the arithmetic above
+//! unchanged.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -57,7 +65,9 @@ use crate::aqm::{Admit, Aqm, Discipline, DropReason, Drops, Packet};
 use crate::loss::{GeChannel, GilbertElliott};
 use crate::random::uniform;
 use crate::stats::{FlowDrops, IntervalStats, Totals};
+use crate::trace::TRACE_OPPORTUNITY_BYTES;
 use crate::units::Buffer;
+use crate::variation::LinkVariation;
 
 /// Bytes of IPv4 (20) and UDP (8) headers: the default per-datagram overhead
 /// counted on top of the UDP payload.
@@ -91,6 +101,9 @@ pub struct LinkConfig {
     /// Bursty loss: the Gilbert–Elliott channel replaces the independent
     /// random loss (`loss` is then ignored).
     pub gilbert_elliott: Option<GilbertElliott>,
+    /// Jitter, aggregation, a trace-driven rate, changes over time; none
+    /// by default.
+    pub variation: LinkVariation,
 }
 
 impl Default for LinkConfig {
@@ -104,6 +117,7 @@ impl Default for LinkConfig {
             cross_traffic_bps: None,
             aqm: Aqm::Fifo,
             gilbert_elliott: None,
+            variation: LinkVariation::default(),
         }
     }
 }
@@ -208,11 +222,33 @@ pub struct Link<T> {
     flow_drops: std::collections::HashMap<u64, FlowDrops>,
     ge: Option<GeChannel>,
     next_id: u64,
+    /// Jitter, aggregation, trace, changes.
+    variation: LinkVariation,
+    /// Whether `variation` is other than the default (else the model runs
+    /// the fixed link's arithmetic only).
+    varies: bool,
+    /// The link's start, from which changes and aggregation count.
+    origin: Option<Instant>,
+    /// The jitter's own generator, apart from the loss draws.
+    jitter_rng: XorShiftRng,
+    /// Latest delivery time handed out per flow (order kept).
+    last_delivery: std::collections::HashMap<u64, Instant>,
+    /// On a traced link: (opportunity index, wire bytes of it used).
+    trace_pos: (u64, u64),
 }
 
 impl<T> Link<T> {
     /// A link that behaves as `config` says.
     pub fn new(config: &LinkConfig) -> Self {
+        let variation = config.variation.clone();
+        let mut config = config.clone();
+        if let Some(trace) = &variation.trace {
+            // The trace's mean rate sizes a buffer in time and reads the
+            // queue as time; the trace itself serialises, under the FIFO.
+            config.rate_bps = Some(trace.mean_rate_bps());
+            config.aqm = Aqm::Fifo;
+        }
+        let config = &config;
         let capacity = match (config.buffer, config.rate_bps) {
             (None, _) => None,
             (Some(Buffer::Bytes(b)), _) => Some(b),
@@ -244,7 +280,150 @@ impl<T> Link<T> {
             flow_drops: std::collections::HashMap::new(),
             ge: config.gilbert_elliott.map(GeChannel::new),
             next_id: 0,
+            varies: !variation.is_fixed(),
+            variation,
+            origin: None,
+            jitter_rng: XorShiftRng::seed_from_u64(config.seed ^ 0x6a09_e667_f3bc_c908),
+            last_delivery: std::collections::HashMap::new(),
+            trace_pos: (0, 0),
         }
+    }
+
+    /// Sets the link's start, from which its changes and aggregation count
+    /// (else its first datagram's arrival); only the first call counts.
+    pub fn start_at(&mut self, t0: Instant) {
+        self.origin.get_or_insert(t0);
+    }
+
+    /// The changes in force at `t`, in order.
+    fn changes_by(&self, t: Instant) -> impl Iterator<Item = &crate::variation::LinkChange> {
+        let origin = self.origin.unwrap_or(t);
+        self.variation
+            .changes
+            .iter()
+            .take_while(move |c| origin + c.at <= t)
+    }
+
+    /// The line rate for a serialisation starting at `t`.
+    fn rate_at(&self, t: Instant) -> u64 {
+        let base = self.rate_bps.unwrap_or(1);
+        self.changes_by(t)
+            .filter_map(|c| c.rate_bps)
+            .last()
+            .unwrap_or(base)
+            .max(1)
+    }
+
+    /// The loss probability for an arrival at `t`.
+    fn loss_at(&self, t: Instant) -> f64 {
+        self.changes_by(t)
+            .filter_map(|c| c.loss)
+            .last()
+            .unwrap_or(self.loss)
+            .clamp(0.0, 1.0)
+    }
+
+    /// `t`, or the end of the outage it falls in.
+    fn out_of_outage(&self, t: Instant) -> Instant {
+        let Some(origin) = self.origin else {
+            return t;
+        };
+        let mut t = t;
+        for c in &self.variation.changes {
+            if let Some(d) = c.outage {
+                let start = origin + c.at;
+                if start <= t && t < start + d {
+                    t = start + d;
+                }
+            }
+        }
+        t
+    }
+
+    /// When a datagram of `flow` that leaves the bottleneck at `departure`
+    /// with a one-way delay `delay` is delivered.
+    fn deliver_at(&mut self, flow: u64, departure: Instant, delay: Duration) -> Instant {
+        if !self.varies {
+            return departure + delay;
+        }
+        let origin = *self.origin.get_or_insert(departure);
+        let mut d = departure + delay;
+        if let Some(shift) = self
+            .changes_by(departure)
+            .filter_map(|c| c.delay_shift_ns)
+            .last()
+        {
+            let by = Duration::from_nanos(shift.unsigned_abs());
+            d = if shift >= 0 {
+                d + by
+            } else {
+                d.checked_sub(by).unwrap_or(departure).max(departure)
+            };
+        }
+        let jitter = self
+            .changes_by(departure)
+            .filter_map(|c| c.jitter)
+            .last()
+            .unwrap_or(self.variation.jitter);
+        if !jitter.is_zero() {
+            let u1 = uniform(&mut self.jitter_rng);
+            let u2 = uniform(&mut self.jitter_rng);
+            d += Duration::from_nanos(self.variation.jitter_model.draw_ns(jitter, u1, u2));
+        }
+        d = self.out_of_outage(d);
+        if !self.variation.reorder {
+            let last = self.last_delivery.entry(flow).or_insert(d);
+            d = d.max(*last);
+            *last = d;
+        }
+        if let Some(agg) = self.variation.aggregate.filter(|a| !a.is_zero()) {
+            let rel = d.saturating_duration_since(origin).as_nanos();
+            let a = agg.as_nanos();
+            d = origin + Duration::from_nanos((rel.div_ceil(a) * a) as u64);
+        }
+        d
+    }
+
+    /// On a traced link: the departure of `wire` bytes offered at `at`,
+    /// served by the trace's opportunities in order.
+    fn trace_departure(&mut self, at: Instant, wire: u64) -> Instant {
+        let Some(trace) = self.variation.trace.clone() else {
+            return at;
+        };
+        let origin = *self.origin.get_or_insert(at);
+        let rel = |t: Instant| t.saturating_duration_since(origin).as_nanos() as u64;
+        let time = |k: u64| origin + Duration::from_nanos(trace.opportunity_ns(k));
+        let (mut k, mut used) = self.trace_pos;
+        let first = trace.first_at_or_after(rel(at));
+        if k < first {
+            (k, used) = (first, 0);
+        }
+        if used >= TRACE_OPPORTUNITY_BYTES {
+            (k, used) = (k + 1, 0);
+        }
+        let mut left = wire;
+        loop {
+            loop {
+                let t = time(k);
+                let free = self.out_of_outage(t);
+                if free == t {
+                    break;
+                }
+                (k, used) = (trace.first_at_or_after(rel(free)), 0);
+            }
+            let avail = TRACE_OPPORTUNITY_BYTES - used;
+            if left <= avail {
+                used += left;
+                break;
+            }
+            left -= avail;
+            (k, used) = (k + 1, 0);
+        }
+        self.trace_pos = (k, used);
+        let departure = time(k);
+        self.busy_until = Some(departure);
+        self.busy_rem = 0;
+        departure
     }
 
     /// The line rate, if any.
@@ -358,11 +537,19 @@ impl<T> Link<T> {
             Some(b) if b >= at => (b, self.busy_rem),
             _ => (at, 0),
         };
+        let (start, rem, rate) = if self.varies {
+            let free = self.out_of_outage(start);
+            let rem = if free == start { rem } else { 0 };
+            (free, rem, self.rate_at(free))
+        } else {
+            (start, rem, rate)
+        };
         let end = self.serialise(start, rem, pkt.wire, rate);
         self.serving = Some((end, pkt.wire));
         self.seq += 1;
+        let delivery = self.deliver_at(pkt.flow, end, pkt.delay);
         self.delay_line.push(InFlight {
-            delivery: end + pkt.delay,
+            delivery,
             seq: self.seq,
             payload: pkt.payload,
             item: pkt.item,
@@ -429,8 +616,16 @@ impl<T> Link<T> {
     ) -> Verdict {
         // Arrivals are never accounted before what was already accounted.
         let now = self.accounted_to.map_or(now, |a| now.max(a));
+        if self.varies {
+            self.origin.get_or_insert(now);
+        }
         self.advance(now);
         let wire = self.wire_size(payload);
+        let loss = if self.varies {
+            self.loss_at(now)
+        } else {
+            self.loss
+        };
         let st = &mut self.accum.stats;
         st.arrived_packets += 1;
         st.arrived_bytes += wire;
@@ -442,7 +637,7 @@ impl<T> Link<T> {
                 let u_move = uniform(&mut self.rng);
                 ge.step(u_loss, u_move)
             }
-            None => self.loss > 0.0 && uniform(&mut self.rng) < self.loss,
+            None => loss > 0.0 && uniform(&mut self.rng) < loss,
         };
         if lost {
             st.drops_loss += 1;
@@ -510,7 +705,16 @@ impl<T> Link<T> {
                     Some(b) if b > now => (b, self.busy_rem),
                     _ => (now, 0),
                 };
-                let departure = self.serialise(start, rem, wire, rate);
+                let departure = if !self.varies {
+                    self.serialise(start, rem, wire, rate)
+                } else if self.variation.trace.is_some() {
+                    self.trace_departure(now, wire)
+                } else {
+                    let free = self.out_of_outage(start);
+                    let rem = if free == start { rem } else { 0 };
+                    let rate = self.rate_at(free);
+                    self.serialise(free, rem, wire, rate)
+                };
                 self.queue.push_back((departure, wire));
                 self.queue_bytes += wire;
                 let st = &mut self.accum.stats;
@@ -518,7 +722,7 @@ impl<T> Link<T> {
                 departure
             }
         };
-        let delivery = departure + delay;
+        let delivery = self.deliver_at(flow, departure, delay);
         self.seq += 1;
         self.delay_line.push(InFlight {
             delivery,

@@ -58,6 +58,7 @@ impl Link {
             cross_traffic_bps: self.cross_traffic_bps,
             aqm: self.aqm,
             gilbert_elliott: self.gilbert_elliott,
+            variation: lbe_link::LinkVariation::default(),
         }
     }
 
