@@ -144,7 +144,7 @@ pub use kinds::{
     LBE_NAMES, PING_INTERVAL,
 };
 pub use model::{
-    Clock, Direction, Flow, FlowEnd, Link, Ports, Scenario, GRACE, H3_STOP_FILE_MARGIN,
+    Change, Clock, Direction, Flow, FlowEnd, Link, Ports, Scenario, GRACE, H3_STOP_FILE_MARGIN,
 };
 pub use netem::{netem_path, netem_paths, Upstream};
 pub use parse::{load, parse, toml_message};

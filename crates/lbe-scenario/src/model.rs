@@ -2,6 +2,7 @@
 //! directions and clocks, the fixed ports, and what a run derives from
 //! them (the bottleneck's configuration, a flow's give-up time).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use quiche_lbe::CcSpec;
@@ -43,6 +44,42 @@ pub struct Link {
     pub reverse_buffer: Option<lbe_link::Buffer>,
     /// Its random loss (`reverse_loss`).
     pub reverse_loss: f64,
+    /// Jitter on the server->client direction (`jitter`, zero for none).
+    pub jitter: Duration,
+    /// Its distribution (`jitter_model`).
+    pub jitter_model: lbe_link::JitterModel,
+    /// Whether jitter may reorder a flow's datagrams (`reorder`).
+    pub reorder: bool,
+    /// Wi-Fi-like aggregation interval on the server->client direction
+    /// (`aggregate`).
+    pub aggregate: Option<Duration>,
+    /// A trace-driven rate on the server->client direction (`trace`),
+    /// replacing `rate` (whose place its mean rate takes in `rate_bps`).
+    pub trace: Option<Arc<lbe_link::DeliveryTrace>>,
+    /// A trace-driven rate on the client->server direction
+    /// (`reverse_trace`).
+    pub reverse_trace: Option<Arc<lbe_link::DeliveryTrace>>,
+    /// `[[link.change]]`, in order of time.
+    pub changes: Vec<Change>,
+}
+
+/// One `[[link.change]]`: at `at`, what changes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Change {
+    pub at: Duration,
+    /// The server->client rate from then on.
+    pub rate_bps: Option<u64>,
+    /// The link's base round trip from then on (each direction's one-way
+    /// delay shifts by half the difference; flows' own `rtt` shift alike).
+    pub rtt: Option<Duration>,
+    /// The jitter amount from then on.
+    pub jitter: Option<Duration>,
+    /// The server->client random loss from then on.
+    pub loss: Option<f64>,
+    /// Nothing delivered, either way, for this long (the queue is kept).
+    pub outage: Option<Duration>,
+    /// From then on the server sees the client from a new source port.
+    pub rebind: bool,
 }
 
 impl Link {
@@ -58,8 +95,48 @@ impl Link {
             cross_traffic_bps: self.cross_traffic_bps,
             aqm: self.aqm,
             gilbert_elliott: self.gilbert_elliott,
-            variation: lbe_link::LinkVariation::default(),
+            variation: lbe_link::LinkVariation {
+                jitter: self.jitter,
+                jitter_model: self.jitter_model,
+                reorder: self.reorder,
+                aggregate: self.aggregate,
+                trace: self.trace.clone(),
+                changes: self.link_changes(true),
+            },
         }
+    }
+
+    /// The changes as `lbe-link` runs them on one direction: the path's
+    /// (round trip, outages) on both, the rest on the server->client one.
+    fn link_changes(&self, bottleneck: bool) -> Vec<lbe_link::LinkChange> {
+        self.changes
+            .iter()
+            .map(|c| lbe_link::LinkChange {
+                at: c.at,
+                rate_bps: c.rate_bps.filter(|_| bottleneck),
+                delay_shift_ns: c
+                    .rtt
+                    .map(|rtt| (rtt.as_nanos() as i64 - self.rtt.as_nanos() as i64) / 2),
+                jitter: c.jitter.filter(|_| bottleneck),
+                loss: c.loss.filter(|_| bottleneck),
+                outage: c.outage,
+            })
+            .filter(|c| {
+                *c != lbe_link::LinkChange {
+                    at: c.at,
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    /// When the client's source port changes (`rebind = true`), in order.
+    pub fn rebinds(&self) -> Vec<Duration> {
+        self.changes
+            .iter()
+            .filter(|c| c.rebind)
+            .map(|c| c.at)
+            .collect()
     }
 
     /// The client->server direction as `lbe-link` runs it (in `lbe-netem`
@@ -75,13 +152,25 @@ impl Link {
                 .map(|_| self.reverse_buffer.unwrap_or(self.buffer)),
             loss: self.reverse_loss,
             seed: seed ^ 0x9e37_79b9_7f4a_7c15,
+            variation: lbe_link::LinkVariation {
+                trace: self.reverse_trace.clone(),
+                changes: self.link_changes(false),
+                ..lbe_link::LinkVariation::default()
+            },
             ..lbe_link::LinkConfig::default()
         }
     }
 
-    /// Whether anything is set on the client->server direction.
+    /// Whether anything is set on the client->server direction (its rate,
+    /// loss or trace, or a change of the path: round trip, outage).
     pub fn has_reverse(&self) -> bool {
-        self.reverse_rate_bps.is_some() || self.reverse_loss > 0.0
+        self.reverse_rate_bps.is_some()
+            || self.reverse_loss > 0.0
+            || self.reverse_trace.is_some()
+            || self
+                .changes
+                .iter()
+                .any(|c| c.rtt.is_some() || c.outage.is_some())
     }
 
     /// The buffer as time at line rate.

@@ -18,7 +18,7 @@ pub(crate) struct RawScenario {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawLink {
-    pub(crate) rate: Spanned<String>,
+    pub(crate) rate: Option<Spanned<String>>,
     pub(crate) rtt: Spanned<String>,
     pub(crate) buffer: Spanned<String>,
     pub(crate) loss: Option<Spanned<f64>>,
@@ -42,6 +42,28 @@ pub(crate) struct RawLink {
     pub(crate) reverse_rate: Option<Spanned<String>>,
     pub(crate) reverse_buffer: Option<Spanned<String>>,
     pub(crate) reverse_loss: Option<Spanned<f64>>,
+    pub(crate) jitter: Option<Spanned<String>>,
+    pub(crate) jitter_model: Option<Spanned<String>>,
+    pub(crate) reorder: Option<Spanned<bool>>,
+    pub(crate) aggregate: Option<Spanned<String>>,
+    pub(crate) trace: Option<Spanned<String>>,
+    pub(crate) reverse_trace: Option<Spanned<String>>,
+    /// `[[link.change]]`.
+    #[serde(default)]
+    pub(crate) change: Vec<Spanned<RawChange>>,
+}
+
+/// One `[[link.change]]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawChange {
+    pub(crate) at: Option<Spanned<String>>,
+    pub(crate) rate: Option<Spanned<String>>,
+    pub(crate) rtt: Option<Spanned<String>>,
+    pub(crate) jitter: Option<Spanned<String>>,
+    pub(crate) loss: Option<Spanned<f64>>,
+    pub(crate) outage: Option<Spanned<String>>,
+    pub(crate) rebind: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]

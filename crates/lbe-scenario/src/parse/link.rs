@@ -160,14 +160,27 @@ pub(super) fn link(
     raw_link: &RawLink,
 ) -> Result<Link, String> {
     let (aqm, gilbert_elliott, reverse_rate_bps, reverse_buffer, reverse_loss) =
-        link_extras(src, link_span, raw_link)?;
+        link_extras(src, link_span.clone(), raw_link)?;
+    let v = super::change::variation(src, link_span, raw_link)?;
+    let rate_bps = match (&raw_link.rate, &v.trace) {
+        (Some(r), _) => src.value(r, "link rate", lbe_units::parse_rate)?,
+        (None, Some(t)) => t.mean_rate_bps(),
+        (None, None) => unreachable!("variation() checked that the link has a rate or a trace"),
+    };
     let link = Link {
+        jitter: v.jitter,
+        jitter_model: v.jitter_model,
+        reorder: v.reorder,
+        aggregate: v.aggregate,
+        trace: v.trace,
+        reverse_trace: v.reverse_trace,
+        changes: v.changes,
         aqm,
         gilbert_elliott,
         reverse_rate_bps,
         reverse_buffer,
         reverse_loss,
-        rate_bps: src.value(&raw_link.rate, "link rate", lbe_units::parse_rate)?,
+        rate_bps,
         rtt: src.value(&raw_link.rtt, "link rtt", lbe_units::parse_duration)?,
         buffer: src.value(&raw_link.buffer, "link buffer", parse_buffer)?,
         loss: match &raw_link.loss {

@@ -3,6 +3,7 @@
 //! the workloads' settings in [`workload`]), the analysis window and the
 //! ports. Every error names the file and the line ([`source`]).
 
+mod change;
 mod flow;
 mod keys;
 mod kind;
@@ -57,6 +58,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
     }
     let flows = flow::flows(&src, &raw.flow, link.rtt, raw_link.pacing)?;
     let ports = ports(&src, link_span, raw.ports.as_ref(), &link, &flows)?;
+    // A run whose every flow stops at a time ends at the last of them.
+    if let Some(end) = flows.iter().map(|f| f.stop()).collect::<Option<Vec<_>>>() {
+        let end = end.into_iter().max().unwrap_or_default();
+        change::within_run(&src, &raw_link, &link.changes, end)?;
+    }
 
     Ok(Scenario {
         link,

@@ -474,7 +474,7 @@ fn errors_name_the_line() {
     for (text, want) in [
         (
             GOOD.replace("rate = \"20mbit\"", "rate = \"20mbit\"\nspeed = 3"),
-            "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`, `cross_traffic`, `pacing`, `aqm`, `codel_target`, `codel_interval`, `fq_flows`, `fq_quantum`, `pie_target`, `pie_tupdate`, `pie_alpha`, `pie_beta`, `pie_max_burst`, `loss_model`, `ge_p`, `ge_r`, `ge_h`, `ge_k`, `reverse_rate`, `reverse_buffer`, `reverse_loss`",
+            "s.toml:4: unknown field `speed`, expected one of `rate`, `rtt`, `buffer`, `loss`, `cross_traffic`, `pacing`, `aqm`, `codel_target`, `codel_interval`, `fq_flows`, `fq_quantum`, `pie_target`, `pie_tupdate`, `pie_alpha`, `pie_beta`, `pie_max_burst`, `loss_model`, `ge_p`, `ge_r`, `ge_h`, `ge_k`, `reverse_rate`, `reverse_buffer`, `reverse_loss`, `jitter`, `jitter_model`, `reorder`, `aggregate`, `trace`, `reverse_trace`, `change`",
         ),
         (
             GOOD.replace("\"50ms\"", "\"50\""),
@@ -954,5 +954,156 @@ fn h3_keys_are_checked_on_one_line() {
         ),
     ] {
         assert_eq!(err(&text), expected, "{text}");
+    }
+}
+
+/// A scenario file and its traces in a fresh directory of their own.
+fn in_dir(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lbe-scenario-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("traces")).unwrap();
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn links_that_change_read_their_keys() {
+    let text = with_link(
+        "jitter = \"5ms\"\njitter_model = \"pareto\"\nreorder = true\naggregate = \"4ms\"\n\
+         [[link.change]]\nat = \"2s\"\nrate = \"5mbit\"\nrtt = \"80ms\"\n\
+         [[link.change]]\nat = \"4s\"\noutage = \"1s\"\nloss = 0.5\njitter = \"1ms\"\nrebind = true",
+    );
+    let s = parse(Path::new("s.toml"), &text).unwrap();
+    let l = &s.link;
+    assert_eq!(l.jitter, Duration::from_millis(5));
+    assert_eq!(l.jitter_model, lbe_link::JitterModel::Pareto);
+    assert!(l.reorder);
+    assert_eq!(l.aggregate, Some(Duration::from_millis(4)));
+    assert_eq!(
+        l.changes,
+        vec![
+            Change {
+                at: Duration::from_secs(2),
+                rate_bps: Some(5_000_000),
+                rtt: Some(Duration::from_millis(80)),
+                ..Change::default()
+            },
+            Change {
+                at: Duration::from_secs(4),
+                outage: Some(Duration::from_secs(1)),
+                loss: Some(0.5),
+                jitter: Some(Duration::from_millis(1)),
+                rebind: true,
+                ..Change::default()
+            },
+        ]
+    );
+    assert_eq!(l.rebinds(), vec![Duration::from_secs(4)]);
+    // The path's changes on both directions, the rest on the bottleneck.
+    let down = l.bottleneck(1).variation;
+    assert_eq!(down.changes[0].rate_bps, Some(5_000_000));
+    assert_eq!(down.changes[0].delay_shift_ns, Some(15_000_000));
+    assert_eq!(down.changes[1].loss, Some(0.5));
+    let up = l.reverse_path(1).variation;
+    assert_eq!(
+        up.changes,
+        vec![
+            lbe_link::LinkChange {
+                at: Duration::from_secs(2),
+                delay_shift_ns: Some(15_000_000),
+                ..Default::default()
+            },
+            lbe_link::LinkChange {
+                at: Duration::from_secs(4),
+                outage: Some(Duration::from_secs(1)),
+                ..Default::default()
+            },
+        ]
+    );
+    assert!(l.has_reverse());
+    // Without the keys, the link is the fixed one.
+    let fixed = parse(Path::new("s.toml"), &with_link("")).unwrap();
+    assert!(fixed.link.bottleneck(1).variation.is_fixed());
+    assert!(fixed.link.reverse_path(1).variation.is_fixed());
+    assert!(!fixed.link.has_reverse());
+}
+
+#[test]
+fn a_trace_is_read_next_to_the_scenario_and_is_the_rate() {
+    let text = "[link]\ntrace = \"traces/t.down\"\nreverse_trace = \"traces/t.up\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
+                [[flow]]\ncc = \"cubic\"\nstop = \"10s\"\n";
+    let dir = in_dir(
+        "trace",
+        &[
+            ("s.toml", text),
+            ("traces/t.down", "1\n1\n3\n"),
+            ("traces/t.up", "2\n"),
+        ],
+    );
+    let s = load(&dir.join("s.toml")).unwrap();
+    assert_eq!(s.link.rate_bps, 12_000_000);
+    assert_eq!(s.link.trace.as_ref().unwrap().times_ms, vec![1, 1, 3]);
+    assert_eq!(s.link.reverse_trace.as_ref().unwrap().times_ms, vec![2]);
+    assert!(s.link.has_reverse());
+    // A bad trace: one line naming the scenario's line and the trace's.
+    let bad = in_dir(
+        "bad-trace",
+        &[
+            ("s.toml", text),
+            ("traces/t.down", "1\n5\nx\n"),
+            ("traces/t.up", "2\n"),
+        ],
+    );
+    let path = bad.join("s.toml");
+    assert_eq!(
+        load(&path).unwrap_err(),
+        format!(
+            "{}:2: link trace: {}:3: 'x' is not a time in whole milliseconds (e.g. 12)",
+            path.display(),
+            bad.join("traces/t.down").display()
+        )
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(bad).unwrap();
+}
+
+#[test]
+fn bad_changes_name_the_line() {
+    for (extra, want) in [
+        (
+            "[[link.change]]\nat = \"1s\"\nspeed = \"1mbit\"",
+            "s.toml:7: unknown field `speed`, expected one of `at`, `rate`, `rtt`, `jitter`, `loss`, `outage`, `rebind`",
+        ),
+        (
+            "[[link.change]]\nat = \"2s\"\nrtt = \"60ms\"\n[[link.change]]\nat = \"1s\"\nrtt = \"70ms\"",
+            "s.toml:9: link change at must be after the previous change's",
+        ),
+        (
+            "[[link.change]]\nat = \"20s\"\nrtt = \"60ms\"",
+            "s.toml:6: link change at 20s is beyond the run, which ends at 10s",
+        ),
+        (
+            "[[link.change]]\nat = \"2s\"",
+            "s.toml:5: link change changes nothing: give rate, rtt, jitter, loss, outage or rebind = true",
+        ),
+        (
+            "[[link.change]]\nrtt = \"60ms\"",
+            "s.toml:5: link change needs 'at' (when it happens)",
+        ),
+        (
+            "[[link.change]]\nat = \"2s\"\noutage = \"0s\"",
+            "s.toml:7: link change outage must be above zero",
+        ),
+        (
+            "jitter_model = \"gamma\"",
+            "s.toml:5: link jitter_model: bad jitter model 'gamma'; expected one of uniform, normal, pareto",
+        ),
+        (
+            "trace = \"traces/none.down\"",
+            "s.toml:5: link trace: no trace file traces/none.down",
+        ),
+    ] {
+        assert_eq!(err(&with_link(extra)), want, "{extra}");
     }
 }
