@@ -17,6 +17,7 @@ use crate::protocol::Report;
 use crate::protocol::Request;
 use crate::stats::SenderStats;
 use crate::transfer::LineReader;
+use crate::transfer::LineWriter;
 use crate::transfer::Receiver;
 use crate::transfer::Sender;
 use crate::Failure;
@@ -30,10 +31,14 @@ const RECEIPT_LIMIT: usize = 4096;
 pub struct ClientSession {
     request: Request,
     request_sent_at: Option<Instant>,
+    /// The request line, written when quiche has room.
+    request_line: Option<LineWriter>,
     finished_at: Option<Instant>,
     // A download.
     receiver: Receiver,
-    report_asked: bool,
+    /// The report request (`{"report":true}`), written once the download
+    /// is complete and quiche has room.
+    report_request: Option<LineWriter>,
     report: LineReader,
     // An upload.
     sender: Sender,
@@ -51,8 +56,9 @@ impl ClientSession {
             sender: Sender::new(request.amount),
             request,
             request_sent_at: None,
+            request_line: None,
             finished_at: None,
-            report_asked: false,
+            report_request: None,
             report: LineReader::new(REPORT_LIMIT),
             receipt: LineReader::new(RECEIPT_LIMIT),
             stats: SenderStats::new(),
@@ -121,16 +127,25 @@ impl ClientSession {
             return Ok(());
         }
         if self.request_sent_at.is_none() {
-            let line = protocol::to_line(&self.request);
-            let fin = self.request.direction == Direction::Download;
-            match conn.stream_send(protocol::DATA_STREAM, &line, fin) {
-                Ok(n) if n == line.len() => {}
-                other => {
-                    let reason = format!("cannot send the request: {other:?}");
+            // A download's request ends the client's half of stream 0 (the
+            // FIN with the line); an upload's payload follows it, FIN last.
+            let request = &self.request;
+            let line = self.request_line.get_or_insert_with(|| {
+                let line = protocol::to_line(request);
+                match request.direction {
+                    Direction::Download => LineWriter::new(line),
+                    Direction::Upload => LineWriter::without_fin(line),
+                }
+            });
+            match line.write(conn, protocol::DATA_STREAM) {
+                Ok(true) => self.request_sent_at = Some(now),
+                // No room to send yet: the rest goes when there is.
+                Ok(false) => return Ok(()),
+                Err(e) => {
+                    let reason = format!("cannot send the request: {e:?}");
                     return Err(Failure::close(conn, close::BAD_REQUEST, reason));
                 }
             }
-            self.request_sent_at = Some(now);
         }
         match self.request.direction {
             Direction::Download => self.download(conn, now),
@@ -151,15 +166,23 @@ impl ClientSession {
                 self.finished_at = Some(now);
             }
         }
-        if self.receiver.is_finished() && !self.report_asked {
-            if let Err(e) = conn.stream_send(protocol::REPORT_STREAM, b"{\"report\":true}\n", true)
-            {
+        if self.receiver.is_finished() {
+            // A window full of the client's own packets (beside an upload
+            // on a slow uplink) can leave no room for the request at first:
+            // it goes out when there is.
+            let ask = self
+                .report_request
+                .get_or_insert_with(|| LineWriter::new(b"{\"report\":true}\n".to_vec()));
+            if let Err(e) = ask.write(conn, protocol::REPORT_STREAM) {
                 let reason = format!("cannot ask for the server's report: {e:?}");
                 return Err(Failure::close(conn, close::BAD_REQUEST, reason));
             }
-            self.report_asked = true;
         }
-        if self.report_asked {
+        if self
+            .report_request
+            .as_ref()
+            .is_some_and(LineWriter::is_written)
+        {
             let line = self
                 .report
                 .read(conn, protocol::REPORT_STREAM)

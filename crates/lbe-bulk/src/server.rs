@@ -20,6 +20,7 @@ use crate::protocol::Receipt;
 use crate::protocol::Request;
 use crate::stats::SenderStats;
 use crate::transfer::LineReader;
+use crate::transfer::LineWriter;
 use crate::transfer::Receiver;
 use crate::transfer::Sender;
 use crate::Failure;
@@ -46,6 +47,10 @@ pub struct ServerSession {
     request: Option<Request>,
     report_request: LineReader,
     report_sent: bool,
+    /// Lines being written (the receipt on stream 0, the report on stream
+    /// 4), a part at a time while quiche has no room for all of them.
+    /// Each with what it is, for the error that names it.
+    outgoing: Vec<(u64, &'static str, LineWriter)>,
     stats: SenderStats,
     /// A deadline-aware download's progress handle (the request's
     /// `deadline_ms`).
@@ -88,6 +93,7 @@ impl ServerSession {
             request: None,
             report_request: LineReader::new(REPORT_REQUEST_LIMIT),
             report_sent: false,
+            outgoing: Vec::new(),
             stats: SenderStats::new(),
             progress: None,
             bytes: 0,
@@ -179,6 +185,7 @@ impl ServerSession {
                 _ => while conn.stream_recv(stream, &mut self.buf).is_ok() {},
             }
         }
+        self.flush_lines(conn)?;
         if let Phase::Sending(tx) = &mut self.phase {
             tx.send(conn, protocol::DATA_STREAM, now);
             self.bytes = tx.sent();
@@ -227,10 +234,7 @@ impl ServerSession {
                     let receipt = protocol::to_line(&Receipt {
                         bytes: rx.received(),
                     });
-                    if conn.stream_send(stream, &receipt, true).is_err() {
-                        let reason = "cannot send the receipt".to_string();
-                        return Err(Failure::close(conn, close::BAD_REQUEST, reason));
-                    }
+                    self.send_line(conn, stream, receipt, "the receipt")?;
                     self.phase = Phase::Finished;
                 }
                 Ok(false) => {}
@@ -241,6 +245,32 @@ impl ServerSession {
             while conn.stream_recv(stream, &mut self.buf).is_ok() {}
         }
         Ok(requested)
+    }
+
+    /// Writes `line` on `stream` with its FIN, now or (no room yet) in a
+    /// later call; `what` names it in the error a refusal by quiche closes
+    /// the connection with.
+    fn send_line(
+        &mut self,
+        conn: &mut quiche::Connection,
+        stream: u64,
+        line: Vec<u8>,
+        what: &'static str,
+    ) -> Result<(), Failure> {
+        self.outgoing.push((stream, what, LineWriter::new(line)));
+        self.flush_lines(conn)
+    }
+
+    /// Writes what is left of the lines being written.
+    fn flush_lines(&mut self, conn: &mut quiche::Connection) -> Result<(), Failure> {
+        for (stream, what, line) in &mut self.outgoing {
+            if let Err(e) = line.write(conn, *stream) {
+                let reason = format!("cannot send {what}: {e:?}");
+                return Err(Failure::close(conn, close::BAD_REQUEST, reason));
+            }
+        }
+        self.outgoing.retain(|(_, _, line)| !line.is_written());
+        Ok(())
     }
 
     /// Stream 4: the report request, answered once with the sender's
@@ -260,13 +290,7 @@ impl ServerSession {
                         .collect()
                 });
                 let line = protocol::to_line(&report);
-                if conn
-                    .stream_send(protocol::REPORT_STREAM, &line, true)
-                    .is_err()
-                {
-                    let reason = "cannot send the report".to_string();
-                    return Err(Failure::close(conn, close::BAD_REQUEST, reason));
-                }
+                self.send_line(conn, protocol::REPORT_STREAM, line, "the report")?;
                 self.report_sent = true;
                 Ok(())
             }

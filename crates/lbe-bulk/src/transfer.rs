@@ -256,6 +256,58 @@ impl LineReader {
     }
 }
 
+/// One line written, a part at a time when quiche has no room for all of
+/// it (its congestion window or the peer's flow control): the request, the
+/// report request, the report and the receipt. Call [`write`](Self::write)
+/// again after every batch of datagrams until it says the line is out.
+#[derive(Debug)]
+pub struct LineWriter {
+    line: Vec<u8>,
+    written: usize,
+    fin: bool,
+}
+
+impl LineWriter {
+    /// A writer of `line` (with its newline) that ends the stream with it.
+    pub fn new(line: Vec<u8>) -> Self {
+        LineWriter {
+            line,
+            written: 0,
+            fin: true,
+        }
+    }
+
+    /// A writer of `line` that leaves the stream open (an upload's request:
+    /// the payload follows it).
+    pub fn without_fin(line: Vec<u8>) -> Self {
+        LineWriter {
+            fin: false,
+            ..LineWriter::new(line)
+        }
+    }
+
+    /// Writes what is left of the line on `stream` (the FIN with its last
+    /// byte, unless made [`without_fin`](Self::without_fin)). `Ok(true)` once all of it is written; `Ok(false)` while quiche
+    /// has no room for the rest (`Done`, or a part written); other errors
+    /// are quiche's.
+    pub fn write(&mut self, conn: &mut quiche::Connection, stream: u64) -> quiche::Result<bool> {
+        if self.is_written() {
+            return Ok(true);
+        }
+        match conn.stream_send(stream, &self.line[self.written..], self.fin) {
+            Ok(n) => self.written += n,
+            Err(quiche::Error::Done) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(self.is_written())
+    }
+
+    /// Whether the whole line is written.
+    pub fn is_written(&self) -> bool {
+        self.written == self.line.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
