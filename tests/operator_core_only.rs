@@ -12,8 +12,8 @@
 //! once for the workspace, is reused: its `[profile.release]` is the
 //! workspace's, and its Cargo.lock starts from the workspace's, so the
 //! crates resolve to the same versions and the same artefacts; quiche
-//! itself is built without debug information so that it is not the same
-//! unit as the workspace's quiche, [`QUICHE_PROFILE`]), and
+//! itself gets a no-op feature so that it is not the same unit as the
+//! workspace's quiche, [`QUICHE_FEATURE`]), and
 //! `--offline` (the workspace's build fetched every crate it needs). The
 //! build may wait for the target directory's lock while another cargo
 //! runs; it is bounded by [`BUILD_BOUND`].
@@ -32,15 +32,15 @@ const BUILD_BOUND: Duration = Duration::from_secs(30 * 60);
 /// The bound on its run (a 4 MB download on loopback).
 const RUN_BOUND: Duration = Duration::from_secs(120);
 const BYTES: u64 = 4_000_000;
-/// The one setting the operator project's profile adds to the workspace's:
-/// cargo names a unit's files in the target directory by its package,
-/// version, features and profile, not by the directory it comes from, so
-/// without it the core-patched quiche would be built into the very files
-/// of the workspace's fully patched one (and a build running beside this
-/// test, or this run's own doctests, would then compile against the core
-/// alone). BoringSSL's build (boring-sys) keeps the workspace's profile and
-/// is shared.
-const QUICHE_PROFILE: &str = "[profile.release.package.quiche]\ndebug = 0\n";
+/// The one thing the operator project adds to quiche: its `gcongestion`
+/// feature, which no code of quiche 0.30.0 reads. cargo names a unit's
+/// files in the target directory by its package, version, features and
+/// profile, not by the directory its source comes from, so without a
+/// feature of its own the core-patched quiche would be built into the very
+/// files of the workspace's fully patched one (and a build running beside
+/// this test, or this run's own doctests, would then compile against the
+/// core alone: seen, with a profile setting instead, which does not count).
+const QUICHE_FEATURE: &str = "gcongestion";
 
 /// The workspace's `[profile.release]` table (its header and settings),
 /// which the operator project's must equal for the artefacts to be shared.
@@ -56,9 +56,8 @@ fn workspace_release_profile(root: &Path) -> String {
 }
 
 /// The operator project's Cargo.toml: quiche from crates.io, replaced by
-/// the core-patched copy; quiche-lbe by path, without its features; the
-/// workspace's release profile, but for quiche's debug information
-/// ([`QUICHE_PROFILE`]).
+/// the core-patched copy (with [`QUICHE_FEATURE`]); quiche-lbe by path,
+/// without its features; the workspace's release profile.
 fn operator_manifest(root: &Path, quiche: &Path, profile: &str) -> String {
     format!(
         r#"[package]
@@ -68,19 +67,18 @@ edition = "2021"
 publish = false
 
 [dependencies]
-quiche = "=0.30.0"
+quiche = {{ version = "=0.30.0", features = ["{quiche_feature}"] }}
 quiche-lbe = {{ path = "{root}", default-features = false }}
 
 [patch.crates-io]
 quiche = {{ path = "{quiche}" }}
 
 {profile}
-{quiche_profile}
 [workspace]
 "#,
         root = root.display(),
         quiche = quiche.display(),
-        quiche_profile = QUICHE_PROFILE,
+        quiche_feature = QUICHE_FEATURE,
     )
 }
 
