@@ -20,6 +20,21 @@ use super::events::Side;
 use super::sim::Sim;
 
 impl Sim<'_> {
+    /// The client's address as the server sees it at `now`: its own until
+    /// the first NAT rebinding, then a new source port at each
+    /// (`rebind = true`). The client's own idea of its address never
+    /// changes, as behind a real NAT.
+    pub(super) fn client_addr_seen(&self, i: usize, now: Instant) -> std::net::SocketAddr {
+        let mut addr = self.conns[i].client_addr;
+        let rebinds = self.rebinds.iter().filter(|&&at| at <= now).count() as u32;
+        if rebinds > 0 {
+            // Another port in the clients' range, 10000..60000.
+            let port = (u32::from(addr.port()) - 10_000 + rebinds * 25_013) % 50_000 + 10_000;
+            addr.set_port(port as u16);
+        }
+        addr
+    }
+
     pub(super) fn open(&mut self, i: usize, now: Instant) {
         let mut scid = [0u8; quiche::MAX_CONN_ID_LEN];
         let mut rng = SplitMix64::new(self.config.seed ^ (self.conns[i].key + 1));
@@ -128,8 +143,9 @@ impl Sim<'_> {
             *b = rng.next_u64() as u8;
         }
         let scid = quiche::ConnectionId::from_ref(&scid);
+        let peer = self.client_addr_seen(i, now);
         let f = &self.conns[i];
-        let (local, peer) = (f.server_addr, f.client_addr);
+        let local = f.server_addr;
         match quiche::accept(&scid, None, local, peer, &mut self.server_configs[f.flow]) {
             Ok(mut conn) => {
                 if self.conns[i].sender() == Side::Server
@@ -160,7 +176,7 @@ impl Sim<'_> {
         }
         let from = match side {
             Side::Client => self.conns[i].server_addr,
-            Side::Server => self.conns[i].client_addr,
+            Side::Server => self.client_addr_seen(i, now),
         };
         let to = match side {
             Side::Client => self.conns[i].client_addr,

@@ -92,6 +92,8 @@ mod endpoint;
 mod events;
 mod finish;
 mod h3;
+#[cfg(test)]
+mod link_change_tests;
 mod path;
 mod quiche_config;
 mod setup;

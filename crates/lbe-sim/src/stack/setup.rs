@@ -88,18 +88,28 @@ fn run_from(config: &Config, epoch: Instant) -> Result<SimOutput, String> {
         client_configs.push(client);
     }
     // Virtual time starts at `epoch`; quiche reads `epoch + elapsed`.
-    let link = lbe_link::Link::new(&config.link.bottleneck(config.seed));
+    let mut link = lbe_link::Link::new(&config.link.bottleneck(config.seed));
+    // The link's changes count from the run's start.
+    link.start_at(epoch);
+    let reverse = config.link.has_reverse().then(|| {
+        let mut reverse = lbe_link::Link::new(&config.link.reverse_path(config.seed));
+        reverse.start_at(epoch);
+        reverse
+    });
     let mut sim = Sim {
         config,
         epoch,
         queue: EventQueue::new(),
         link,
         link_due: None,
-        reverse: config
-            .link
-            .has_reverse()
-            .then(|| lbe_link::Link::new(&config.link.reverse_path(config.seed))),
+        reverse,
         reverse_due: None,
+        rebinds: config
+            .link
+            .rebinds()
+            .into_iter()
+            .map(|at| epoch + at)
+            .collect(),
         conns: Vec::new(),
         bulk: 0,
         workloads: Vec::new(),

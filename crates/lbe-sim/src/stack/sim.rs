@@ -29,6 +29,9 @@ pub(super) struct Sim<'a> {
     /// The client->server link, when the scenario limits that direction.
     pub(super) reverse: Option<lbe_link::Link<Packet>>,
     pub(super) reverse_due: Option<Instant>,
+    /// When the client's NAT rebinds (`rebind = true` changes): from each,
+    /// the server sees every client from a new source port.
+    pub(super) rebinds: Vec<Instant>,
     /// The connections: the bulk flows' first (in scenario order), then
     /// the workloads' downloads as they open.
     pub(super) conns: Vec<FlowRun>,
