@@ -121,6 +121,7 @@ use crate::recovery::RecoveryPeriod;
 use crate::rng::SplitMix64;
 use crate::round;
 use crate::round::Rounds;
+use crate::window::checkpointed_window_hooks;
 use crate::window::Checkpoint;
 use crate::window::HasWindow;
 use crate::window::WindowBounds;
@@ -611,18 +612,7 @@ impl CongestionController for Cdg {
         self.s.acked = 0;
     }
 
-    fn checkpoint(&mut self) {
-        self.saved.save(&self.s);
-    }
-
-    fn rollback(&mut self) -> bool {
-        self.saved.rollback(&mut self.s, &self.bounds)
-    }
-
-    fn on_mtu_change(&mut self, max_datagram_size: u64) {
-        self.bounds
-            .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
-    }
+    checkpointed_window_hooks!();
 
     fn window(&self) -> u64 {
         self.s.cwnd

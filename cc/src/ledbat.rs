@@ -97,6 +97,7 @@ use crate::params;
 use crate::recovery::RecoveryPeriod;
 use crate::round;
 use crate::round::Rounds;
+use crate::window::checkpointed_window_hooks;
 use crate::window::Checkpoint;
 use crate::window::HasWindow;
 use crate::window::WindowBounds;
@@ -610,18 +611,7 @@ impl CongestionController for Ledbat {
         self.s.cwnd = self.bounds.min;
     }
 
-    fn checkpoint(&mut self) {
-        self.saved.save(&self.s);
-    }
-
-    fn rollback(&mut self) -> bool {
-        self.saved.rollback(&mut self.s, &self.bounds)
-    }
-
-    fn on_mtu_change(&mut self, max_datagram_size: u64) {
-        self.bounds
-            .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
-    }
+    checkpointed_window_hooks!();
 
     fn window(&self) -> u64 {
         self.s.cwnd as u64
