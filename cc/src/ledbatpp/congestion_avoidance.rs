@@ -59,6 +59,8 @@ impl LedbatPlusPlus {
         // spread over the round's ACKs.
         let w = self.round_cwnd.max(self.bounds.min);
         let quiet = self
+            .s
+            .fill
             .last_loss
             .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.fill_quiet);
         // `fill_window_limited`: the ACKed packets went out with the
@@ -66,12 +68,12 @@ impl LedbatPlusPlus {
         // send is no sign of room).
         let limited = !self.cfg.fill_window_limited
             || matches!(
-                (self.window_full_since, largest),
+                (self.s.fill.window_full_since, largest),
                 (Some(since), Some(sent)) if sent >= since
             );
         // `fq_yield`: a yielded window does not grow (`flow_queue.rs`).
         let yielded = !self.flow_queue_allows_growth();
-        self.filling =
+        self.s.fill.active =
             self.cfg.fill_empty_queue && quiet && limited && q <= self.empty_queue && !yielded;
         let q = delay::nanos(q);
         // `gain_max_queue` (no GAIN above that multiple of T) and
@@ -84,9 +86,11 @@ impl LedbatPlusPlus {
                 .gain_max_queue
                 .is_none_or(|limit| q <= limit * self.target_ns)
                 && self
+                    .s
+                    .gain_quiet
                     .last_congestion_loss
                     .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.gain_quiet));
-        let mut change = if self.filling {
+        let mut change = if self.s.fill.active {
             // `fill_empty_queue`: one byte per byte acknowledged.
             bytes
         } else if gains {
@@ -123,8 +127,8 @@ impl LedbatPlusPlus {
         if !may_grow || yielded {
             change = change.min(0.0);
         }
-        if self.filling && change > 0.0 {
-            self.fast_growth_at = Some(now);
+        if self.s.fill.active && change > 0.0 {
+            self.s.gain_quiet.fast_growth_at = Some(now);
         }
         self.s.cwnd = self.bounds.clamp(self.s.cwnd + change);
     }

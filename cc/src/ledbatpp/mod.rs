@@ -206,8 +206,15 @@ enum Phase {
     },
 }
 
-/// Everything a spurious loss may have to restore.
-#[derive(Clone, Copy, Debug)]
+/// Everything a spurious loss may have to restore: the window, the phase
+/// and every rule's own state, `profile=full`'s guards included, so that a
+/// rollback ([`CongestionController::rollback`]) leaves the controller as
+/// if the loss had not been reported. Not in it: what the controller
+/// measures of the path (the delay filters, the smoothed RTT, the flight)
+/// and the round bookkeeping (`rounds`, `round_cwnd`), which a loss does
+/// not change outside a ramp-up and a yield (these restart the round) and
+/// which `profile=draft` has never restored.
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct State {
     cwnd: f64,
     /// `f64::INFINITY` until the initial slow start ends.
@@ -223,6 +230,42 @@ struct State {
     /// The current slow start is a catch-up ([`LedbatPlusPlus::slow_start_to`]):
     /// it grows one byte per byte acknowledged, not GAIN.
     catching_up: bool,
+    /// `fill_empty_queue` and its guards `fill_quiet` and
+    /// `fill_window_limited`.
+    fill: Fill,
+    /// `gain_quiet`: no GAIN for a while after a congestion loss.
+    gain_quiet: GainQuiet,
+    /// The losses taken for random loss in the current period
+    /// (`loss_on_empty_queue=ignore`, `random_loss_max`).
+    random_loss: loss::RandomLoss,
+    /// The rate of each round and the largest with a queue (`fq_yield`).
+    rate: DeliveryRate,
+    /// The test and the yield of `fq_yield` (`flow_queue.rs`).
+    flow_queue: FlowQueue,
+}
+
+/// The state of `fill_empty_queue` and its guards (`profiles.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Fill {
+    /// The last ACK in congestion avoidance grew by `fill_empty_queue`.
+    active: bool,
+    /// Since when every packet sent left at least 4/5 of the window in
+    /// flight (`fill_window_limited`); `None` after one that did not.
+    window_full_since: Option<Instant>,
+    /// When the latest loss was reported (`fill_quiet`).
+    last_loss: Option<Instant>,
+}
+
+/// The state of `gain_quiet` (`profiles.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct GainQuiet {
+    /// When the latest loss that counted as congestion and that our own
+    /// fast growth did not cause was reported.
+    last_congestion_loss: Option<Instant>,
+    /// The latest ACK at which the window grew faster than GAIN a round:
+    /// a slow start (initial, ramp-up, after persistent congestion, a
+    /// catch-up), `fill_empty_queue`, or a freeze's jump back.
+    fast_growth_at: Option<Instant>,
 }
 
 impl HasWindow<f64> for State {
@@ -268,23 +311,6 @@ pub struct LedbatPlusPlus {
     gain: f64,
     gain_base: Option<Duration>,
     saved: Checkpoint<State>,
-    /// The last ACK in congestion avoidance grew by `fill_empty_queue`.
-    filling: bool,
-    /// Since when every packet sent left at least 4/5 of the window in
-    /// flight (`fill_window_limited`); `None` after one that did not.
-    window_full_since: Option<Instant>,
-    /// When the latest loss was reported (`fill_quiet`).
-    last_loss: Option<Instant>,
-    /// When the latest loss that counted as congestion and that our own
-    /// fast growth did not cause was reported (`gain_quiet`).
-    last_congestion_loss: Option<Instant>,
-    /// The latest ACK at which the window grew faster than GAIN a round:
-    /// a slow start (initial, ramp-up, after persistent congestion, a
-    /// catch-up), `fill_empty_queue`, or a freeze's jump back.
-    fast_growth_at: Option<Instant>,
-    /// The losses taken for random loss in the current period
-    /// (`random_loss_max`).
-    random_loss: loss::RandomLoss,
     /// How far [`crate::deadline`] has taken the controller out of its LBE
     /// behaviour ([`Deference::Full`] unless steered).
     deference: Deference,
@@ -292,10 +318,6 @@ pub struct LedbatPlusPlus {
     /// §3) unless [`crate::deadline`] sets CUBIC's β at its top level
     /// (`LedbatPlusPlus::set_loss_beta`).
     loss_beta: f64,
-    /// The rate of each round and the largest with a queue (`fq_yield`).
-    rate: DeliveryRate,
-    /// The test and the yield of `fq_yield` (`flow_queue.rs`).
-    flow_queue: FlowQueue,
 }
 
 impl LedbatPlusPlus {
@@ -343,6 +365,11 @@ impl LedbatPlusPlus {
                 skip_until: None,
                 last_freeze_empty: false,
                 catching_up: false,
+                fill: Fill::default(),
+                gain_quiet: GainQuiet::default(),
+                random_loss: loss::RandomLoss::default(),
+                rate: DeliveryRate::default(),
+                flow_queue: FlowQueue::Idle,
             },
             round_cwnd: cwnd,
             rounds: Rounds::default(),
@@ -355,16 +382,8 @@ impl LedbatPlusPlus {
             gain: 1.0 / cfg.gain_divisor_max as f64,
             gain_base: None,
             saved: Checkpoint::default(),
-            filling: false,
-            window_full_since: None,
-            last_loss: None,
-            last_congestion_loss: None,
-            fast_growth_at: None,
-            random_loss: loss::RandomLoss::default(),
             deference: Deference::Full,
             loss_beta: HALVE,
-            rate: DeliveryRate::default(),
-            flow_queue: FlowQueue::Idle,
             cfg,
         };
         cc.retarget();
@@ -460,9 +479,9 @@ impl CongestionController for LedbatPlusPlus {
         // `fill_window_limited`: is the window full after this packet?
         let after = bytes_in_flight.saturating_add(bytes) as f64;
         if after >= FILL_WINDOW_FULL * self.s.cwnd {
-            self.window_full_since.get_or_insert(now);
+            self.s.fill.window_full_since.get_or_insert(now);
         } else {
-            self.window_full_since = None;
+            self.s.fill.window_full_since = None;
         }
     }
 
@@ -592,7 +611,7 @@ impl CongestionController for LedbatPlusPlus {
     /// [`pacing`]: 2 × cwnd/srtt in a slow start (initial, after persistent
     /// congestion, ramp-up) while cwnd < ssthresh/2, else 1.2 × cwnd/srtt.
     fn pacing_rate(&self) -> Option<u64> {
-        if self.filling && self.s.phase == Phase::CongestionAvoidance {
+        if self.s.fill.active && self.s.phase == Phase::CongestionAvoidance {
             // `fill_empty_queue`: the queue is empty, so the current delay is
             // the round trip (the smoothed RTT may still hold a queue gone).
             let rtt = self.current_rtt().or(self.srtt);
@@ -702,5 +721,79 @@ mod tests {
         d.cc.set_deference(Deference::Full);
         d.round(ms(35), MSS);
         assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+    }
+
+    /// A congestion loss in congestion avoidance started `gain_quiet`
+    /// (10 s): the window is halved, and 5 ACKs later no GAIN is added.
+    fn quiet() -> Driver<LedbatPlusPlus> {
+        let mut d = base_30_at_48000(&[
+            ("gain_quiet", "10s"),
+            ("slowdown", "false"),
+            ("fill_empty_queue", "true"),
+            ("loss_on_empty_queue", "ignore"),
+        ]);
+        d.advance(ms(200));
+        // q = 90 ms: a queue, so the loss counts.
+        d.ack_old(ms(1), MSS, ms(120));
+        let w = d.cc.window();
+        d.advance(ms(1));
+        d.loss(d.now - NS);
+        assert_eq!((state(&d), d.cc.window()), ("recovery", w / 2));
+        d.advance(ms(1));
+        d.ack(d.now, MSS, ms(30));
+        for _ in 0..5 {
+            d.ack_old(ms(1), MSS, ms(60));
+        }
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", w / 2));
+        d
+    }
+
+    #[test]
+    fn a_spurious_loss_during_gain_quiet_is_undone_whole() {
+        // The loss would halve again, restart the quiet and the fill's
+        // wait; rolled back, the quiet ends 10 s after the first loss, as
+        // for a twin that never saw it.
+        let (mut a, mut b) = (quiet(), quiet());
+        let sent = a.now - NS;
+        assert_spurious_loss_undone(&mut a, &mut b, sent, |d| {
+            d.ack_old(Duration::from_secs(10), MSS, ms(60));
+            d.ack_old(ms(1), MSS, ms(30));
+        });
+        assert!(a.cc.s.gain_quiet.last_congestion_loss.is_some());
+    }
+
+    /// `profile=full`'s guards beside a freeze: through the initial
+    /// slowdown into its freeze (one round of it), with `extra`.
+    fn frozen(extra: &[(&str, &str)]) -> Driver<LedbatPlusPlus> {
+        let mut spec = vec![
+            ("gain_quiet", "10s"),
+            ("restore", "guarded"),
+            ("fq_yield", "0.6"),
+            ("gentle_freeze", "true"),
+        ];
+        spec.extend_from_slice(extra);
+        let mut d = base_240(&spec);
+        to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+        d
+    }
+
+    #[test]
+    fn a_spurious_loss_during_a_freeze_is_undone_whole() {
+        // Counted as congestion (the ramp-up's goal halves, the quiet
+        // starts) or, on the empty queue, as random loss (its budget and
+        // the fill's wait): either way, rolled back, the freeze ends as
+        // the twin's, the jump back to 49 200 bytes and the rate test
+        // included.
+        for extra in [&[][..], &[("loss_on_empty_queue", "ignore")][..]] {
+            let (mut a, mut b) = (frozen(extra), frozen(extra));
+            let sent = a.now - NS;
+            assert_spurious_loss_undone(&mut a, &mut b, sent, |d| {
+                d.round(ms(240), 2 * MSS);
+                assert_eq!((state(d), d.cc.window()), ("congestion_avoidance", 49_200));
+                d.round(ms(300), 49_200);
+            });
+        }
     }
 }

@@ -113,3 +113,35 @@ pub(super) fn base_30_at_48000(extra: &[(&str, &str)]) -> Driver<LedbatPlusPlus>
     assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
     d
 }
+
+/// Window, state, pacing rate and every internal of `a` and `b` are the
+/// same (the whole controller's `Debug`, which holds every field).
+pub(super) fn assert_twins(a: &Driver<LedbatPlusPlus>, b: &Driver<LedbatPlusPlus>) {
+    assert_eq!(a.now, b.now);
+    assert_eq!(
+        (a.cc.window(), state(a), a.cc.pacing_rate()),
+        (b.cc.window(), state(b), b.cc.pacing_rate())
+    );
+    assert_eq!(format!("{:?}", a.cc), format!("{:?}", b.cc));
+}
+
+/// A spurious loss: `a` checkpoints, loses a packet sent at `sent` (which
+/// must change its state) and rolls back; its twin `b`, through the same
+/// events until now, sees none of it. Then both are the same, and still
+/// after `then` runs on each.
+pub(super) fn assert_spurious_loss_undone(
+    a: &mut Driver<LedbatPlusPlus>,
+    b: &mut Driver<LedbatPlusPlus>,
+    sent: Instant,
+    then: impl Fn(&mut Driver<LedbatPlusPlus>),
+) {
+    assert_twins(a, b);
+    a.cc.checkpoint();
+    a.loss(sent);
+    assert_ne!(a.cc.s, b.cc.s, "the loss changed nothing");
+    assert!(a.cc.rollback());
+    assert_twins(a, b);
+    then(a);
+    then(b);
+    assert_twins(a, b);
+}
