@@ -917,7 +917,7 @@ mod tests {
             trace.push(r.window());
         }
         assert_eq!(trace, [14_606, 18_206, 21_806]);
-        assert_eq!(r.state(), "congestion_avoidance");
+        assert_eq!(r.state(), "filling");
     }
 
     #[test]

@@ -80,16 +80,12 @@ impl LedbatPlusPlus {
         // `gain_quiet` (none for a while after a congestion loss) are LBE
         // rules: not while [`crate::deadline`] steers the controller above
         // its level 0.
-        let gains = self.deference != Deference::Full
-            || (self
-                .cfg
-                .gain_max_queue
-                .is_none_or(|limit| q <= limit * self.target_ns)
-                && self
-                    .s
-                    .gain_quiet
-                    .last_congestion_loss
-                    .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.gain_quiet));
+        let gains = self.gain_quiet_allows_gain(now)
+            && (self.deference != Deference::Full
+                || self
+                    .cfg
+                    .gain_max_queue
+                    .is_none_or(|limit| q <= limit * self.target_ns));
         let mut change = if self.s.fill.active {
             // `fill_empty_queue`: one byte per byte acknowledged.
             bytes

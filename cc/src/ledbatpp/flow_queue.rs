@@ -483,7 +483,7 @@ mod tests {
             let w = d.cc.window();
             d.advance(ms(1));
             d.ack(d.now, MSS, ms(240));
-            assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", w));
+            assert_eq!((state(&d), d.cc.window()), ("yielded", w));
             d
         };
         let (mut a, mut b) = (twin(), twin());

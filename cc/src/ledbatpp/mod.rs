@@ -149,14 +149,22 @@ pub use profiles::SLOWDOWN_PERIOD_MAX;
 use slowdown::Schedule;
 
 /// Every state LEDBAT++ reports ([`CongestionController::state`], qlog's
-/// `congestion_state_updated`): its phases per draft -01, and `recovery`
-/// while a loss's recovery period lasts.
-pub const STATE_NAMES: [&str; 5] = [
+/// `congestion_state_updated`): its phases per draft -01, `recovery`
+/// while a loss's recovery period lasts, and the phases of congestion
+/// avoidance that `profile=full`'s rules add (never with
+/// `profile=draft`): `filling` (the last ACK grew the window by
+/// `fill_empty_queue`), `yielded` (`fq_yield`: the window does not grow
+/// until the next freeze) and `quiet` (`gain_quiet`: no GAIN after a
+/// congestion loss; only a fill grows the window).
+pub const STATE_NAMES: [&str; 8] = [
     "slow_start",
     "congestion_avoidance",
     "recovery",
     "slowdown",
     "ramp_up",
+    "filling",
+    "yielded",
+    "quiet",
 ];
 
 /// How much LEDBAT++ defers to other traffic; [`crate::deadline`] lowers it
@@ -425,15 +433,30 @@ impl LedbatPlusPlus {
         )
     }
 
-    /// One of [`STATE_NAMES`].
-    fn state_name(&self) -> &'static str {
+    /// One of [`STATE_NAMES`] at `now`.
+    fn state_name(&self, now: Instant) -> &'static str {
         match self.s.phase {
             Phase::Slowdown { .. } => "slowdown",
             Phase::RampUp { .. } => "ramp_up",
             _ if self.s.recovery.in_recovery() => "recovery",
             Phase::InitialSlowStart | Phase::SlowStart { .. } => "slow_start",
+            Phase::CongestionAvoidance if !self.flow_queue_allows_growth() => "yielded",
+            Phase::CongestionAvoidance if self.s.fill.active => "filling",
+            Phase::CongestionAvoidance if !self.gain_quiet_allows_gain(now) => "quiet",
             Phase::CongestionAvoidance => "congestion_avoidance",
         }
+    }
+
+    /// Whether `gain_quiet` lets GAIN grow the window at `now`: not for
+    /// `gain_quiet` after a congestion loss, unless [`crate::deadline`]
+    /// steers the controller above its level 0 (an LBE rule).
+    fn gain_quiet_allows_gain(&self, now: Instant) -> bool {
+        self.deference != Deference::Full
+            || self
+                .s
+                .gain_quiet
+                .last_congestion_loss
+                .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.gain_quiet)
     }
 
     /// Sets TARGET and the largest GAIN divisor ([`crate::deadline`] steers
@@ -627,8 +650,8 @@ impl CongestionController for LedbatPlusPlus {
         pacing::rate(self.window(), rtt, slow_start)
     }
 
-    fn state(&self, _now: Instant) -> &'static str {
-        self.state_name()
+    fn state(&self, now: Instant) -> &'static str {
+        self.state_name(now)
     }
 
     fn delay_signal(&self) -> Option<crate::delay::Signal> {
@@ -744,7 +767,7 @@ mod tests {
         for _ in 0..5 {
             d.ack_old(ms(1), MSS, ms(60));
         }
-        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", w / 2));
+        assert_eq!((state(&d), d.cc.window()), ("quiet", w / 2));
         d
     }
 
@@ -795,5 +818,26 @@ mod tests {
                 d.round(ms(300), 49_200);
             });
         }
+    }
+
+    #[test]
+    fn full_phases_of_congestion_avoidance_are_named() {
+        // `quiet` until `gain_quiet` (10 s) after the congestion loss,
+        // 6 ms before `quiet()` returns.
+        let d = quiet();
+        let loss = d.now - ms(6);
+        assert_eq!(d.cc.state(loss + Duration::from_secs(10) - NS), "quiet");
+        assert_eq!(
+            d.cc.state(loss + Duration::from_secs(10)),
+            "congestion_avoidance"
+        );
+        // `filling` after an ACK that grew by `fill_empty_queue` (q = 15 ms,
+        // `empty_queue`), not after one above the empty queue.
+        let mut d = base_30_at_48000(&[("fill_empty_queue", "true")]);
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!((state(&d), d.cc.window()), ("filling", 49_200));
+        d.ack_old(ms(1), MSS, ms(46));
+        assert_eq!(state(&d), "congestion_avoidance");
+        // `yielded`: `flow_queue.rs`'s tests.
     }
 }
