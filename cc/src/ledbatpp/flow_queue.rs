@@ -331,7 +331,11 @@ impl LedbatPlusPlus {
             (Some(rate), Some(base)) => rate * base.as_secs_f64(),
             _ => 0.0,
         };
-        let window = before.unwrap_or(self.s.ssthresh).max(carried);
+        // Within the window's bounds: a rate measured over a long base
+        // round trip may carry more than the largest window.
+        let window = self
+            .bounds
+            .clamp(before.unwrap_or(self.s.ssthresh).max(carried));
         self.s.flow_queue = FlowQueue::Testing {
             since: now,
             window,
