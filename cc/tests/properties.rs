@@ -27,13 +27,16 @@ const SPECS: &[(&str, u64)] = &[
     ("ledbatpp", 2),
     ("ledbatpp:profile=seed", 2),
     ("ledbatpp:profile=full", 1),
-    ("ledbatpp:init_cwnd=1000,min_cwnd=64,gain_divisor_max=1", 64),
     (
-        "ledbatpp:current_filter=1,base_bucket=1s,base_history=1,target=1ms",
+        "ledbatpp:research=true,init_cwnd=1000,min_cwnd=64,gain_divisor_max=1",
+        64,
+    ),
+    (
+        "ledbatpp:research=true,current_filter=1,base_bucket=1s,base_history=1,target=1ms",
         2,
     ),
     (
-        "ledbatpp:slowdown_interval=1,initial_slowdown_rtts=1,slowdown_rtts=1",
+        "ledbatpp:research=true,slowdown_interval=1,initial_slowdown_rtts=1,slowdown_rtts=1",
         2,
     ),
     ("ledbat", 2),

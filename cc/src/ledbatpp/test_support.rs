@@ -18,8 +18,12 @@ pub(super) fn driver(cfg: LedbatPlusPlusConfig) -> Driver<LedbatPlusPlus> {
     Driver::new(LedbatPlusPlus::new(cfg, path))
 }
 
+/// A config of `spec`, with `research=true` before it so that it may tune
+/// any rule.
 pub(super) fn config(spec: &[(&str, &str)]) -> LedbatPlusPlusConfig {
-    crate::testkit::config(spec, LedbatPlusPlusConfig::set)
+    let mut research = vec![("research", "true")];
+    research.extend_from_slice(spec);
+    crate::testkit::config(&research, LedbatPlusPlusConfig::set)
 }
 
 pub(super) fn state(d: &Driver<LedbatPlusPlus>) -> &'static str {
