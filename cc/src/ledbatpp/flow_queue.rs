@@ -219,7 +219,7 @@ impl LedbatPlusPlus {
             return;
         }
         if let Some(sent) = sample {
-            self.flow_queue_on_sample(self.delay.queuing(), sent);
+            self.flow_queue_on_sample(sent);
         }
         if ended {
             let rate = self.s.rate.on_round_end(
@@ -346,10 +346,12 @@ impl LedbatPlusPlus {
         Some(window)
     }
 
-    /// While yielded, a queue measured on a packet sent after the yield is
-    /// someone else's in a shared queue: the yield ends (module docs).
-    fn flow_queue_on_sample(&mut self, queue: Duration, sent: Option<Instant>) {
+    /// While yielded, a queue measured (now) on a packet sent (`sent`)
+    /// after the yield is someone else's in a shared queue: the yield ends
+    /// (module docs).
+    fn flow_queue_on_sample(&mut self, sent: Option<Instant>) {
         if let FlowQueue::Yielded { at, .. } = self.s.flow_queue {
+            let queue = self.delay.queuing();
             let shared = queue.as_nanos() as f64 > FQ_SHARED_QUEUE * self.target_ns;
             if shared && sent.is_some_and(|sent| sent >= at) {
                 self.s.flow_queue = FlowQueue::Idle;
