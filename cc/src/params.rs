@@ -16,8 +16,18 @@ pub enum ParamError {
         controller: &'static str,
         /// The key as given.
         key: String,
-        /// Every key the controller takes (empty: it takes none).
+        /// Every key the controller takes without `research=true` (empty:
+        /// it takes none).
         allowed: &'static [&'static str],
+        /// The keys it takes after `research=true` only (empty: none).
+        research: &'static [&'static str],
+    },
+    /// A tuning key given without `research=true` before it.
+    NeedsResearch {
+        /// The controller's name (`ledbatpp`).
+        controller: &'static str,
+        /// The key as given.
+        key: String,
     },
     /// The value did not parse, or is out of range.
     BadValue {
@@ -38,20 +48,34 @@ impl fmt::Display for ParamError {
                 controller,
                 key,
                 allowed,
+                research,
             } => {
                 if allowed.is_empty() {
                     write!(
                         f,
                         "unknown parameter '{key}' for '{controller}': it takes no parameters"
                     )
-                } else {
+                } else if research.is_empty() {
                     write!(
                         f,
                         "unknown parameter '{key}' for '{controller}' (allowed: {})",
                         allowed.join(", ")
                     )
+                } else {
+                    write!(
+                        f,
+                        "unknown parameter '{key}' for '{controller}' (allowed: {}; \
+                         research=true also takes: {})",
+                        allowed.join(", "),
+                        research.join(", ")
+                    )
                 }
             }
+            ParamError::NeedsResearch { controller, key } => write!(
+                f,
+                "parameter '{key}' for '{controller}' tunes a rule: it needs research=true \
+                 before it (e.g. {controller}:research=true,{key}=...)"
+            ),
             ParamError::BadValue {
                 key,
                 value,
@@ -73,6 +97,32 @@ pub fn unknown_key(
         controller,
         key: key.to_string(),
         allowed,
+        research: &[],
+    }
+}
+
+/// The error for a `key` that `controller` does not have: it takes
+/// `allowed`, and `research` after `research=true`.
+pub fn unknown_key_with_research(
+    controller: &'static str,
+    key: &str,
+    allowed: &'static [&'static str],
+    research: &'static [&'static str],
+) -> ParamError {
+    ParamError::UnknownKey {
+        controller,
+        key: key.to_string(),
+        allowed,
+        research,
+    }
+}
+
+/// The error for a tuning `key` of `controller` given without
+/// `research=true` before it.
+pub fn needs_research(controller: &'static str, key: &str) -> ParamError {
+    ParamError::NeedsResearch {
+        controller,
+        key: key.to_string(),
     }
 }
 

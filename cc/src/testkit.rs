@@ -51,7 +51,10 @@ pub(crate) struct Driver<C> {
 
 impl<C: CongestionController> Driver<C> {
     pub fn new(cc: C) -> Self {
-        let epoch = Instant::now() + Duration::from_secs(3600);
+        // One epoch for every driver of the process, so that two drivers
+        // through the same script (twins) see the same instants.
+        static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        let epoch = *EPOCH.get_or_init(|| Instant::now() + Duration::from_secs(3600));
         Self {
             cc,
             now: epoch,

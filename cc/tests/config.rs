@@ -82,12 +82,12 @@ fn spec_strings_of_the_design_notes_are_accepted() {
         "ledbatpp",
         "ledbatpp:target=60ms",
         "ledbatpp:target=25ms",
-        "ledbatpp:restore=jump",
-        "ledbatpp:skip_rtt_after_restore=true",
+        "ledbatpp:research=true,restore=jump",
+        "ledbatpp:research=true,skip_rtt_after_restore=true",
         "ledbatpp:profile=draft",
         "ledbatpp:profile=seed",
-        "ledbatpp:profile=seed,restore=slow_start",
-        "ledbatpp:profile=full,pacing_rtt=smoothed,target_margin=0ms",
+        "ledbatpp:research=true,profile=seed,restore=slow_start",
+        "ledbatpp:research=true,profile=full,pacing_rtt=smoothed,target_margin=0ms",
         "ledbat:target=5ms,decrease_gain=10",
         "ledbat:slow_start=true",
         "ledbat:research=true,dynamic_gain=true",
@@ -114,7 +114,7 @@ fn bad_values_say_what_is_allowed() {
             "bad value '60' for 'target': expected a duration with a unit (e.g. 60ms) from 1ms to 1s",
         ),
         (
-            "ledbatpp:restore=never",
+            "ledbatpp:research=true,restore=never",
             "bad value 'never' for 'restore': expected one of slow_start, jump, guarded",
         ),
         (
@@ -134,16 +134,28 @@ fn bad_values_say_what_is_allowed() {
             "bad value '2' for 'gain': expected a number from 0.01 to 1 (RFC 6817 §2.5: \"GAIN MUST be set to 1 or less\"; research=true before it allows up to 100)",
         ),
         (
-            "ledbatpp:pacing_rtt=latest",
+            "ledbatpp:research=true,pacing_rtt=latest",
             "bad value 'latest' for 'pacing_rtt': expected one of smoothed, current",
         ),
         (
-            "ledbatpp:target_margin=2s",
+            "ledbatpp:research=true,target_margin=2s",
             "bad value '2s' for 'target_margin': expected a duration with a unit (e.g. 60ms) from 0ms to 1s",
         ),
         (
             "ledbatpp:profile=fast",
             "bad value 'fast' for 'profile': expected one of draft, seed, full",
+        ),
+        (
+            "ledbatpp:profile=full,target_fraction=off",
+            "parameter 'target_fraction' for 'ledbatpp' tunes a rule: it needs research=true before it (e.g. ledbatpp:research=true,target_fraction=...)",
+        ),
+        (
+            "ledbatpp:profile=full,fq_yield=off,research=true",
+            "parameter 'fq_yield' for 'ledbatpp' tunes a rule: it needs research=true before it (e.g. ledbatpp:research=true,fq_yield=...)",
+        ),
+        (
+            "ledbatpp:speed=fast",
+            "unknown parameter 'speed' for 'ledbatpp' (allowed: research, profile, target, delay, min_cwnd, init_cwnd; research=true also takes: gain_divisor_max, decrease_constant, ss_exit, slowdown, slowdown_rtts, initial_slowdown_rtts, slowdown_interval, restore, skip_rtt_after_restore, empty_queue, slowdown_duty, slowdown_period_min, slowdown_period_max, gentle_freeze, loss_on_empty_queue, random_loss_max, decrease, fill_empty_queue, fill_quiet, target_margin, pacing_rtt, fill_window_limited, target_fraction, target_min, gain_max_queue, sharp_decrease, gain_quiet, fq_yield, current_filter, base_history, base_bucket)",
         ),
         (
             "cdg:g=-3",

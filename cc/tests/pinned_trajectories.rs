@@ -170,13 +170,16 @@ fn trajectory(spec: &str) -> u64 {
 fn outputs_are_pinned_on_a_long_seeded_stream() {
     let pinned: &[(&str, u64)] = &[
         ("ledbatpp", 0x2582f357f257c956),
-        ("ledbatpp:profile=full", 0xb434dce5b4d2c5b5),
+        ("ledbatpp:profile=full", 0x9856eab4c9733a33),
         ("ledbatpp:profile=seed", 0x454daa5ccc726ce9),
         ("ledbatpp:delay=rtt", 0xcb5a402240fd1b86),
-        ("ledbatpp:delay=owd,base_bucket=1s", 0x58c05fb3ae1d1349),
         (
-            "ledbatpp:profile=full,current_filter=1,base_history=3,base_bucket=2s",
-            0x118ff9939ae1550c,
+            "ledbatpp:research=true,delay=owd,base_bucket=1s",
+            0x58c05fb3ae1d1349,
+        ),
+        (
+            "ledbatpp:research=true,profile=full,current_filter=1,base_history=3,base_bucket=2s",
+            0x946bbe9eb6462bf4,
         ),
         ("ledbat", 0x8f8b1b9d3e7fb77c),
         ("ledbat:delay=owd,base_bucket=1s", 0x93ed26ec1c7ffa60),

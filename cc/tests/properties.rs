@@ -1,7 +1,10 @@
 //! Random but valid event streams fed to every controller: no panic, no
-//! overflow, the window stays within [2 packets, MAX_WINDOW_BYTES], the
-//! snapshot has no NaN, state names are known ones, and the same stream
-//! gives the same trajectory twice.
+//! overflow, the window stays within [its floor, MAX_WINDOW_BYTES] (the
+//! floor is the spec's minimum window: 2 packets unless it sets another),
+//! the snapshot has no NaN, state names are known ones, the same stream
+//! gives the same trajectory twice, a checkpoint and a rollback with
+//! nothing between them change nothing, and `profile=full`'s window does
+//! not grow on an ACK while it is yielded or quiet.
 
 use std::time::Duration;
 use std::time::Instant;
@@ -18,36 +21,64 @@ use lbe_cc::MAX_WINDOW_BYTES;
 use proptest::prelude::*;
 
 /// Every controller, with its defaults and with the options that change
-/// its code paths most.
-const SPECS: &[&str] = &[
-    "ledbatpp",
-    "ledbatpp:profile=seed",
-    "ledbatpp:init_cwnd=1000,min_cwnd=64,gain_divisor_max=1",
-    "ledbatpp:current_filter=1,base_bucket=1s,base_history=1,target=1ms",
-    "ledbatpp:slowdown_interval=1,initial_slowdown_rtts=1,slowdown_rtts=1",
-    "ledbat",
-    "ledbat:slow_start=true,target=5ms,decrease_gain=10",
-    "ledbat:research=true,dynamic_gain=true,t_stdy=100ms,gain_max=1000,delta=0.2",
-    "ledbat:research=true,dynamic_gain=true,tau_user=1ms,dw_user=1000",
-    "ledbat:research=true,target=1s,gain=100",
-    "cdg",
-    "cdg:g=0.001,shadow_window=true,ineffective_backoff=true,window=1",
-    "cdg:g=100000,beta=0.99,seed=0",
-    "fixed",
+/// its code paths most; beside each, its window's floor in packets
+/// (`min_cwnd`).
+const SPECS: &[(&str, u64)] = &[
+    ("ledbatpp", 2),
+    ("ledbatpp:profile=seed", 2),
+    ("ledbatpp:profile=full", 1),
+    (
+        "ledbatpp:research=true,init_cwnd=1000,min_cwnd=64,gain_divisor_max=1",
+        64,
+    ),
+    (
+        "ledbatpp:research=true,current_filter=1,base_bucket=1s,base_history=1,target=1ms",
+        2,
+    ),
+    (
+        "ledbatpp:research=true,slowdown_interval=1,initial_slowdown_rtts=1,slowdown_rtts=1",
+        2,
+    ),
+    ("ledbat", 2),
+    ("ledbat:slow_start=true,target=5ms,decrease_gain=10", 2),
+    (
+        "ledbat:research=true,dynamic_gain=true,t_stdy=100ms,gain_max=1000,delta=0.2",
+        2,
+    ),
+    (
+        "ledbat:research=true,dynamic_gain=true,tau_user=1ms,dw_user=1000",
+        2,
+    ),
+    ("ledbat:research=true,target=1s,gain=100", 2),
+    ("cdg", 2),
+    (
+        "cdg:g=0.001,shadow_window=true,ineffective_backoff=true,window=1",
+        2,
+    ),
+    ("cdg:g=100000,beta=0.99,seed=0", 2),
+    ("fixed", 2),
     // Not specs: lbe_cc::cubic::Cubic, built fresh and taken over (`build`).
-    "cubic::new",
-    "cubic::take_over",
+    ("cubic::new", 2),
+    ("cubic::take_over", 2),
 ];
 
+/// Every state name; `filling`, `yielded` and `quiet` are `profile=full`'s.
 const STATES: &[&str] = &[
     "slow_start",
     "congestion_avoidance",
     "recovery",
     "slowdown",
     "ramp_up",
+    "filling",
+    "yielded",
+    "quiet",
     "backoff",
     "fixed",
 ];
+
+/// States in which an ACK does not grow the window (`profile=full`'s
+/// `fq_yield` and `gain_quiet`), as long as the state lasts.
+const NO_GROWTH: &[&str] = &["yielded", "quiet"];
 
 fn build(spec: &str, mss: u64, iw: u64) -> Box<dyn CongestionController> {
     let path = PathInfo {
@@ -95,6 +126,8 @@ enum Event {
     PersistentCongestion,
     Checkpoint,
     Rollback,
+    /// A checkpoint at once rolled back.
+    CheckpointRollback,
     Mtu(u64),
 }
 
@@ -141,9 +174,10 @@ fn event() -> impl Strategy<Value = Event> {
     ]
 }
 
-/// Runs `events`; returns the window after each one. Checks the
-/// invariants as it goes.
-fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
+/// Runs `events` through `spec`'s controller, whose window's floor is
+/// `floor` packets; returns the window, pacing rate and state after each
+/// one. Checks the invariants as it goes.
+fn run(spec: &str, floor: u64, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
     let mut cc = build(spec, mss, iw);
     let mut mss = mss;
     let start = Instant::now() + Duration::from_secs(4_000_000);
@@ -153,6 +187,13 @@ fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
     let mut last: Option<(Vec<AckedPacket>, u64, RttInfo)> = None;
     let mut windows = Vec::with_capacity(events.len());
     for event in events {
+        let window_before = cc.window();
+        let ack_time = match event {
+            Event::Ack(ack) => Some(now + ack.dt),
+            Event::DuplicateAck => Some(now),
+            _ => None,
+        };
+        let state_before = ack_time.map(|t| cc.state(t));
         match event {
             Event::Ack(ack) => {
                 now += ack.dt;
@@ -221,15 +262,25 @@ fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
             Event::Rollback => {
                 cc.rollback();
             }
+            Event::CheckpointRollback => {
+                // `fixed` and CUBIC keep no checkpoint: nothing to roll back.
+                cc.checkpoint();
+                let kept = cc.rollback();
+                assert!(
+                    kept || spec == "fixed" || spec.starts_with("cubic::"),
+                    "{spec}: no checkpoint to roll back"
+                );
+            }
             Event::Mtu(size) => {
                 mss = *size;
                 cc.on_mtu_change(mss);
             }
         }
         let w = cc.window();
+        let min = floor.saturating_mul(mss).min(MAX_WINDOW_BYTES);
         assert!(
-            w >= 2 * mss,
-            "{spec}: window {w} < 2 × {mss} after {event:?}"
+            w >= min,
+            "{spec}: window {w} < {floor} × {mss} after {event:?}"
         );
         assert!(w <= MAX_WINDOW_BYTES, "{spec}: window {w} after {event:?}");
         let snap = cc.snapshot();
@@ -242,7 +293,16 @@ fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
         }
         let state = cc.state(now);
         assert!(STATES.contains(&state), "{spec}: state {state}");
+        if let Some(before) = state_before {
+            if NO_GROWTH.contains(&before) && state == before {
+                assert!(
+                    w <= window_before,
+                    "{spec}: {before}, the window grew {window_before} → {w} after {event:?}"
+                );
+            }
+        }
         windows.push(w);
+        windows.push(STATES.iter().position(|&s| s == state).unwrap() as u64);
         // The pacing rate is part of the trajectory compared for determinism.
         windows.push(cc.pacing_rate().unwrap_or(0));
     }
@@ -252,14 +312,43 @@ fn run(spec: &str, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> {
 proptest! {
     #[test]
     fn every_controller_survives_random_event_streams(
-        spec in prop::sample::select(SPECS),
+        (spec, floor) in prop::sample::select(SPECS),
         mss in prop_oneof![Just(1200u64), 1u64..70_000],
         iw in 1u64..100,
         events in prop::collection::vec(event(), 1..300),
     ) {
-        let first = run(spec, mss, iw, &events);
-        let second = run(spec, mss, iw, &events);
+        let first = run(spec, floor, mss, iw, &events);
+        let second = run(spec, floor, mss, iw, &events);
         prop_assert_eq!(first, second, "{} is not deterministic", spec);
+    }
+
+    #[test]
+    fn a_checkpoint_rolled_back_at_once_changes_nothing(
+        (spec, floor) in prop::sample::select(SPECS),
+        mss in prop_oneof![Just(1200u64), 1u64..70_000],
+        iw in 1u64..100,
+        events in prop::collection::vec(event(), 1..300),
+        every in 1usize..5,
+    ) {
+        // Without the stream's own checkpoints and rollbacks (a pair in
+        // between would take the stream's checkpoint), then with a pair
+        // after every `every` events.
+        let plain: Vec<Event> = events
+            .into_iter()
+            .filter(|e| !matches!(e, Event::Checkpoint | Event::Rollback))
+            .collect();
+        let mut paired = Vec::new();
+        let mut expected = Vec::new();
+        let without = run(spec, floor, mss, iw, &plain);
+        for (i, e) in plain.iter().enumerate() {
+            paired.push(e.clone());
+            expected.extend_from_slice(&without[3 * i..3 * i + 3]);
+            if i % every == 0 {
+                paired.push(Event::CheckpointRollback);
+                expected.extend_from_slice(&without[3 * i..3 * i + 3]);
+            }
+        }
+        prop_assert_eq!(run(spec, floor, mss, iw, &paired), expected, "{}", spec);
     }
 }
 
@@ -268,7 +357,7 @@ proptest! {
 /// slowdowns, base-history expiry and thousands of CDG rounds.
 #[test]
 fn long_runs_stay_in_bounds() {
-    for spec in SPECS {
+    for &(spec, floor) in SPECS {
         let mut events = Vec::new();
         for i in 0u64..200_000 {
             let q = (i * 7919) % 400_000; // 0 to 400 ms of "queue"
@@ -295,6 +384,6 @@ fn long_runs_stay_in_bounds() {
                 });
             }
         }
-        run(spec, 1200, 10, &events);
+        run(spec, floor, 1200, 10, &events);
     }
 }

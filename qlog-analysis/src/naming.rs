@@ -97,8 +97,9 @@ pub fn target_ms_of(spec: &str) -> Option<f64> {
 // the trace itself tells. Kept apart from the file-name format above.
 
 /// The controller a trace's `congestion_state_updated` state names give
-/// away, if one is ours alone: LEDBAT++'s `slowdown`/`ramp_up`, CDG's
-/// `backoff` (the `state_name`s of `cc/src/ledbatpp/mod.rs` and `cc/src/cdg.rs`).
+/// away, if one is ours alone: LEDBAT++'s `slowdown`/`ramp_up` and
+/// `profile=full`'s `filling`/`yielded`/`quiet`, CDG's `backoff` (the
+/// `state_name`s of `cc/src/ledbatpp/mod.rs` and `cc/src/cdg.rs`).
 /// Generic names (`slow_start`, `recovery`...) tell nothing.
 pub fn controller_from_states<'a>(
     states: impl IntoIterator<Item = &'a str>,
@@ -106,7 +107,7 @@ pub fn controller_from_states<'a>(
     let mut found = None;
     for s in states {
         match s {
-            "slowdown" | "ramp_up" => return Some("ledbatpp"),
+            "slowdown" | "ramp_up" | "filling" | "yielded" | "quiet" => return Some("ledbatpp"),
             "backoff" => found = Some("cdg"),
             _ => {}
         }
@@ -182,6 +183,13 @@ mod tests {
             Some("ledbatpp")
         );
         assert_eq!(controller_from_states(["backoff", "recovery"]), Some("cdg"));
+        for full in ["filling", "yielded", "quiet"] {
+            assert_eq!(
+                controller_from_states(["slow_start", full]),
+                Some("ledbatpp"),
+                "{full}"
+            );
+        }
         assert_eq!(controller_from_states(["slow_start", "recovery"]), None);
         assert_eq!(controller_of_producer("quic-go"), Some("cubic"));
         assert_eq!(controller_of_producer("aioquic"), None);

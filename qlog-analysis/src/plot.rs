@@ -65,9 +65,11 @@ fn flow_color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Fixed colours for the state names our controllers and quiche report.
-fn state_color(state: &str, fallback: usize) -> RGBColor {
-    match state {
+/// Fixed colours for the state names our controllers and quiche report
+/// (LEDBAT++'s, `lbe_cc::ledbatpp::STATE_NAMES`, with `profile=full`'s
+/// phases of congestion avoidance: filling, yielded, quiet).
+fn fixed_state_color(state: &str) -> Option<RGBColor> {
+    Some(match state {
         "slow_start" => RGBColor(166, 216, 84),
         "conservative_slow_start" => RGBColor(102, 194, 165),
         "congestion_avoidance" => RGBColor(141, 160, 203),
@@ -75,8 +77,16 @@ fn state_color(state: &str, fallback: usize) -> RGBColor {
         "slowdown" => RGBColor(228, 26, 28),
         "ramp_up" => RGBColor(255, 217, 47),
         "backoff" => RGBColor(231, 138, 195),
-        _ => PALETTE[(fallback + 3) % PALETTE.len()],
-    }
+        "filling" => RGBColor(27, 158, 119),
+        "yielded" => RGBColor(117, 112, 179),
+        "quiet" => RGBColor(189, 189, 189),
+        _ => return None,
+    })
+}
+
+/// The colour of a state's band: its fixed one, else one of the palette.
+fn state_color(state: &str, fallback: usize) -> RGBColor {
+    fixed_state_color(state).unwrap_or(PALETTE[(fallback + 3) % PALETTE.len()])
 }
 
 fn nice_bin(span_s: f64) -> f64 {
@@ -591,4 +601,25 @@ pub fn write_figures(
         paths.push(path);
     }
     Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_ledbatpp_state_has_a_colour_of_its_own() {
+        let names = lbe_cc::ledbatpp::STATE_NAMES;
+        let colors: Vec<RGBColor> = names
+            .iter()
+            .map(|n| fixed_state_color(n).unwrap_or_else(|| panic!("{n} has no colour")))
+            .collect();
+        for (i, c) in colors.iter().enumerate() {
+            for (j, d) in colors.iter().enumerate().skip(i + 1) {
+                assert_ne!(c, d, "{} and {}", names[i], names[j]);
+            }
+        }
+        assert_eq!(state_color("filling", 0), RGBColor(27, 158, 119));
+        assert_eq!(state_color("unheard_of", 0), PALETTE[3]);
+    }
 }

@@ -160,6 +160,32 @@ fn plot_writes_svgs() {
 }
 
 #[test]
+fn plot_shows_profile_full_phases() {
+    let dir = tmpdir("plot-full");
+    let file = fixture("flow-full-server-ledbatpp.sqlog");
+    let out = dir.join("plots");
+    let out_s = out.display().to_string();
+    let o = run(&["plot", &file, "--out", &out_s, "--bin", "500ms"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = std::fs::read_to_string(out.join("states.svg")).unwrap();
+    for state in [
+        "slow_start",
+        "filling",
+        "slowdown",
+        "ramp_up",
+        "yielded",
+        "quiet",
+    ] {
+        assert!(s.contains(state), "{state}");
+    }
+    // Their fixed colours (filling, yielded, quiet).
+    for color in ["#1B9E77", "#7570B3", "#BDBDBD"] {
+        assert!(s.to_uppercase().contains(color), "{color}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn report_is_self_contained() {
     let dir = tmpdir("report");
     write_sender_file(

@@ -122,6 +122,30 @@ fn flow_a_rtt_and_queuing_delay() {
 }
 
 #[test]
+fn profile_full_phases_are_states_of_their_own() {
+    // flow-a's trace with its three spells of congestion avoidance named
+    // as profile=full names them: filling from 1 s, yielded from 2.4 s,
+    // quiet from 3.5 s.
+    let a = analyze(
+        [fixture("flow-full-server-ledbatpp.sqlog")],
+        &window(0.0, 5.0),
+    )
+    .unwrap();
+    let f = &a.flows[0];
+    let t = |s: &str| f.state_time_s.get(s).copied().unwrap_or(0.0);
+    assert_close!(t("slow_start"), 1.0, 1e-9);
+    assert_close!(t("filling"), 1.0, 1e-9);
+    assert_close!(t("yielded"), 0.6, 1e-9);
+    assert_close!(t("quiet"), 1.5, 1e-9);
+    assert_close!(t("congestion_avoidance"), 0.0, 1e-9);
+    assert_close!(f.state_time_s.values().sum::<f64>(), 5.0, 1e-9);
+    assert_eq!(f.slowdowns, 2);
+    for s in ["filling", "yielded", "quiet"] {
+        assert_eq!(f.state_entries.get(s), Some(&1), "{s}");
+    }
+}
+
+#[test]
 fn flow_a_state_durations_and_slowdowns() {
     // The whole trace: states run until the last event (5 s).
     let a = analyze([fixture("flow-a-server-ledbatpp.sqlog")], &window(0.0, 5.0)).unwrap();

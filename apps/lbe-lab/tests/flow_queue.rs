@@ -48,7 +48,11 @@ fn full_yields_to_cubic_behind_fq_codel() {
 #[test]
 fn without_fq_yield_the_lbe_takes_an_equal_part_behind_fq_codel() {
     for seed in SEEDS {
-        let share = cubic_share("ledbatpp:profile=full,fq_yield=off", "fq_codel", seed);
+        let share = cubic_share(
+            "ledbatpp:research=true,profile=full,fq_yield=off",
+            "fq_codel",
+            seed,
+        );
         println!(
             "seed {seed}: CUBIC beside profile=full,fq_yield=off under fq_codel gets {share:.3}"
         );

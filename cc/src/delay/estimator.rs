@@ -162,7 +162,12 @@ impl BaseHistory {
             self.taken_at[self.newest] = Some(now);
             self.unprojected = Some(self.unprojected.map_or(delay, |m| m.min(delay)));
         }
-        self.refresh_base(now);
+        if self.track_drift {
+            self.refresh_base(now);
+        } else {
+            // What `refresh_base` sets without drift, without its call.
+            self.base = self.unprojected;
+        }
     }
 
     fn shift(&mut self, d: Duration) {
@@ -175,13 +180,21 @@ impl BaseHistory {
         self.buckets_changed();
     }
 
+    /// Lets time pass: at or after the newest bucket's end, time enters
+    /// a new bucket ([`Self::next_buckets`]). The test is on every ACK and
+    /// inlined; the rest runs once a bucket.
+    #[inline]
     fn advance(&mut self, now: Instant) {
-        let Some(end) = self.bucket_end else {
-            return;
-        };
-        if now < end {
-            return;
+        if let Some(end) = self.bucket_end {
+            if now >= end {
+                self.next_buckets(now, end);
+            }
         }
+    }
+
+    /// Time `now` is at or after `end`, the newest bucket's end: the
+    /// buckets it passed are emptied, the oldest forgotten.
+    fn next_buckets(&mut self, now: Instant, end: Instant) {
         let len = self.bucket_len.as_nanos();
         let steps = 1 + (now - end).as_nanos() / len;
         if steps >= self.len as u128 {

@@ -4,6 +4,15 @@
 //! the slowdown's lengths), every spec key with its range, and the
 //! defaults. The `profile` key and the options it sets are in
 //! `profiles.rs`.
+//!
+//! # Few knobs
+//!
+//! A user chooses a profile, T, the delay signal and the window's floor
+//! and start ([`LedbatPlusPlusConfig::KEYS`]; the deadline is the spec's
+//! `deadline` key, [`crate::spec`]). Every other key tunes a rule of a
+//! profile ([`LedbatPlusPlusConfig::RESEARCH_KEYS`]) and needs
+//! `research=true` before it in the spec, as LEDBAT's values beyond RFC
+//! 6817's limits do (`ledbat.rs`): `ledbatpp:research=true,profile=full,fq_yield=off`.
 
 use std::time::Duration;
 
@@ -61,6 +70,9 @@ pub const TARGET_MIN: Duration = Duration::from_micros(2500);
 /// value, so every config is one the per-ACK code can run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LedbatPlusPlusConfig {
+    /// Whether the tuning keys ([`Self::RESEARCH_KEYS`]) are open. Default
+    /// false. Key `research`; it must come before them.
+    pub(super) research: bool,
     /// TARGET queuing delay T. Default 60 ms. Key `target`, 1 ms to 1 s.
     pub(super) target: Duration,
     /// Largest GAIN divisor. Default 16. Key `gain_divisor_max`, 1 to 1024.
@@ -178,6 +190,7 @@ pub struct LedbatPlusPlusConfig {
 impl Default for LedbatPlusPlusConfig {
     fn default() -> Self {
         Self {
+            research: false,
             target: TARGET,
             gain_divisor_max: GAIN_DIVISOR_MAX,
             decrease_constant: DECREASE_CONSTANT,
@@ -215,16 +228,22 @@ impl Default for LedbatPlusPlusConfig {
 }
 
 impl LedbatPlusPlusConfig {
-    /// Every key [`Self::set`] accepts: the `key=value` parameters of a
-    /// `--cc` spec for this controller ([`crate::spec`]).
+    /// The keys a user chooses: [`Self::set`] takes them in any spec.
     pub const KEYS: &'static [&'static str] = &[
+        "research",
         "profile",
         "target",
+        "delay",
+        "min_cwnd",
+        "init_cwnd",
+    ];
+
+    /// The keys that tune a rule: [`Self::set`] takes them after
+    /// `research=true` only.
+    pub const RESEARCH_KEYS: &'static [&'static str] = &[
         "gain_divisor_max",
         "decrease_constant",
         "ss_exit",
-        "min_cwnd",
-        "init_cwnd",
         "slowdown",
         "slowdown_rtts",
         "initial_slowdown_rtts",
@@ -253,12 +272,18 @@ impl LedbatPlusPlusConfig {
         "current_filter",
         "base_history",
         "base_bucket",
-        "delay",
     ];
 
     /// Sets one `key=value` parameter of a `--cc` spec, range-checked; the
     /// error names the key and what it allows.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
+        if key == "research" {
+            self.research = params::bool_value(key, value)?;
+            return Ok(());
+        }
+        if !self.research && Self::RESEARCH_KEYS.contains(&key) {
+            return Err(params::needs_research("ledbatpp", key));
+        }
         if let Some(result) = self.delay.set(key, value) {
             return result;
         }
@@ -363,7 +388,14 @@ impl LedbatPlusPlusConfig {
                     _ => EmptyQueueLoss::Halve,
                 }
             }
-            _ => return Err(params::unknown_key("ledbatpp", key, Self::KEYS)),
+            _ => {
+                return Err(params::unknown_key_with_research(
+                    "ledbatpp",
+                    key,
+                    Self::KEYS,
+                    Self::RESEARCH_KEYS,
+                ))
+            }
         }
         Ok(())
     }
@@ -407,6 +439,7 @@ mod tests {
     #[test]
     fn spec_keys_are_checked() {
         let mut cfg = LedbatPlusPlusConfig::default();
+        cfg.set("research", "true").unwrap();
         cfg.set("target", "25ms").unwrap();
         assert_eq!(cfg.target(), ms(25));
         let err = |cfg: &mut LedbatPlusPlusConfig, k: &str, v: &str| {
@@ -488,11 +521,71 @@ mod tests {
         assert!(cfg.set("current_filter", "0").is_err());
         assert!(cfg.set("initial_slowdown_rtts", "0").is_err());
         assert_eq!(cfg, config(&[("target", "25ms")]), "errors change nothing");
-        let e = err(&mut cfg, "gain", "1");
-        assert!(
-            e.starts_with("unknown parameter 'gain' for 'ledbatpp' (allowed: profile, target, "),
-            "{e}"
+        assert_eq!(
+            err(&mut cfg, "gain", "1"),
+            "unknown parameter 'gain' for 'ledbatpp' (allowed: research, profile, target, \
+             delay, min_cwnd, init_cwnd; research=true also takes: gain_divisor_max, \
+             decrease_constant, ss_exit, slowdown, slowdown_rtts, initial_slowdown_rtts, \
+             slowdown_interval, restore, skip_rtt_after_restore, empty_queue, slowdown_duty, \
+             slowdown_period_min, slowdown_period_max, gentle_freeze, loss_on_empty_queue, \
+             random_loss_max, decrease, fill_empty_queue, fill_quiet, target_margin, \
+             pacing_rtt, fill_window_limited, target_fraction, target_min, gain_max_queue, \
+             sharp_decrease, gain_quiet, fq_yield, current_filter, base_history, base_bucket)"
         );
-        assert!(e.contains("skip_rtt_after_restore"), "{e}");
+    }
+
+    #[test]
+    fn tuning_keys_need_research_first() {
+        let set = |spec: &[(&str, &str)]| {
+            let mut cfg = LedbatPlusPlusConfig::default();
+            for (k, v) in spec {
+                cfg.set(k, v).map_err(|e| e.to_string())?;
+            }
+            Ok::<_, String>(cfg)
+        };
+        // At most 10 keys without research=true.
+        assert!(LedbatPlusPlusConfig::KEYS.len() <= 10);
+        for key in LedbatPlusPlusConfig::RESEARCH_KEYS {
+            assert!(!LedbatPlusPlusConfig::KEYS.contains(key), "{key}");
+        }
+        // The user's keys need nothing first.
+        let cfg = set(&[
+            ("profile", "full"),
+            ("target", "25ms"),
+            ("delay", "rtt"),
+            ("min_cwnd", "4"),
+            ("init_cwnd", "10"),
+        ])
+        .unwrap();
+        assert_eq!((cfg.target(), cfg.min_cwnd, cfg.init_cwnd), (ms(25), 4, 10));
+        // A tuning key without research=true: a one-line error that says so.
+        assert_eq!(
+            set(&[("profile", "full"), ("target_fraction", "off")]).unwrap_err(),
+            "parameter 'target_fraction' for 'ledbatpp' tunes a rule: it needs research=true \
+             before it (e.g. ledbatpp:research=true,target_fraction=...)"
+        );
+        assert_eq!(
+            set(&[("current_filter", "1")]).unwrap_err(),
+            "parameter 'current_filter' for 'ledbatpp' tunes a rule: it needs research=true \
+             before it (e.g. ledbatpp:research=true,current_filter=...)"
+        );
+        // After it, too late; with research=false, closed again.
+        assert!(set(&[("fq_yield", "off"), ("research", "true")]).is_err());
+        assert!(set(&[("research", "false"), ("fq_yield", "off")]).is_err());
+        // research=true first: every tuning key works as before.
+        let cfg = set(&[
+            ("research", "true"),
+            ("profile", "full"),
+            ("target_fraction", "off"),
+            ("fq_yield", "off"),
+            ("current_filter", "1"),
+        ])
+        .unwrap();
+        assert_eq!((cfg.target_fraction, cfg.fq_yield), (None, None));
+        assert_eq!(cfg.delay.current_filter, 1);
+        assert_eq!(
+            set(&[("research", "maybe")]).unwrap_err(),
+            "bad value 'maybe' for 'research': expected true or false"
+        );
     }
 }

@@ -58,38 +58,43 @@ impl LedbatPlusPlus {
         // CW += max(−CW/2, GAIN − C·CW·(q/T − 1)) if q > T (in MSS),
         // spread over the round's ACKs.
         let w = self.round_cwnd.max(self.bounds.min);
-        let quiet = self
-            .last_loss
-            .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.fill_quiet);
-        // `fill_window_limited`: the ACKed packets went out with the
-        // window full (an empty queue behind a sender that did not
-        // send is no sign of room).
-        let limited = !self.cfg.fill_window_limited
-            || matches!(
-                (self.window_full_since, largest),
-                (Some(since), Some(sent)) if sent >= since
-            );
         // `fq_yield`: a yielded window does not grow (`flow_queue.rs`).
         let yielded = !self.flow_queue_allows_growth();
-        self.filling =
-            self.cfg.fill_empty_queue && quiet && limited && q <= self.empty_queue && !yielded;
+        // `fill_empty_queue`, on an empty queue, unless yielded, after
+        // `fill_quiet` without a loss, and (`fill_window_limited`) when the
+        // ACKed packets went out with the window full (an empty queue
+        // behind a sender that did not send is no sign of room). The
+        // cheap tests first: most ACKs fail them.
+        self.s.fill.active = self.cfg.fill_empty_queue
+            && q <= self.empty_queue
+            && !yielded
+            && self
+                .s
+                .fill
+                .last_loss
+                .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.fill_quiet)
+            && (!self.cfg.fill_window_limited
+                || matches!(
+                    (self.s.fill.window_full_since, largest),
+                    (Some(since), Some(sent)) if sent >= since
+                ));
         let q = delay::nanos(q);
         // `gain_max_queue` (no GAIN above that multiple of T) and
         // `gain_quiet` (none for a while after a congestion loss) are LBE
         // rules: not while [`crate::deadline`] steers the controller above
-        // its level 0.
-        let gains = self.deference != Deference::Full
-            || (self
-                .cfg
-                .gain_max_queue
-                .is_none_or(|limit| q <= limit * self.target_ns)
-                && self
-                    .last_congestion_loss
-                    .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.gain_quiet));
-        let mut change = if self.filling {
+        // its level 0. Not asked while filling.
+        let gains = || {
+            self.gain_quiet_allows_gain(now)
+                && (self.deference != Deference::Full
+                    || self
+                        .cfg
+                        .gain_max_queue
+                        .is_none_or(|limit| q <= limit * self.target_ns))
+        };
+        let mut change = if self.s.fill.active {
             // `fill_empty_queue`: one byte per byte acknowledged.
             bytes
-        } else if gains {
+        } else if gains() {
             self.gain * self.bounds.mss * bytes / w
         } else {
             0.0
@@ -123,8 +128,8 @@ impl LedbatPlusPlus {
         if !may_grow || yielded {
             change = change.min(0.0);
         }
-        if self.filling && change > 0.0 {
-            self.fast_growth_at = Some(now);
+        if self.s.fill.active && change > 0.0 {
+            self.s.gain_quiet.fast_growth_at = Some(now);
         }
         self.s.cwnd = self.bounds.clamp(self.s.cwnd + change);
     }

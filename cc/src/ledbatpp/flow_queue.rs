@@ -129,7 +129,7 @@ pub(super) enum FlowQueue {
 }
 
 /// The rate of the current round and the largest of those with a queue.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct DeliveryRate {
     /// The round the bytes below belong to (its start).
     round: Option<Instant>,
@@ -214,15 +214,15 @@ impl LedbatPlusPlus {
         sample: Option<Option<Instant>>,
     ) {
         let ca = self.s.phase == Phase::CongestionAvoidance && !self.s.recovery.in_recovery();
-        self.rate.on_ack(round_start, bytes, ca);
+        self.s.rate.on_ack(round_start, bytes, ca);
         if !ca {
             return;
         }
         if let Some(sent) = sample {
-            self.flow_queue_on_sample(self.delay.queuing(), sent);
+            self.flow_queue_on_sample(sent);
         }
         if ended {
-            let rate = self.rate.on_round_end(
+            let rate = self.s.rate.on_round_end(
                 now,
                 self.round_cwnd,
                 self.gain_base,
@@ -241,15 +241,15 @@ impl LedbatPlusPlus {
             FlowQueue::Testing {
                 rounds_left, slow, ..
             },
-        ) = (self.cfg.fq_yield, &mut self.flow_queue)
+        ) = (self.cfg.fq_yield, &mut self.s.flow_queue)
         else {
             return;
         };
-        match (sample, self.rate.largest()) {
+        match (sample, self.s.rate.largest()) {
             (Some(rate), Some(largest)) if rate < fraction * largest => *slow = Some(rate),
             // The full rate: no flow queue shared.
             (Some(_), _) if slow.is_none() => {
-                self.flow_queue = FlowQueue::Idle;
+                self.s.flow_queue = FlowQueue::Idle;
                 return;
             }
             _ => (),
@@ -257,16 +257,16 @@ impl LedbatPlusPlus {
         *rounds_left = rounds_left.saturating_sub(1);
         let over = *rounds_left == 0;
         self.flow_queue_conclude(now);
-        if let FlowQueue::Testing { since, .. } = self.flow_queue {
+        if let FlowQueue::Testing { since, .. } = self.s.flow_queue {
             if over && now.saturating_duration_since(since) >= FQ_TEST_MIN {
-                self.flow_queue = FlowQueue::Idle;
+                self.s.flow_queue = FlowQueue::Idle;
             }
         }
     }
 
     /// A loss of a packet sent at `sent`: the test's loss half.
     pub(super) fn flow_queue_on_loss(&mut self, now: Instant, sent: Instant) {
-        if let FlowQueue::Testing { since, lost, .. } = &mut self.flow_queue {
+        if let FlowQueue::Testing { since, lost, .. } = &mut self.s.flow_queue {
             if sent >= *since {
                 *lost = true;
                 self.flow_queue_conclude(now);
@@ -282,13 +282,13 @@ impl LedbatPlusPlus {
             slow: Some(rate),
             lost: true,
             ..
-        } = self.flow_queue
+        } = self.s.flow_queue
         else {
             return;
         };
         if self.deference != Deference::Full {
             // Steered above level 0 by [`crate::deadline`]: no LBE yield.
-            self.flow_queue = FlowQueue::Idle;
+            self.s.flow_queue = FlowQueue::Idle;
             return;
         }
         // A quarter of what the slow round carried in a base round trip.
@@ -297,7 +297,7 @@ impl LedbatPlusPlus {
             .bounds
             .clamp(self.s.cwnd.min(rate * base * FQ_YIELD_WINDOW));
         self.round_cwnd = self.s.cwnd;
-        self.flow_queue = FlowQueue::Yielded {
+        self.s.flow_queue = FlowQueue::Yielded {
             at: now,
             window_before: window,
         };
@@ -317,22 +317,26 @@ impl LedbatPlusPlus {
     /// (returned, for the restore to jump to); a queue ends the yield.
     pub(super) fn flow_queue_after_freeze(&mut self, now: Instant, empty: bool) -> Option<f64> {
         self.cfg.fq_yield?;
-        let before = match self.flow_queue {
+        let before = match self.s.flow_queue {
             FlowQueue::Yielded { window_before, .. } => Some(window_before),
             FlowQueue::Idle | FlowQueue::Testing { .. } => None,
         };
         if !empty {
-            self.flow_queue = FlowQueue::Idle;
+            self.s.flow_queue = FlowQueue::Idle;
             return None;
         }
         // The window that carried the largest rate over the base round
         // trip: what the link gave when the flow was alone.
-        let carried = match (self.rate.largest(), self.gain_base) {
+        let carried = match (self.s.rate.largest(), self.gain_base) {
             (Some(rate), Some(base)) => rate * base.as_secs_f64(),
             _ => 0.0,
         };
-        let window = before.unwrap_or(self.s.ssthresh).max(carried);
-        self.flow_queue = FlowQueue::Testing {
+        // Within the window's bounds: a rate measured over a long base
+        // round trip may carry more than the largest window.
+        let window = self
+            .bounds
+            .clamp(before.unwrap_or(self.s.ssthresh).max(carried));
+        self.s.flow_queue = FlowQueue::Testing {
             since: now,
             window,
             rounds_left: FQ_TEST_ROUNDS,
@@ -342,13 +346,15 @@ impl LedbatPlusPlus {
         Some(window)
     }
 
-    /// While yielded, a queue measured on a packet sent after the yield is
-    /// someone else's in a shared queue: the yield ends (module docs).
-    fn flow_queue_on_sample(&mut self, queue: Duration, sent: Option<Instant>) {
-        if let FlowQueue::Yielded { at, .. } = self.flow_queue {
+    /// While yielded, a queue measured (now) on a packet sent (`sent`)
+    /// after the yield is someone else's in a shared queue: the yield ends
+    /// (module docs).
+    fn flow_queue_on_sample(&mut self, sent: Option<Instant>) {
+        if let FlowQueue::Yielded { at, .. } = self.s.flow_queue {
+            let queue = self.delay.queuing();
             let shared = queue.as_nanos() as f64 > FQ_SHARED_QUEUE * self.target_ns;
             if shared && sent.is_some_and(|sent| sent >= at) {
-                self.flow_queue = FlowQueue::Idle;
+                self.s.flow_queue = FlowQueue::Idle;
             }
         }
     }
@@ -357,7 +363,7 @@ impl LedbatPlusPlus {
     /// [`crate::deadline`] steers the controller above its level 0 (the
     /// yield is an LBE rule, as the GAIN rules are).
     pub(super) fn flow_queue_allows_growth(&self) -> bool {
-        self.deference != Deference::Full || !matches!(self.flow_queue, FlowQueue::Yielded { .. })
+        self.deference != Deference::Full || !matches!(self.s.flow_queue, FlowQueue::Yielded { .. })
     }
 }
 
@@ -378,16 +384,16 @@ mod tests {
         let (mut d, _) = through_the_initial_freeze(&spec, ms(240));
         assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
         assert!(matches!(
-            d.cc.flow_queue,
+            d.cc.s.flow_queue,
             FlowQueue::Testing { window, rounds_left: FQ_TEST_ROUNDS, slow: None, lost: false, .. }
                 if window == 49_200.0
         ));
         d.round(ms(300), 49_200);
         // q = T: GAIN·MSS, no decrease.
         assert_eq!(d.cc.window(), 50_400);
-        assert_eq!(d.cc.rate.largest(), Some(164_000.0));
+        assert_eq!(d.cc.s.rate.largest(), Some(164_000.0));
         assert_eq!(
-            d.cc.flow_queue,
+            d.cc.s.flow_queue,
             FlowQueue::Idle,
             "the full rate ends the test"
         );
@@ -415,7 +421,7 @@ mod tests {
         assert!((w as f64) < 0.6 * 164_000.0);
         d.round(ms(1000), w);
         assert!(matches!(
-            d.cc.flow_queue,
+            d.cc.s.flow_queue,
             FlowQueue::Testing { slow: Some(rate), lost: false, .. } if rate == w as f64
         ));
         w
@@ -428,7 +434,7 @@ mod tests {
         let w = a_slow_round(&mut d);
         d.advance(ms(10));
         d.loss(d.now - ms(20));
-        assert!(matches!(d.cc.flow_queue, FlowQueue::Yielded { .. }));
+        assert!(matches!(d.cc.s.flow_queue, FlowQueue::Yielded { .. }));
         (d, w)
     }
 
@@ -454,7 +460,7 @@ mod tests {
         assert!(yielded < window / 2);
         assert_eq!(d.cc.window(), yielded);
         assert!(matches!(
-            d.cc.flow_queue,
+            d.cc.s.flow_queue,
             FlowQueue::Yielded { window_before, .. } if window_before as u64 == w
         ));
         // The next freeze is put off by a part of the wait for it.
@@ -470,7 +476,55 @@ mod tests {
         }
         d.ack_old(ms(1), MSS, ms(360));
         assert!(d.cc.window() < yielded);
-        assert!(matches!(d.cc.flow_queue, FlowQueue::Yielded { .. }));
+        assert!(matches!(d.cc.s.flow_queue, FlowQueue::Yielded { .. }));
+    }
+
+    #[test]
+    fn a_spurious_loss_during_a_yield_is_undone_whole() {
+        // Yielded, the recovery over: a loss would halve the yielded
+        // window and start the quiet; rolled back, the yield runs on to
+        // the next freeze as the twin's does.
+        let twin = || {
+            let (mut d, _) = yielded();
+            let w = d.cc.window();
+            d.advance(ms(1));
+            d.ack(d.now, MSS, ms(240));
+            assert_eq!((state(&d), d.cc.window()), ("yielded", w));
+            d
+        };
+        let (mut a, mut b) = (twin(), twin());
+        let sent = a.now - NS;
+        assert_spurious_loss_undone(&mut a, &mut b, sent, |d| {
+            d.round(ms(240), MSS);
+            through_the_next_freeze(d, ms(240));
+        });
+    }
+
+    #[test]
+    fn a_spurious_loss_that_completed_a_yield_is_undone() {
+        // The slow round, then a loss: the test concludes and the flow
+        // yields. Rolled back, it is testing again at the twin's window,
+        // and the loss that would yield it comes later.
+        let slow = || {
+            let mut d = alone_with_a_rate();
+            a_slow_round(&mut d);
+            d.advance(ms(10));
+            d
+        };
+        let (mut a, b) = (slow(), slow());
+        a.cc.checkpoint();
+        a.loss(a.now - ms(20));
+        assert!(matches!(a.cc.s.flow_queue, FlowQueue::Yielded { .. }));
+        assert!(a.cc.rollback());
+        assert!(matches!(a.cc.s.flow_queue, FlowQueue::Testing { .. }));
+        // The yield also began a round (`round_cwnd`, the round's
+        // bookkeeping, which a rollback leaves); the controller's state is
+        // the twin's.
+        assert_eq!(a.cc.s, b.cc.s);
+        assert_eq!(
+            (a.cc.window(), state(&a), a.cc.pacing_rate()),
+            (b.cc.window(), state(&b), b.cc.pacing_rate())
+        );
     }
 
     #[test]
@@ -481,7 +535,7 @@ mod tests {
         d.advance(ms(10));
         d.loss(d.now - ms(5));
         assert!(matches!(
-            d.cc.flow_queue,
+            d.cc.s.flow_queue,
             FlowQueue::Testing {
                 slow: None,
                 lost: true,
@@ -495,7 +549,7 @@ mod tests {
         // A quarter of (w/2 B/s · 0.24 s) is below the minimum window.
         assert!(((w / 2) as f64 * 0.24 * FQ_YIELD_WINDOW) < 2.0 * MSS as f64);
         assert_eq!(d.cc.window(), 2 * MSS);
-        assert!(matches!(d.cc.flow_queue, FlowQueue::Yielded { .. }));
+        assert!(matches!(d.cc.s.flow_queue, FlowQueue::Yielded { .. }));
     }
 
     #[test]
@@ -509,11 +563,11 @@ mod tests {
             d.round(ms(240), before);
             assert!(d.cc.window() > before);
         }
-        assert_eq!(d.cc.flow_queue, FlowQueue::Idle);
+        assert_eq!(d.cc.s.flow_queue, FlowQueue::Idle);
         // A loss now is no test's.
         d.advance(ms(10));
         d.loss(d.now - ms(5));
-        assert_eq!(d.cc.flow_queue, FlowQueue::Idle);
+        assert_eq!(d.cc.s.flow_queue, FlowQueue::Idle);
         assert!(d.cc.window() > w / 4);
     }
 
@@ -524,13 +578,13 @@ mod tests {
         through_the_next_freeze(&mut d, ms(240));
         assert_eq!(d.cc.window(), w);
         assert!(matches!(
-            d.cc.flow_queue,
+            d.cc.s.flow_queue,
             FlowQueue::Testing { window, slow: None, lost: false, .. } if window as u64 == w
         ));
         // The full rate (w in 0.3 s, above 0.6 of the largest): the yield
         // is over and the window grows (q = 0: GAIN).
         d.round(ms(300), w);
-        assert_eq!(d.cc.flow_queue, FlowQueue::Idle);
+        assert_eq!(d.cc.s.flow_queue, FlowQueue::Idle);
         d.round(ms(240), d.cc.window());
         assert!(d.cc.window() > w);
     }
@@ -543,7 +597,7 @@ mod tests {
         // guarded restore ramps up to the yielded window.
         through_the_next_freeze(&mut d, ms(256));
         assert_eq!(state(&d), "ramp_up");
-        assert_eq!(d.cc.flow_queue, FlowQueue::Idle);
+        assert_eq!(d.cc.s.flow_queue, FlowQueue::Idle);
         assert_eq!(d.cc.snapshot().ssthresh, Some(yielded));
     }
 
@@ -554,10 +608,10 @@ mod tests {
         // Recovery ends; q = 2T (120 ms) on a packet sent after the yield:
         // not above FQ_SHARED_QUEUE · T.
         d.round(ms(360), yielded);
-        assert!(matches!(d.cc.flow_queue, FlowQueue::Yielded { .. }));
+        assert!(matches!(d.cc.s.flow_queue, FlowQueue::Yielded { .. }));
         // Above it: the yield ends (the delay rules take over).
         d.round(ms(361), d.cc.window());
-        assert_eq!(d.cc.flow_queue, FlowQueue::Idle);
+        assert_eq!(d.cc.s.flow_queue, FlowQueue::Idle);
     }
 
     #[test]
@@ -579,7 +633,7 @@ mod tests {
         let window = d.cc.window();
         d.advance(ms(10));
         d.loss(d.now - ms(20));
-        assert_eq!(d.cc.flow_queue, FlowQueue::Idle);
+        assert_eq!(d.cc.s.flow_queue, FlowQueue::Idle);
         assert_eq!(d.cc.window(), window / 2, "the loss's halving only");
     }
 
@@ -589,9 +643,9 @@ mod tests {
         to_the_initial_slowdown(&mut d);
         d.round(ms(240), 2 * MSS);
         d.round(ms(240), 2 * MSS);
-        assert_eq!(d.cc.flow_queue, FlowQueue::Idle);
+        assert_eq!(d.cc.s.flow_queue, FlowQueue::Idle);
         d.round(ms(300), 49_200);
-        assert_eq!(d.cc.rate.largest(), None);
+        assert_eq!(d.cc.s.rate.largest(), None);
         assert_eq!(config(&[("profile", "full")]).fq_yield, Some(FULL_FQ_YIELD));
         assert_eq!(config(&[]).fq_yield, None);
     }

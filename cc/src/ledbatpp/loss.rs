@@ -25,7 +25,7 @@ use crate::LossEvent;
 
 /// The losses on an empty queue taken for random loss in the current
 /// period (`random_loss_max`).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct RandomLoss {
     /// When the period began: at the first such loss after the last one
     /// ended ([`RANDOM_LOSS_ROUNDS`] smoothed RTTs long).
@@ -44,8 +44,8 @@ impl LedbatPlusPlus {
 
     /// A congestion event ([`crate::CongestionController::on_congestion_event`]).
     pub(super) fn on_loss(&mut self, loss: &LossEvent) {
-        self.last_loss = Some(loss.now);
-        self.filling = false;
+        self.s.fill.last_loss = Some(loss.now);
+        self.s.fill.active = false;
         if self.cfg.loss_on_empty_queue == EmptyQueueLoss::Ignore
             && self.delay.current().is_some()
             && self.delay.queuing() <= self.empty_queue
@@ -59,10 +59,12 @@ impl LedbatPlusPlus {
         // start's or `fill_empty_queue`'s overshoot is lost within one).
         let srtt = self.srtt.unwrap_or_default();
         if self
+            .s
+            .gain_quiet
             .fast_growth_at
             .is_none_or(|t| loss.largest_lost_time_sent > t.checked_add(srtt).unwrap_or(t))
         {
-            self.last_congestion_loss = Some(loss.now);
+            self.s.gain_quiet.last_congestion_loss = Some(loss.now);
         }
         if !self.s.recovery.on_loss(loss) {
             return;
@@ -102,7 +104,7 @@ impl LedbatPlusPlus {
             .srtt
             .unwrap_or_default()
             .saturating_mul(RANDOM_LOSS_ROUNDS);
-        let r = &mut self.random_loss;
+        let r = &mut self.s.random_loss;
         if r.since
             .is_none_or(|since| loss.now.saturating_duration_since(since) >= period)
         {

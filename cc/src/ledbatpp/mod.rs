@@ -149,14 +149,22 @@ pub use profiles::SLOWDOWN_PERIOD_MAX;
 use slowdown::Schedule;
 
 /// Every state LEDBAT++ reports ([`CongestionController::state`], qlog's
-/// `congestion_state_updated`): its phases per draft -01, and `recovery`
-/// while a loss's recovery period lasts.
-pub const STATE_NAMES: [&str; 5] = [
+/// `congestion_state_updated`): its phases per draft -01, `recovery`
+/// while a loss's recovery period lasts, and the phases of congestion
+/// avoidance that `profile=full`'s rules add (never with
+/// `profile=draft`): `filling` (the last ACK grew the window by
+/// `fill_empty_queue`), `yielded` (`fq_yield`: the window does not grow
+/// until the next freeze) and `quiet` (`gain_quiet`: no GAIN after a
+/// congestion loss; only a fill grows the window).
+pub const STATE_NAMES: [&str; 8] = [
     "slow_start",
     "congestion_avoidance",
     "recovery",
     "slowdown",
     "ramp_up",
+    "filling",
+    "yielded",
+    "quiet",
 ];
 
 /// How much LEDBAT++ defers to other traffic; [`crate::deadline`] lowers it
@@ -206,8 +214,15 @@ enum Phase {
     },
 }
 
-/// Everything a spurious loss may have to restore.
-#[derive(Clone, Copy, Debug)]
+/// Everything a spurious loss may have to restore: the window, the phase
+/// and every rule's own state, `profile=full`'s guards included, so that a
+/// rollback ([`CongestionController::rollback`]) leaves the controller as
+/// if the loss had not been reported. Not in it: what the controller
+/// measures of the path (the delay filters, the smoothed RTT, the flight)
+/// and the round bookkeeping (`rounds`, `round_cwnd`), which a loss does
+/// not change outside a ramp-up and a yield (these restart the round) and
+/// which `profile=draft` has never restored.
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct State {
     cwnd: f64,
     /// `f64::INFINITY` until the initial slow start ends.
@@ -223,6 +238,42 @@ struct State {
     /// The current slow start is a catch-up ([`LedbatPlusPlus::slow_start_to`]):
     /// it grows one byte per byte acknowledged, not GAIN.
     catching_up: bool,
+    /// `fill_empty_queue` and its guards `fill_quiet` and
+    /// `fill_window_limited`.
+    fill: Fill,
+    /// `gain_quiet`: no GAIN for a while after a congestion loss.
+    gain_quiet: GainQuiet,
+    /// The losses taken for random loss in the current period
+    /// (`loss_on_empty_queue=ignore`, `random_loss_max`).
+    random_loss: loss::RandomLoss,
+    /// The rate of each round and the largest with a queue (`fq_yield`).
+    rate: DeliveryRate,
+    /// The test and the yield of `fq_yield` (`flow_queue.rs`).
+    flow_queue: FlowQueue,
+}
+
+/// The state of `fill_empty_queue` and its guards (`profiles.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Fill {
+    /// The last ACK in congestion avoidance grew by `fill_empty_queue`.
+    active: bool,
+    /// Since when every packet sent left at least 4/5 of the window in
+    /// flight (`fill_window_limited`); `None` after one that did not.
+    window_full_since: Option<Instant>,
+    /// When the latest loss was reported (`fill_quiet`).
+    last_loss: Option<Instant>,
+}
+
+/// The state of `gain_quiet` (`profiles.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct GainQuiet {
+    /// When the latest loss that counted as congestion and that our own
+    /// fast growth did not cause was reported.
+    last_congestion_loss: Option<Instant>,
+    /// The latest ACK at which the window grew faster than GAIN a round:
+    /// a slow start (initial, ramp-up, after persistent congestion, a
+    /// catch-up), `fill_empty_queue`, or a freeze's jump back.
+    fast_growth_at: Option<Instant>,
 }
 
 impl HasWindow<f64> for State {
@@ -268,23 +319,6 @@ pub struct LedbatPlusPlus {
     gain: f64,
     gain_base: Option<Duration>,
     saved: Checkpoint<State>,
-    /// The last ACK in congestion avoidance grew by `fill_empty_queue`.
-    filling: bool,
-    /// Since when every packet sent left at least 4/5 of the window in
-    /// flight (`fill_window_limited`); `None` after one that did not.
-    window_full_since: Option<Instant>,
-    /// When the latest loss was reported (`fill_quiet`).
-    last_loss: Option<Instant>,
-    /// When the latest loss that counted as congestion and that our own
-    /// fast growth did not cause was reported (`gain_quiet`).
-    last_congestion_loss: Option<Instant>,
-    /// The latest ACK at which the window grew faster than GAIN a round:
-    /// a slow start (initial, ramp-up, after persistent congestion, a
-    /// catch-up), `fill_empty_queue`, or a freeze's jump back.
-    fast_growth_at: Option<Instant>,
-    /// The losses taken for random loss in the current period
-    /// (`random_loss_max`).
-    random_loss: loss::RandomLoss,
     /// How far [`crate::deadline`] has taken the controller out of its LBE
     /// behaviour ([`Deference::Full`] unless steered).
     deference: Deference,
@@ -292,10 +326,6 @@ pub struct LedbatPlusPlus {
     /// §3) unless [`crate::deadline`] sets CUBIC's β at its top level
     /// (`LedbatPlusPlus::set_loss_beta`).
     loss_beta: f64,
-    /// The rate of each round and the largest with a queue (`fq_yield`).
-    rate: DeliveryRate,
-    /// The test and the yield of `fq_yield` (`flow_queue.rs`).
-    flow_queue: FlowQueue,
 }
 
 impl LedbatPlusPlus {
@@ -343,6 +373,11 @@ impl LedbatPlusPlus {
                 skip_until: None,
                 last_freeze_empty: false,
                 catching_up: false,
+                fill: Fill::default(),
+                gain_quiet: GainQuiet::default(),
+                random_loss: loss::RandomLoss::default(),
+                rate: DeliveryRate::default(),
+                flow_queue: FlowQueue::Idle,
             },
             round_cwnd: cwnd,
             rounds: Rounds::default(),
@@ -355,16 +390,8 @@ impl LedbatPlusPlus {
             gain: 1.0 / cfg.gain_divisor_max as f64,
             gain_base: None,
             saved: Checkpoint::default(),
-            filling: false,
-            window_full_since: None,
-            last_loss: None,
-            last_congestion_loss: None,
-            fast_growth_at: None,
-            random_loss: loss::RandomLoss::default(),
             deference: Deference::Full,
             loss_beta: HALVE,
-            rate: DeliveryRate::default(),
-            flow_queue: FlowQueue::Idle,
             cfg,
         };
         cc.retarget();
@@ -406,15 +433,30 @@ impl LedbatPlusPlus {
         )
     }
 
-    /// One of [`STATE_NAMES`].
-    fn state_name(&self) -> &'static str {
+    /// One of [`STATE_NAMES`] at `now`.
+    fn state_name(&self, now: Instant) -> &'static str {
         match self.s.phase {
             Phase::Slowdown { .. } => "slowdown",
             Phase::RampUp { .. } => "ramp_up",
             _ if self.s.recovery.in_recovery() => "recovery",
             Phase::InitialSlowStart | Phase::SlowStart { .. } => "slow_start",
+            Phase::CongestionAvoidance if !self.flow_queue_allows_growth() => "yielded",
+            Phase::CongestionAvoidance if self.s.fill.active => "filling",
+            Phase::CongestionAvoidance if !self.gain_quiet_allows_gain(now) => "quiet",
             Phase::CongestionAvoidance => "congestion_avoidance",
         }
+    }
+
+    /// Whether `gain_quiet` lets GAIN grow the window at `now`: not for
+    /// `gain_quiet` after a congestion loss, unless [`crate::deadline`]
+    /// steers the controller above its level 0 (an LBE rule).
+    fn gain_quiet_allows_gain(&self, now: Instant) -> bool {
+        self.deference != Deference::Full
+            || self
+                .s
+                .gain_quiet
+                .last_congestion_loss
+                .is_none_or(|t| now.saturating_duration_since(t) >= self.cfg.gain_quiet)
     }
 
     /// Sets TARGET and the largest GAIN divisor ([`crate::deadline`] steers
@@ -460,9 +502,9 @@ impl CongestionController for LedbatPlusPlus {
         // `fill_window_limited`: is the window full after this packet?
         let after = bytes_in_flight.saturating_add(bytes) as f64;
         if after >= FILL_WINDOW_FULL * self.s.cwnd {
-            self.window_full_since.get_or_insert(now);
+            self.s.fill.window_full_since.get_or_insert(now);
         } else {
-            self.window_full_since = None;
+            self.s.fill.window_full_since = None;
         }
     }
 
@@ -544,7 +586,7 @@ impl CongestionController for LedbatPlusPlus {
         }
 
         let may_grow = !self.s.recovery.in_recovery()
-            && self.flight.at_ack(ack.bytes_in_flight).saturating_mul(2) >= self.s.cwnd as u64;
+            && self.flight.at_ack(ack.bytes_in_flight).saturating_mul(2) >= self.window();
         let q = self.delay.queuing();
         match self.s.phase {
             Phase::Slowdown { .. } => (),
@@ -586,13 +628,18 @@ impl CongestionController for LedbatPlusPlus {
     }
 
     fn window(&self) -> u64 {
-        self.s.cwnd as u64
+        // The window is within `[bounds.min, MAX_WINDOW_BYTES]` (2^32), so
+        // truncating through `i64` gives what `as u64` would, in fewer
+        // instructions: x86-64 has no conversion of a double to an
+        // unsigned 64-bit integer, and `as u64` builds one around the
+        // signed one (this is called at least twice per ACK).
+        self.s.cwnd as i64 as u64
     }
 
     /// [`pacing`]: 2 × cwnd/srtt in a slow start (initial, after persistent
     /// congestion, ramp-up) while cwnd < ssthresh/2, else 1.2 × cwnd/srtt.
     fn pacing_rate(&self) -> Option<u64> {
-        if self.filling && self.s.phase == Phase::CongestionAvoidance {
+        if self.s.fill.active && self.s.phase == Phase::CongestionAvoidance {
             // `fill_empty_queue`: the queue is empty, so the current delay is
             // the round trip (the smoothed RTT may still hold a queue gone).
             let rtt = self.current_rtt().or(self.srtt);
@@ -608,8 +655,8 @@ impl CongestionController for LedbatPlusPlus {
         pacing::rate(self.window(), rtt, slow_start)
     }
 
-    fn state(&self, _now: Instant) -> &'static str {
-        self.state_name()
+    fn state(&self, now: Instant) -> &'static str {
+        self.state_name(now)
     }
 
     fn delay_signal(&self) -> Option<crate::delay::Signal> {
@@ -702,5 +749,100 @@ mod tests {
         d.cc.set_deference(Deference::Full);
         d.round(ms(35), MSS);
         assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+    }
+
+    /// A congestion loss in congestion avoidance started `gain_quiet`
+    /// (10 s): the window is halved, and 5 ACKs later no GAIN is added.
+    fn quiet() -> Driver<LedbatPlusPlus> {
+        let mut d = base_30_at_48000(&[
+            ("gain_quiet", "10s"),
+            ("slowdown", "false"),
+            ("fill_empty_queue", "true"),
+            ("loss_on_empty_queue", "ignore"),
+        ]);
+        d.advance(ms(200));
+        // q = 90 ms: a queue, so the loss counts.
+        d.ack_old(ms(1), MSS, ms(120));
+        let w = d.cc.window();
+        d.advance(ms(1));
+        d.loss(d.now - NS);
+        assert_eq!((state(&d), d.cc.window()), ("recovery", w / 2));
+        d.advance(ms(1));
+        d.ack(d.now, MSS, ms(30));
+        for _ in 0..5 {
+            d.ack_old(ms(1), MSS, ms(60));
+        }
+        assert_eq!((state(&d), d.cc.window()), ("quiet", w / 2));
+        d
+    }
+
+    #[test]
+    fn a_spurious_loss_during_gain_quiet_is_undone_whole() {
+        // The loss would halve again, restart the quiet and the fill's
+        // wait; rolled back, the quiet ends 10 s after the first loss, as
+        // for a twin that never saw it.
+        let (mut a, mut b) = (quiet(), quiet());
+        let sent = a.now - NS;
+        assert_spurious_loss_undone(&mut a, &mut b, sent, |d| {
+            d.ack_old(Duration::from_secs(10), MSS, ms(60));
+            d.ack_old(ms(1), MSS, ms(30));
+        });
+        assert!(a.cc.s.gain_quiet.last_congestion_loss.is_some());
+    }
+
+    /// `profile=full`'s guards beside a freeze: through the initial
+    /// slowdown into its freeze (one round of it), with `extra`.
+    fn frozen(extra: &[(&str, &str)]) -> Driver<LedbatPlusPlus> {
+        let mut spec = vec![
+            ("gain_quiet", "10s"),
+            ("restore", "guarded"),
+            ("fq_yield", "0.6"),
+            ("gentle_freeze", "true"),
+        ];
+        spec.extend_from_slice(extra);
+        let mut d = base_240(&spec);
+        to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+        d
+    }
+
+    #[test]
+    fn a_spurious_loss_during_a_freeze_is_undone_whole() {
+        // Counted as congestion (the ramp-up's goal halves, the quiet
+        // starts) or, on the empty queue, as random loss (its budget and
+        // the fill's wait): either way, rolled back, the freeze ends as
+        // the twin's, the jump back to 49 200 bytes and the rate test
+        // included.
+        for extra in [&[][..], &[("loss_on_empty_queue", "ignore")][..]] {
+            let (mut a, mut b) = (frozen(extra), frozen(extra));
+            let sent = a.now - NS;
+            assert_spurious_loss_undone(&mut a, &mut b, sent, |d| {
+                d.round(ms(240), 2 * MSS);
+                assert_eq!((state(d), d.cc.window()), ("congestion_avoidance", 49_200));
+                d.round(ms(300), 49_200);
+            });
+        }
+    }
+
+    #[test]
+    fn full_phases_of_congestion_avoidance_are_named() {
+        // `quiet` until `gain_quiet` (10 s) after the congestion loss,
+        // 6 ms before `quiet()` returns.
+        let d = quiet();
+        let loss = d.now - ms(6);
+        assert_eq!(d.cc.state(loss + Duration::from_secs(10) - NS), "quiet");
+        assert_eq!(
+            d.cc.state(loss + Duration::from_secs(10)),
+            "congestion_avoidance"
+        );
+        // `filling` after an ACK that grew by `fill_empty_queue` (q = 15 ms,
+        // `empty_queue`), not after one above the empty queue.
+        let mut d = base_30_at_48000(&[("fill_empty_queue", "true")]);
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!((state(&d), d.cc.window()), ("filling", 49_200));
+        d.ack_old(ms(1), MSS, ms(46));
+        assert_eq!(state(&d), "congestion_avoidance");
+        // `yielded`: `flow_queue.rs`'s tests.
     }
 }

@@ -50,7 +50,7 @@ impl LedbatPlusPlus {
                         _ => self.gain,
                     };
                     self.s.cwnd = (self.s.cwnd + gain * bytes).min(MAX_WINDOW_BYTES as f64);
-                    self.fast_growth_at = Some(now);
+                    self.s.gain_quiet.fast_growth_at = Some(now);
                     if self.s.cwnd >= self.s.ssthresh {
                         // ssthresh may predate an MTU increase.
                         self.s.cwnd = self.s.ssthresh.max(self.bounds.min);

@@ -143,7 +143,7 @@ impl LedbatPlusPlus {
             }
             true => {
                 self.s.cwnd = self.s.ssthresh.max(self.bounds.min);
-                self.fast_growth_at = Some(now);
+                self.s.gain_quiet.fast_growth_at = Some(now);
                 // The time a ramp-up would have taken, in RTTs of the freeze.
                 let rounds = self.rounds_to_restore(self.freeze_window());
                 let ramp = rtt.saturating_mul(rounds.min(u32::MAX as u64) as u32);

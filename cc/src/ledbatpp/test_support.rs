@@ -18,8 +18,12 @@ pub(super) fn driver(cfg: LedbatPlusPlusConfig) -> Driver<LedbatPlusPlus> {
     Driver::new(LedbatPlusPlus::new(cfg, path))
 }
 
+/// A config of `spec`, with `research=true` before it so that it may tune
+/// any rule.
 pub(super) fn config(spec: &[(&str, &str)]) -> LedbatPlusPlusConfig {
-    crate::testkit::config(spec, LedbatPlusPlusConfig::set)
+    let mut research = vec![("research", "true")];
+    research.extend_from_slice(spec);
+    crate::testkit::config(&research, LedbatPlusPlusConfig::set)
 }
 
 pub(super) fn state(d: &Driver<LedbatPlusPlus>) -> &'static str {
@@ -112,4 +116,36 @@ pub(super) fn base_30_at_48000(extra: &[(&str, &str)]) -> Driver<LedbatPlusPlus>
     d.ack_old(ms(1), MSS, ms(120));
     assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
     d
+}
+
+/// Window, state, pacing rate and every internal of `a` and `b` are the
+/// same (the whole controller's `Debug`, which holds every field).
+pub(super) fn assert_twins(a: &Driver<LedbatPlusPlus>, b: &Driver<LedbatPlusPlus>) {
+    assert_eq!(a.now, b.now);
+    assert_eq!(
+        (a.cc.window(), state(a), a.cc.pacing_rate()),
+        (b.cc.window(), state(b), b.cc.pacing_rate())
+    );
+    assert_eq!(format!("{:?}", a.cc), format!("{:?}", b.cc));
+}
+
+/// A spurious loss: `a` checkpoints, loses a packet sent at `sent` (which
+/// must change its state) and rolls back; its twin `b`, through the same
+/// events until now, sees none of it. Then both are the same, and still
+/// after `then` runs on each.
+pub(super) fn assert_spurious_loss_undone(
+    a: &mut Driver<LedbatPlusPlus>,
+    b: &mut Driver<LedbatPlusPlus>,
+    sent: Instant,
+    then: impl Fn(&mut Driver<LedbatPlusPlus>),
+) {
+    assert_twins(a, b);
+    a.cc.checkpoint();
+    a.loss(sent);
+    assert_ne!(a.cc.s, b.cc.s, "the loss changed nothing");
+    assert!(a.cc.rollback());
+    assert_twins(a, b);
+    then(a);
+    then(b);
+    assert_twins(a, b);
 }
