@@ -57,7 +57,9 @@ boringssl=idle
                         done_count=$((done_count + 1))
                         if [ $((SECONDS - last_report)) -ge 15 ]; then
                             name=$(printf '%s' "$line" | sed -n 's/.*"target":{[^}]*"name":"\([^"]*\)".*/\1/p')
-                            say "$done_count of $total crates compiled ($((SECONDS - start)) s), last: ${name:-?}"
+                            of=" of about $total"
+                            [ "$total" = '?' ] || [ "$done_count" -lt "$total" ] || of=''
+                            say "$done_count$of crates compiled ($((SECONDS - start)) s), last: ${name:-?}"
                             last_report=$SECONDS
                         fi ;;
                 esac ;;
