@@ -147,9 +147,8 @@ impl Link {
     pub fn reverse_path(&self, seed: u64) -> lbe_link::LinkConfig {
         lbe_link::LinkConfig {
             rate_bps: self.reverse_rate_bps,
-            buffer: self
-                .reverse_rate_bps
-                .map(|_| self.reverse_buffer.unwrap_or(self.buffer)),
+            buffer: (self.reverse_rate_bps.is_some() || self.reverse_trace.is_some())
+                .then(|| self.reverse_buffer.unwrap_or(self.buffer)),
             loss: self.reverse_loss,
             seed: seed ^ 0x9e37_79b9_7f4a_7c15,
             variation: lbe_link::LinkVariation {
