@@ -7,9 +7,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use lbe_link::{build_aqm, parse_gilbert_elliott, Aqm, GilbertElliott};
+use lbe_link::{
+    build_aqm, parse_gilbert_elliott, Aqm, DeliveryTrace, GilbertElliott, JitterModel, LinkChange,
+    LinkVariation,
+};
 use lbe_netem::units::{
-    parse_addr, parse_buffer, parse_duration, parse_loss, parse_path, parse_rate, parse_route,
+    parse_addr, parse_buffer, parse_change, parse_duration, parse_loss, parse_path, parse_rate,
+    parse_route, ChangeSpec,
 };
 use lbe_netem::{Buffer, Config, LinkConfig, Netem, PathSpec, RouteSpec, IPV4_UDP_OVERHEAD};
 
@@ -27,8 +31,8 @@ struct Cli {
     upstream: SocketAddr,
     /// Bottleneck rate (server->client), in bits per second: 20mbit, 2.5Mbit,
     /// 500kbit, 1gbit, 20Mbps (bps means bits here, unlike tc).
-    #[arg(long, value_parser = parse_rate)]
-    rate: u64,
+    #[arg(long, value_parser = parse_rate, required_unless_present = "trace")]
+    rate: Option<u64>,
     /// Base round-trip time: rtt/2 is added in each direction (50ms, 1s).
     #[arg(long, value_parser = parse_duration)]
     rtt: Duration,
@@ -140,12 +144,99 @@ struct Cli {
     /// what the bottleneck still holds.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     rebind_at: Option<Duration>,
+    /// Jitter on the bottleneck: an extra delay per datagram drawn from
+    /// --jitter-model with this scale (e.g. 5ms), never negative; a flow's
+    /// order is kept unless --reorder.
+    #[arg(long, value_parser = parse_duration, default_value = "0ms")]
+    jitter: Duration,
+    /// The jitter's distribution: uniform on [0, jitter), normal
+    /// (half-normal, sigma = jitter/2) or pareto (shape 3, scale jitter).
+    #[arg(long, default_value = "uniform", value_parser = JitterModel::parse, value_name = "uniform|normal|pareto")]
+    jitter_model: JitterModel,
+    /// Let jitter reorder a flow's datagrams (netem's behaviour).
+    #[arg(long)]
+    reorder: bool,
+    /// Wi-Fi-like aggregation on the bottleneck: deliveries are held and
+    /// released together every this long (e.g. 4ms).
+    #[arg(long, value_parser = parse_duration)]
+    aggregate: Option<Duration>,
+    /// A trace-driven rate for the bottleneck in Mahimahi's format (one
+    /// line per 1500-byte delivery opportunity, milliseconds, looped);
+    /// replaces --rate.
+    #[arg(long, value_name = "FILE", conflicts_with = "rate")]
+    trace: Option<std::path::PathBuf>,
+    /// A trace-driven rate for the client->server direction; replaces
+    /// --reverse-rate.
+    #[arg(long, value_name = "FILE", conflicts_with = "reverse_rate")]
+    reverse_trace: Option<std::path::PathBuf>,
+    /// A change of the link at a time after the start, as a scenario's
+    /// [[link.change]]: AT:KEY=VALUE[,KEY=VALUE], KEY one of rate, rtt,
+    /// jitter, loss, outage, rebind (e.g. 60s:rtt=80ms, 10s:outage=2s,
+    /// 5s:rebind=true, the same as --rebind-at 5s). Repeat for several, in
+    /// order of time.
+    #[arg(long = "change", value_parser = parse_change, value_name = "AT:KEY=VALUE[,..]")]
+    changes: Vec<ChangeSpec>,
     /// More logging (-v: per-flow, -vv: debug).
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
     /// Only errors.
     #[arg(short, long, conflicts_with = "verbose")]
     quiet: bool,
+}
+
+/// The bottleneck's and the client->server direction's changes from
+/// --jitter, --jitter-model, --reorder, --aggregate, --trace,
+/// --reverse-trace and --change (their rules: `lbe_link::variation`).
+fn link_variation(cli: &Cli) -> Result<(LinkVariation, LinkVariation), String> {
+    let read = |p: &Option<std::path::PathBuf>| -> Result<_, String> {
+        p.as_deref()
+            .map(|p| DeliveryTrace::read(p).map(std::sync::Arc::new))
+            .transpose()
+    };
+    if cli.trace.is_some() && cli.aqm != "fifo" {
+        return Err("--trace runs under the FIFO; it excludes --aqm".into());
+    }
+    if cli.trace.is_some() && cli.changes.iter().any(|c| c.rate_bps.is_some()) {
+        return Err("--change rate= on a --trace link: the trace is the rate".into());
+    }
+    if cli.changes.windows(2).any(|w| w[1].at <= w[0].at) {
+        return Err("--change: each change must come after the previous one".into());
+    }
+    let changes = |bottleneck: bool| -> Vec<LinkChange> {
+        cli.changes
+            .iter()
+            .map(|c| LinkChange {
+                at: c.at,
+                rate_bps: c.rate_bps.filter(|_| bottleneck),
+                delay_shift_ns: c
+                    .rtt
+                    .map(|rtt| (rtt.as_nanos() as i64 - cli.rtt.as_nanos() as i64) / 2),
+                jitter: c.jitter.filter(|_| bottleneck),
+                loss: c.loss.filter(|_| bottleneck),
+                outage: c.outage,
+            })
+            .filter(|c| {
+                *c != LinkChange {
+                    at: c.at,
+                    ..LinkChange::default()
+                }
+            })
+            .collect()
+    };
+    let down = LinkVariation {
+        jitter: cli.jitter,
+        jitter_model: cli.jitter_model,
+        reorder: cli.reorder,
+        aggregate: cli.aggregate.filter(|a| !a.is_zero()),
+        trace: read(&cli.trace)?,
+        changes: changes(true),
+    };
+    let up = LinkVariation {
+        trace: read(&cli.reverse_trace)?,
+        changes: changes(false),
+        ..LinkVariation::default()
+    };
+    Ok((down, up))
 }
 
 /// The bottleneck's AQM from --aqm and its parameters' flags; a loss model
@@ -264,7 +355,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut config = Config::new(cli.listen, cli.upstream, cli.rate, cli.rtt, cli.buffer);
+    let variation = match link_variation(&cli) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("lbe-netem: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rate = match (cli.rate, &variation.0.trace) {
+        (Some(r), _) => r,
+        (None, Some(t)) => t.mean_rate_bps(),
+        (None, None) => unreachable!("clap requires --rate or --trace"),
+    };
+    let mut config = Config::new(cli.listen, cli.upstream, rate, cli.rtt, cli.buffer);
     if let Err(e) = config.add_paths_and_routes(&cli.paths, &cli.routes) {
         eprintln!("lbe-netem: {e}");
         return ExitCode::from(2);
@@ -277,26 +380,42 @@ fn main() -> ExitCode {
     config.down.gilbert_elliott = cli.loss_model;
     config.up = LinkConfig {
         rate_bps: cli.reverse_rate,
-        buffer: cli
-            .reverse_rate
-            .map(|_| cli.reverse_buffer.unwrap_or(cli.buffer)),
+        buffer: (cli.reverse_rate.is_some() || cli.reverse_trace.is_some())
+            .then(|| cli.reverse_buffer.unwrap_or(cli.buffer)),
         loss: cli.reverse_loss,
         seed: cli.seed ^ 0x9e37_79b9_7f4a_7c15,
         overhead: cli.overhead,
         cross_traffic_bps: None,
         aqm: Aqm::Fifo,
         gilbert_elliott: cli.reverse_loss_model,
-        variation: lbe_link::LinkVariation::default(),
+        variation: variation.1,
     };
+    config.down.variation = variation.0;
     config.stats = cli.stats;
     config.spin = cli.spin;
     config.realtime = !cli.no_realtime;
     config.rx_timestamps = !cli.no_rx_timestamps;
     config.idle_timeout = cli.idle_timeout;
     config.rebind_at = cli.rebind_at;
+    let rebinds: Vec<Duration> = cli
+        .changes
+        .iter()
+        .filter(|c| c.rebind)
+        .map(|c| c.at)
+        .collect();
+    match (rebinds.as_slice(), cli.rebind_at) {
+        ([], _) => {}
+        ([at], None) => config.rebind_at = Some(*at),
+        _ => {
+            eprintln!(
+                "lbe-netem: one rebinding per run (--rebind-at or one --change with rebind=true)"
+            );
+            return ExitCode::from(2);
+        }
+    }
 
     let signals = block_signals();
-    let capacity = cli.buffer.bytes_at(cli.rate);
+    let capacity = cli.buffer.bytes_at(rate);
     let netem = match Netem::spawn(config.clone()) {
         Ok(n) => n,
         Err(e) => {
@@ -315,7 +434,7 @@ fn main() -> ExitCode {
         eprintln!(
             "lbe-netem: {}: rate {} bit/s, buffer {} = {} B, aqm {}, loss {}, cross traffic {} bit/s, seed {}, overhead {} B/datagram",
             paths.join(", "),
-            cli.rate,
+            rate,
             cli.buffer,
             capacity,
             aqm,

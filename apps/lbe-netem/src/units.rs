@@ -20,6 +20,64 @@ pub use lbe_units::parse_rate;
 pub use lbe_units::MAX_DURATION;
 pub use lbe_units::MAX_RATE_BPS;
 
+/// One `--change AT:KEY=VALUE[,KEY=VALUE]`: at `at` after the start, what
+/// changes (the scenario's `[[link.change]]` keys, read by the same
+/// parsers: rates and durations `lbe-units`', the loss `lbe-link`'s).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChangeSpec {
+    pub at: Duration,
+    pub rate_bps: Option<u64>,
+    pub rtt: Option<Duration>,
+    pub jitter: Option<Duration>,
+    pub loss: Option<f64>,
+    pub outage: Option<Duration>,
+    pub rebind: bool,
+}
+
+const CHANGE_FORM: &str =
+    "expected AT:KEY=VALUE[,KEY=VALUE] with KEY one of rate, rtt, jitter, loss, outage, rebind (e.g. 60s:rtt=80ms or 10s:outage=2s)";
+
+/// Parses `--change`: `60s:rtt=80ms`, `10s:rate=5mbit,loss=1%`,
+/// `5s:rebind=true`.
+pub fn parse_change(s: &str) -> Result<ChangeSpec, String> {
+    let bad = |why: String| format!("bad change '{s}': {why}; {CHANGE_FORM}");
+    let (at, rest) = s
+        .trim()
+        .split_once(':')
+        .ok_or_else(|| bad("no ':' after the time".into()))?;
+    let mut c = ChangeSpec {
+        at: parse_duration(at).map_err(bad)?,
+        ..ChangeSpec::default()
+    };
+    for kv in rest.split(',') {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| bad(format!("'{kv}' is not KEY=VALUE")))?;
+        match k.trim() {
+            "rate" => c.rate_bps = Some(parse_rate(v).map_err(bad)?),
+            "rtt" => c.rtt = Some(parse_duration(v).map_err(bad)?),
+            "jitter" => c.jitter = Some(parse_duration(v).map_err(bad)?),
+            "loss" => c.loss = Some(parse_loss(v).map_err(bad)?),
+            "outage" => c.outage = Some(parse_duration(v).map_err(bad)?),
+            "rebind" => {
+                c.rebind = match v.trim() {
+                    "true" => true,
+                    "false" => false,
+                    other => return Err(bad(format!("rebind takes true or false, not '{other}'"))),
+                }
+            }
+            other => return Err(bad(format!("unknown key '{other}'"))),
+        }
+    }
+    if c == (ChangeSpec {
+        at: c.at,
+        ..ChangeSpec::default()
+    }) {
+        return Err(bad("it changes nothing".into()));
+    }
+    Ok(c)
+}
+
 /// Parses a socket address such as `127.0.0.1:5000` or `[::1]:5000`.
 pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     s.trim().parse().map_err(|_| {
@@ -75,6 +133,47 @@ pub fn parse_route(s: &str) -> Result<RouteSpec, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes() {
+        assert_eq!(
+            parse_change("60s:rtt=80ms,loss=1%"),
+            Ok(ChangeSpec {
+                at: Duration::from_secs(60),
+                rtt: Some(Duration::from_millis(80)),
+                loss: Some(0.01),
+                ..ChangeSpec::default()
+            })
+        );
+        assert_eq!(
+            parse_change("5s:rebind=true,outage=2s,rate=5mbit,jitter=3ms"),
+            Ok(ChangeSpec {
+                at: Duration::from_secs(5),
+                rate_bps: Some(5_000_000),
+                jitter: Some(Duration::from_millis(3)),
+                outage: Some(Duration::from_secs(2)),
+                rebind: true,
+                ..ChangeSpec::default()
+            })
+        );
+        assert_eq!(
+            parse_change("5s:speed=1"),
+            Err(format!(
+                "bad change '5s:speed=1': unknown key 'speed'; {CHANGE_FORM}"
+            ))
+        );
+        for bad in [
+            "",
+            "5s",
+            "5s:",
+            "5s:rtt",
+            "x:rtt=1ms",
+            "5s:rebind=false",
+            "5s:rate=fast",
+        ] {
+            assert!(parse_change(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn rates() {

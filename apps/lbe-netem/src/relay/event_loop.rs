@@ -227,6 +227,9 @@ impl Relay {
             }
         }
         let start = Instant::now();
+        // The links' changes count from now.
+        self.down.start_at(start);
+        self.up.start_at(start);
         // Both links' first stats interval starts now.
         self.down.take_interval(start);
         self.up.take_interval(start);
