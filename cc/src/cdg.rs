@@ -121,7 +121,7 @@ use crate::recovery::RecoveryPeriod;
 use crate::rng::SplitMix64;
 use crate::round;
 use crate::round::Rounds;
-use crate::window::checkpointed_window_hooks;
+use crate::window::checkpoint_hooks;
 use crate::window::Checkpoint;
 use crate::window::HasWindow;
 use crate::window::WindowBounds;
@@ -612,7 +612,12 @@ impl CongestionController for Cdg {
         self.s.acked = 0;
     }
 
-    checkpointed_window_hooks!();
+    checkpoint_hooks!();
+
+    fn on_mtu_change(&mut self, max_datagram_size: u64) {
+        self.bounds
+            .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
+    }
 
     fn window(&self) -> u64 {
         self.s.cwnd

@@ -97,7 +97,7 @@ use crate::params;
 use crate::recovery::RecoveryPeriod;
 use crate::round;
 use crate::round::Rounds;
-use crate::window::checkpointed_window_hooks;
+use crate::window::checkpoint_hooks;
 use crate::window::Checkpoint;
 use crate::window::HasWindow;
 use crate::window::WindowBounds;
@@ -611,7 +611,12 @@ impl CongestionController for Ledbat {
         self.s.cwnd = self.bounds.min;
     }
 
-    checkpointed_window_hooks!();
+    checkpoint_hooks!();
+
+    fn on_mtu_change(&mut self, max_datagram_size: u64) {
+        self.bounds
+            .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
+    }
 
     fn window(&self) -> u64 {
         self.s.cwnd as u64

@@ -134,13 +134,12 @@ impl<S: Copy> Checkpoint<S> {
     }
 }
 
-/// The spurious-loss and MTU hooks of a controller whose whole state is
-/// `self.s` (window `self.s.cwnd`), checkpointed in `self.saved` (a
-/// [`Checkpoint`]) and bounded by `self.bounds` (a [`WindowBounds`]), for
-/// the controllers that need nothing more: `checkpoint` saves the state,
-/// `rollback` restores it (clamped), `on_mtu_change` rescales the bounds
-/// and clamps the window. Used inside `impl CongestionController for …`.
-macro_rules! checkpointed_window_hooks {
+/// The spurious-loss hooks of a controller whose whole checkpointed state
+/// is `self.s`, saved in `self.saved` (a [`Checkpoint`]) and bounded by
+/// `self.bounds` (a [`WindowBounds`]): `checkpoint` saves the state,
+/// `rollback` restores it, its window clamped. Used inside `impl
+/// CongestionController for …` (CDG, LEDBAT, LEDBAT++).
+macro_rules! checkpoint_hooks {
     () => {
         fn checkpoint(&mut self) {
             self.saved.save(&self.s);
@@ -149,14 +148,9 @@ macro_rules! checkpointed_window_hooks {
         fn rollback(&mut self) -> bool {
             self.saved.rollback(&mut self.s, &self.bounds)
         }
-
-        fn on_mtu_change(&mut self, max_datagram_size: u64) {
-            self.bounds
-                .on_mtu_change(max_datagram_size, &mut self.s.cwnd);
-        }
     };
 }
-pub(crate) use checkpointed_window_hooks;
+pub(crate) use checkpoint_hooks;
 
 #[cfg(test)]
 mod tests {

@@ -99,6 +99,7 @@ use crate::pacing;
 use crate::recovery::RecoveryPeriod;
 use crate::round;
 use crate::round::Rounds;
+use crate::window::checkpoint_hooks;
 use crate::window::Checkpoint;
 use crate::window::HasWindow;
 use crate::window::WindowBounds;
@@ -610,13 +611,7 @@ impl CongestionController for LedbatPlusPlus {
         self.on_persistent_congestion_event();
     }
 
-    fn checkpoint(&mut self) {
-        self.saved.save(&self.s);
-    }
-
-    fn rollback(&mut self) -> bool {
-        self.saved.rollback(&mut self.s, &self.bounds)
-    }
+    checkpoint_hooks!();
 
     fn on_mtu_change(&mut self, max_datagram_size: u64) {
         self.bounds
