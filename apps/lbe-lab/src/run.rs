@@ -247,6 +247,19 @@ pub fn run(
     config.down.aqm = scenario.link.aqm;
     config.down.gilbert_elliott = scenario.link.gilbert_elliott;
     config.up = scenario.link.reverse_path(config.down.seed);
+    // Jitter, aggregation, a trace, [[link.change]]: lbe-link's model, as
+    // in the simulator; `rebind = true` is lbe-netem's --rebind-at.
+    config.down.variation = scenario.link.bottleneck(config.down.seed).variation;
+    config.rebind_at = match scenario.link.rebinds().as_slice() {
+        [] => None,
+        [at] => Some(*at),
+        _ => {
+            return Err(
+                "a real-time run rebinds once (lbe-netem's --rebind-at): give one change with rebind = true, or run --sim"
+                    .into(),
+            )
+        }
+    };
     config.stats = Some(out.join("netem-stats.jsonl"));
     for (i, (upstream, rtt)) in paths.iter().enumerate().skip(1) {
         let listen = SocketAddr::from(([127, 0, 0, 1], port(i)));
