@@ -71,7 +71,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Sweep, String> {
     for table in ["link", "analysis"] {
         if let Some(Value::Table(t)) = doc.get(table) {
             for (k, v) in t {
-                if let Value::Array(a) = v {
+                // `[[link.change]]` (an array of tables) is fixed; an array
+                // of such arrays is an axis of change lists.
+                let changes = k == "change"
+                    && !matches!(v, Value::Array(a) if a.iter().all(|c| matches!(c, Value::Array(_))));
+                if let (Value::Array(a), false) = (v, changes) {
                     raw_axes.push((AxisPath::Key(table, k.clone()), a.clone()));
                 }
             }
@@ -228,8 +232,9 @@ impl Sweep {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(", ");
-        crate::scenario::parse(Path::new("scenario"), &text).map_err(|e| {
-            let e = e.strip_prefix("scenario:").unwrap_or(&e);
+        // Named after the sweep file, so that trace paths are read next to it.
+        crate::scenario::parse(Path::new(&self.path), &text).map_err(|e| {
+            let e = e.strip_prefix(&format!("{}:", self.path)).unwrap_or(&e);
             let e = e.split_once(": ").map_or(e, |(_, m)| m);
             format!("{}: run {index} ({params}): {e}", self.path)
         })
