@@ -29,6 +29,7 @@ pub mod model;
 mod random;
 pub mod stats;
 pub mod trace;
+pub mod trace_gen;
 pub mod units;
 pub mod variation;
 
