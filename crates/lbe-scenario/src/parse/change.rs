@@ -95,6 +95,19 @@ pub(super) fn variation(
     if raw.rate.is_none() && raw.trace.is_none() {
         return Err(src.error(link_span, "link needs a rate (or a trace)"));
     }
+    let ge = raw.loss_model.as_ref().is_some_and(|m| m.get_ref() == "ge");
+    if let Some(l) = raw
+        .change
+        .iter()
+        .filter_map(|c| c.get_ref().loss.as_ref())
+        .next()
+        .filter(|_| ge)
+    {
+        return Err(src.error(
+            l.span(),
+            "link change loss and loss_model = \"ge\" exclude each other: the Gilbert-Elliott channel decides the random loss",
+        ));
+    }
     let mut changes = Vec::new();
     for c in &raw.change {
         let prev = changes.last().map(|c: &Change| c.at);

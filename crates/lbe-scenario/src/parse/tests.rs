@@ -1096,6 +1096,10 @@ fn bad_changes_name_the_line() {
             "s.toml:7: link change outage must be above zero",
         ),
         (
+            "loss_model = \"ge\"\nge_p = 0.01\nge_r = 0.3\n[[link.change]]\nat = \"2s\"\nloss = 0.1",
+            "s.toml:10: link change loss and loss_model = \"ge\" exclude each other: the Gilbert-Elliott channel decides the random loss",
+        ),
+        (
             "jitter_model = \"gamma\"",
             "s.toml:5: link jitter_model: bad jitter model 'gamma'; expected one of uniform, normal, pareto",
         ),
