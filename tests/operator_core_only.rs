@@ -9,14 +9,17 @@
 //!
 //! The project lives under `<target>/tmp/operator-core/` and builds into a
 //! target directory of its own, `<target>/operator-core/`, kept between
-//! runs (its first build compiles BoringSSL once more, a few minutes).
-//! Not the workspace's: cargo names a path package's files by its name,
-//! version, features and profile, not by where its source is, so the
+//! runs. Not the workspace's: cargo names a path package's files by its
+//! name, version, features and profile, not by where its source is, so the
 //! core-only quiche would be built into the files of the workspace's fully
 //! patched one, and a build beside this test (this run's own doctests) then
 //! compiled against the core alone (seen: E0407 on `on_one_way_delay`).
-//! Its Cargo.lock starts from the workspace's, so it builds `--offline`
-//! with the crates the workspace's build fetched; both steps are bounded.
+//! BoringSSL is not built again: boring-sys takes the workspace's build of
+//! it (`BORING_BSSL_PATH` and `BORING_BSSL_INCLUDE_PATH`, boring-sys's own
+//! way to use a prebuilt BoringSSL; [`workspace_boringssl`]), which saved
+//! the minutes a build of its own took. Its Cargo.lock starts from the
+//! workspace's, so it builds `--offline` with the crates the workspace's
+//! build fetched; every step is bounded.
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -71,26 +74,84 @@ quiche = {{ path = "{quiche}" }}
     )
 }
 
-/// Runs `command` to its end or kills it after `bound`.
+/// The workspace's BoringSSL: the output directory of its boring-sys build
+/// script, as `cargo build --message-format=json` reports it (for the
+/// build `cargo test --workspace` made, so nothing is built again when the
+/// tests run that way). Its `build/` holds `libcrypto.a` and `libssl.a`,
+/// its `boringssl/include/` the headers.
+fn workspace_boringssl(root: &Path, target: &Path, cargo: &std::ffi::OsStr) -> PathBuf {
+    let json = check(
+        Command::new(cargo)
+            .args([
+                "build",
+                "--release",
+                "--offline",
+                "--workspace",
+                "--all-targets",
+            ])
+            .args(["--message-format", "json", "--manifest-path"])
+            .arg(root.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(target),
+        BUILD_BOUND,
+    );
+    let out_dir = json
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|m| {
+            m["reason"] == "build-script-executed"
+                && m["package_id"]
+                    .as_str()
+                    .is_some_and(|id| id.contains("boring-sys@"))
+        })
+        .and_then(|m| m["out_dir"].as_str().map(PathBuf::from))
+        .expect("the workspace's build reports boring-sys's build script");
+    assert!(
+        out_dir.join("build/libcrypto.a").is_file(),
+        "{}",
+        out_dir.display()
+    );
+    out_dir
+}
+
+/// Runs `command` to its end or kills it after `bound`. Its output is read
+/// while it runs (a child writing more than a pipe holds would otherwise
+/// wait for a reader for ever: cargo's JSON messages do).
 fn run_bounded(command: &mut Command, bound: Duration) -> Output {
     let mut child = command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).map(|_| bytes)
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if start.elapsed() > bound {
             child.kill().unwrap();
-            let output = child.wait_with_output().unwrap();
+            child.wait().unwrap();
+            let stderr = stderr.join().unwrap().unwrap_or_default();
             panic!(
                 "{command:?} did not finish in {bound:?}:\n{}",
-                String::from_utf8_lossy(&output.stderr)
+                String::from_utf8_lossy(&stderr)
             );
         }
         std::thread::sleep(Duration::from_millis(200));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap().unwrap(),
+        stderr: stderr.join().unwrap().unwrap(),
     }
-    child.wait_with_output().unwrap()
 }
 
 fn check(command: &mut Command, bound: Duration) -> String {
@@ -154,13 +215,20 @@ fn an_operator_serves_a_download_with_ledbatpp_on_quiche_with_the_core_patches_a
     .unwrap();
     std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
 
-    // 3. Build it.
+    // 3. Build it, on the workspace's BoringSSL.
+    let workspace_target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+    let boringssl = workspace_boringssl(&root, workspace_target, &cargo);
     let manifest = project.join("Cargo.toml");
     check(
         Command::new(&cargo)
             .args(["build", "--release", "--offline", "--manifest-path"])
             .arg(&manifest)
-            .env("CARGO_TARGET_DIR", &target),
+            .env("CARGO_TARGET_DIR", &target)
+            .env("BORING_BSSL_PATH", boringssl.join("build"))
+            .env(
+                "BORING_BSSL_INCLUDE_PATH",
+                boringssl.join("boringssl/include"),
+            ),
         BUILD_BOUND,
     );
 
