@@ -180,7 +180,13 @@ fn the_top_level_holds_the_layouts_entries_only() {
         .collect();
     let mut unexpected: Vec<String> = std::fs::read_dir(root)
         .expect("the workspace root")
-        .map(|entry| entry.expect("a root entry").file_name().to_string_lossy().into_owned())
+        .map(|entry| {
+            entry
+                .expect("a root entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .filter(|name| !ROOT_ENTRIES.contains(&name.as_str()) && !ignored.contains(name))
         .collect();
     unexpected.sort();
