@@ -205,22 +205,7 @@ fn link_variation(cli: &Cli) -> Result<(LinkVariation, LinkVariation), String> {
     let changes = |bottleneck: bool| -> Vec<LinkChange> {
         cli.changes
             .iter()
-            .map(|c| LinkChange {
-                at: c.at,
-                rate_bps: c.rate_bps.filter(|_| bottleneck),
-                delay_shift_ns: c
-                    .rtt
-                    .map(|rtt| (rtt.as_nanos() as i64 - cli.rtt.as_nanos() as i64) / 2),
-                jitter: c.jitter.filter(|_| bottleneck),
-                loss: c.loss.filter(|_| bottleneck),
-                outage: c.outage,
-            })
-            .filter(|c| {
-                *c != LinkChange {
-                    at: c.at,
-                    ..LinkChange::default()
-                }
-            })
+            .filter_map(|c| c.on_direction(cli.rtt, bottleneck))
             .collect()
     };
     let down = LinkVariation {

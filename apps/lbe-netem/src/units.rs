@@ -22,17 +22,9 @@ pub use lbe_units::MAX_RATE_BPS;
 
 /// One `--change AT:KEY=VALUE[,KEY=VALUE]`: at `at` after the start, what
 /// changes (the scenario's `[[link.change]]` keys, read by the same
-/// parsers: rates and durations `lbe-units`', the loss `lbe-link`'s).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ChangeSpec {
-    pub at: Duration,
-    pub rate_bps: Option<u64>,
-    pub rtt: Option<Duration>,
-    pub jitter: Option<Duration>,
-    pub loss: Option<f64>,
-    pub outage: Option<Duration>,
-    pub rebind: bool,
-}
+/// parsers: rates and durations `lbe-units`', the loss `lbe-link`'s), as
+/// lbe-link's path change.
+pub use lbe_link::PathChange as ChangeSpec;
 
 const CHANGE_FORM: &str =
     "expected AT:KEY=VALUE[,KEY=VALUE] with KEY one of rate, rtt, jitter, loss, outage, rebind (e.g. 60s:rtt=80ms or 10s:outage=2s)";

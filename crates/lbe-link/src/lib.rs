@@ -40,4 +40,4 @@ pub use model::{Delivery, Link, LinkConfig, Verdict, IPV4_UDP_OVERHEAD};
 pub use stats::{FlowDrops, IntervalStats, Totals};
 pub use trace::{DeliveryTrace, TRACE_OPPORTUNITY_BYTES};
 pub use units::{parse_buffer, parse_loss, Buffer, MAX_BUFFER_BYTES};
-pub use variation::{JitterModel, LinkChange, LinkVariation, JITTER_MODEL_NAMES};
+pub use variation::{JitterModel, LinkChange, LinkVariation, PathChange, JITTER_MODEL_NAMES};

@@ -100,6 +100,52 @@ pub struct LinkChange {
     pub outage: Option<Duration>,
 }
 
+/// One change of the path at `at`, as a scenario's `[[link.change]]` and
+/// `lbe-netem --change` state it: the whole path's, before it is split into
+/// its two directions ([`PathChange::on_direction`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PathChange {
+    pub at: Duration,
+    /// The server->client rate from then on.
+    pub rate_bps: Option<u64>,
+    /// The path's base round trip from then on (each direction's one-way
+    /// delay shifts by half the difference).
+    pub rtt: Option<Duration>,
+    /// The jitter amount from then on.
+    pub jitter: Option<Duration>,
+    /// The server->client random loss from then on.
+    pub loss: Option<f64>,
+    /// Nothing delivered, either way, for this long (the queue is kept).
+    pub outage: Option<Duration>,
+    /// From then on the server sees the client from a new source port
+    /// (the relay's or the simulator's business, not a direction's).
+    pub rebind: bool,
+}
+
+impl PathChange {
+    /// What this change does to one direction of a path whose base round
+    /// trip is `base_rtt`: the round trip and outages reach both
+    /// directions, the rest only the server->client bottleneck
+    /// (`bottleneck`). `None` when nothing changes there.
+    pub fn on_direction(&self, base_rtt: Duration, bottleneck: bool) -> Option<LinkChange> {
+        let change = LinkChange {
+            at: self.at,
+            rate_bps: self.rate_bps.filter(|_| bottleneck),
+            delay_shift_ns: self
+                .rtt
+                .map(|rtt| (rtt.as_nanos() as i64 - base_rtt.as_nanos() as i64) / 2),
+            jitter: self.jitter.filter(|_| bottleneck),
+            loss: self.loss.filter(|_| bottleneck),
+            outage: self.outage,
+        };
+        let nothing = LinkChange {
+            at: self.at,
+            ..LinkChange::default()
+        };
+        (change != nothing).then_some(change)
+    }
+}
+
 /// How the link changes; the default never does.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkVariation {

@@ -63,24 +63,8 @@ pub struct Link {
     pub changes: Vec<Change>,
 }
 
-/// One `[[link.change]]`: at `at`, what changes.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Change {
-    pub at: Duration,
-    /// The server->client rate from then on.
-    pub rate_bps: Option<u64>,
-    /// The link's base round trip from then on (each direction's one-way
-    /// delay shifts by half the difference; flows' own `rtt` shift alike).
-    pub rtt: Option<Duration>,
-    /// The jitter amount from then on.
-    pub jitter: Option<Duration>,
-    /// The server->client random loss from then on.
-    pub loss: Option<f64>,
-    /// Nothing delivered, either way, for this long (the queue is kept).
-    pub outage: Option<Duration>,
-    /// From then on the server sees the client from a new source port.
-    pub rebind: bool,
-}
+/// One `[[link.change]]`: at `at`, what changes (lbe-link's path change).
+pub use lbe_link::PathChange as Change;
 
 impl Link {
     /// The server->client bottleneck as `lbe-link` runs it (in `lbe-netem`
@@ -111,22 +95,7 @@ impl Link {
     fn link_changes(&self, bottleneck: bool) -> Vec<lbe_link::LinkChange> {
         self.changes
             .iter()
-            .map(|c| lbe_link::LinkChange {
-                at: c.at,
-                rate_bps: c.rate_bps.filter(|_| bottleneck),
-                delay_shift_ns: c
-                    .rtt
-                    .map(|rtt| (rtt.as_nanos() as i64 - self.rtt.as_nanos() as i64) / 2),
-                jitter: c.jitter.filter(|_| bottleneck),
-                loss: c.loss.filter(|_| bottleneck),
-                outage: c.outage,
-            })
-            .filter(|c| {
-                *c != lbe_link::LinkChange {
-                    at: c.at,
-                    ..Default::default()
-                }
-            })
+            .filter_map(|c| c.on_direction(self.rtt, bottleneck))
             .collect()
     }
 
