@@ -1254,6 +1254,19 @@ mod tests {
         })
     }
 
+    /// Offers 1000-byte datagrams at `t0` with no extra delay, each
+    /// `(flow, item)` in turn: their verdicts, in that order.
+    fn enqueue_1000_bytes_each(
+        l: &mut Link<u32>,
+        t0: Instant,
+        offered: &[(u64, u32)],
+    ) -> Vec<Verdict> {
+        offered
+            .iter()
+            .map(|&(flow, item)| l.enqueue_flow(t0, flow, 1000, Duration::ZERO, item))
+            .collect()
+    }
+
     /// Every delivery by `until`: (item, delivery time in ms since `t0`).
     fn drain_timed(l: &mut Link<u32>, t0: Instant, until: Instant) -> Vec<(u32, f64)> {
         let mut out = vec![];
@@ -1362,14 +1375,14 @@ mod tests {
             .map(|&k| l.aqm.as_ref().unwrap().bucket(k).unwrap())
             .collect();
         assert_eq!(buckets.len(), 3, "three distinct queues");
-        for (flow, base) in [(a, 0), (b, 10), (c, 20)] {
-            for j in 0..4 {
-                assert_eq!(
-                    l.enqueue_flow(t0, flow, 1000, Duration::ZERO, base + j),
-                    Verdict::Enqueued
-                );
-            }
-        }
+        let offered: Vec<(u64, u32)> = [(a, 0), (b, 10), (c, 20)]
+            .into_iter()
+            .flat_map(|(flow, base)| (0..4).map(move |j| (flow, base + j)))
+            .collect();
+        assert_eq!(
+            enqueue_1000_bytes_each(&mut l, t0, &offered),
+            vec![Verdict::Enqueued; 12]
+        );
         assert_eq!(l.aqm.as_ref().unwrap().bytes(), 11_000, "A0 is in service");
         let got = drain_timed(&mut l, t0, t0 + ms(100));
         let order: Vec<u32> = got.iter().map(|&(i, _)| i).collect();
@@ -1407,19 +1420,10 @@ mod tests {
             Aqm::FqCodel(FqCodelParams::default()),
             Some(Buffer::Bytes(5000)),
         );
-        for j in 0..4 {
-            assert_eq!(
-                l.enqueue_flow(t0, 1, 1000, Duration::ZERO, j),
-                Verdict::Enqueued
-            );
-        }
+        let offered: Vec<(u64, u32)> = (0..4).map(|j| (1, j)).chain([(2, 10), (2, 11)]).collect();
         assert_eq!(
-            l.enqueue_flow(t0, 2, 1000, Duration::ZERO, 10),
-            Verdict::Enqueued
-        );
-        assert_eq!(
-            l.enqueue_flow(t0, 2, 1000, Duration::ZERO, 11),
-            Verdict::Enqueued
+            enqueue_1000_bytes_each(&mut l, t0, &offered),
+            vec![Verdict::Enqueued; 6]
         );
         assert_eq!(l.queue_bytes(t0), 5000);
         assert_eq!(l.flow_drops(1), FlowDrops { buffer: 1, aqm: 0 });
@@ -1437,12 +1441,8 @@ mod tests {
             Some(Buffer::Bytes(1500)),
         );
         assert_eq!(
-            l.enqueue_flow(t0, 1, 1000, Duration::ZERO, 0),
-            Verdict::Enqueued
-        );
-        assert_eq!(
-            l.enqueue_flow(t0, 1, 1000, Duration::ZERO, 1),
-            Verdict::DroppedBuffer
+            enqueue_1000_bytes_each(&mut l, t0, &[(1, 0), (1, 1)]),
+            vec![Verdict::Enqueued, Verdict::DroppedBuffer]
         );
     }
 
