@@ -32,3 +32,22 @@ pub struct Config {
     /// directory, named as our apps name theirs (`lbe_cc::qlog_name`).
     pub qlog_dir: Option<std::path::PathBuf>,
 }
+
+#[cfg(test)]
+impl Config {
+    /// The scenario written in `text` (a scenario file's TOML) as this
+    /// crate's tests run it: its link, flows, analysis window and seed (1
+    /// where it sets none, as `lbe-lab` simulates it), the default host
+    /// latency, and no qlog files.
+    pub(crate) fn of_scenario_text(text: &str) -> Self {
+        let s = lbe_scenario::parse(std::path::Path::new("s.toml"), text).unwrap();
+        Self {
+            link: s.link,
+            flows: s.flows,
+            window: s.window,
+            seed: s.seed.unwrap_or(1),
+            host_latency: crate::host_latency::HOST_LATENCY,
+            qlog_dir: None,
+        }
+    }
+}

@@ -197,17 +197,16 @@ mod tests {
                     [analysis]\nfrom = \"1s\"\nto = \"5s\"\n\
                     [[flow]]\nname = \"lbe\"\ncc = \"ledbatpp\"\nstop = \"5s\"\n\
                     [[flow]]\nname = \"fg\"\ncc = \"cubic\"\nstart = \"1s\"\nstop = \"5s\"\n";
-        let s = lbe_scenario::parse(std::path::Path::new("s.toml"), text).unwrap();
         let dir =
             std::env::temp_dir().join(format!("lbe-sim-events-vs-file-{}", std::process::id()));
         let config = Config {
-            link: s.link,
-            flows: s.flows,
-            window: Some((Duration::from_secs(1), Duration::from_secs(5))),
-            seed: 1,
-            host_latency: crate::host_latency::HOST_LATENCY,
             qlog_dir: Some(dir.clone()),
+            ..Config::of_scenario_text(text)
         };
+        assert_eq!(
+            config.window,
+            Some((Duration::from_secs(1), Duration::from_secs(5)))
+        );
         let out = run(&config).unwrap();
         let analysis = out.analysis.unwrap();
         assert_eq!(analysis.flows.len(), 2);
@@ -267,15 +266,7 @@ mod tests {
     fn a_run_does_not_depend_on_the_real_clock() {
         let text = "seed = 1\n[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = \"500ms\"\n\
                     [[flow]]\nname = \"a\"\ncc = \"ledbatpp\"\nstop = \"4s\"\n";
-        let s = lbe_scenario::parse(std::path::Path::new("s.toml"), text).unwrap();
-        let config = Config {
-            link: s.link,
-            flows: s.flows,
-            window: None,
-            seed: 1,
-            host_latency: crate::host_latency::HOST_LATENCY,
-            qlog_dir: None,
-        };
+        let config = Config::of_scenario_text(text);
         let real = Instant::now();
         let ahead = run_from(&config, real + Duration::from_secs(3600)).unwrap();
         let behind = run_from(
