@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use lbe_netem::{Buffer, Config, Netem, NetemHandle, PathSpec, Route};
+use lbe_netem::{Buffer, Config, Netem, NetemHandle, PathSpec, Route, Summary};
 use lbe_test_support::figure;
 use lbe_test_support::wait_for;
 use lbe_test_support::ChildGuard;
@@ -103,16 +103,84 @@ fn round_trip(c: &UdpSocket, to: SocketAddr, msg: &[u8]) -> (Duration, Vec<u8>) 
     (t.elapsed(), buf[..n].to_vec())
 }
 
+/// An [`EchoServer`] with the emulator in front of it (see [`emulator`]).
+fn echo_behind_emulator(
+    rate_bps: u64,
+    rtt: Duration,
+    buffer: Buffer,
+    configure: impl FnOnce(&mut Config),
+) -> (EchoServer, NetemHandle) {
+    let server = EchoServer::start();
+    let netem = emulator(server.addr, rate_bps, rtt, buffer, configure);
+    (server, netem)
+}
+
+/// Stops the emulator, then the echo server behind it: the emulator's
+/// summary and the peers the server saw.
+fn stop_both(server: EchoServer, netem: NetemHandle) -> (Summary, HashSet<SocketAddr>) {
+    let summary = netem.stop().unwrap();
+    (summary, server.finish())
+}
+
+/// The echo server's reply split: the address it saw the datagram come
+/// from, and the payload.
+fn split_echo(reply: &[u8]) -> (SocketAddr, String) {
+    let text = String::from_utf8(reply.to_vec()).unwrap();
+    let (peer, payload) = text.split_once('|').unwrap();
+    (peer.parse().unwrap(), payload.to_string())
+}
+
+/// The upstream address the echo server sees one client's flow come from,
+/// before and after a pause: two round trips before it (which must come
+/// from the same address), one after.
+fn upstream_before_and_after(
+    c: &UdpSocket,
+    netem: &NetemHandle,
+    pause: Duration,
+) -> (SocketAddr, SocketAddr) {
+    let seen_from = |msg: &[u8]| split_echo(&round_trip(c, netem.listen_addr(), msg).1).0;
+    let before = seen_from(b"a");
+    assert_eq!(before, seen_from(b"b"));
+    std::thread::sleep(pause);
+    (before, seen_from(b"c"))
+}
+
+/// A fresh stats file's path (`--stats`) for the test `name`.
+fn stats_file(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "lbe-netem-test-{}-{name}.jsonl",
+        std::process::id()
+    ))
+}
+
+/// The stats file's lines, parsed; the file is removed.
+fn read_stats(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let _ = std::fs::remove_file(path);
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Receives datagrams of `size` bytes until none comes for the client's
+/// read timeout: each one's arrival time and the sequence number in its
+/// first four bytes (as [`burst_server`] numbers them).
+fn receive_burst(c: &UdpSocket, size: usize) -> Vec<(Instant, u32)> {
+    let mut arrivals = Vec::new();
+    let mut buf = [0u8; 2048];
+    while let Ok(n) = c.recv(&mut buf) {
+        assert_eq!(n, size);
+        arrivals.push((
+            Instant::now(),
+            u32::from_be_bytes(buf[..4].try_into().unwrap()),
+        ));
+    }
+    arrivals
+}
+
 #[test]
 fn several_clients_each_get_their_own_replies() {
-    let server = EchoServer::start();
-    let netem = emulator(
-        server.addr,
-        10_000_000,
-        ms(10),
-        Buffer::Time(ms(200)),
-        |_| {},
-    );
+    let (server, netem) = echo_behind_emulator(10_000_000, ms(10), Buffer::Time(ms(200)), |_| {});
     let to = netem.listen_addr();
     let clients: Vec<UdpSocket> = (0..4).map(|_| client()).collect();
     // Interleave the clients' requests; each must see only its own replies,
@@ -125,10 +193,8 @@ fn several_clients_each_get_their_own_replies() {
         for (i, c) in clients.iter().enumerate() {
             let mut buf = [0u8; 2048];
             let n = c.recv(&mut buf).expect("reply");
-            let text = String::from_utf8_lossy(&buf[..n]).to_string();
-            let (peer, payload) = text.split_once('|').unwrap();
+            let (peer, payload) = split_echo(&buf[..n]);
             assert_eq!(payload, format!("c{i} r{round}"));
-            let peer: SocketAddr = peer.parse().unwrap();
             assert_ne!(
                 peer,
                 c.local_addr().unwrap(),
@@ -140,8 +206,7 @@ fn several_clients_each_get_their_own_replies() {
             }
         }
     }
-    let summary = netem.stop().unwrap();
-    let peers = server.finish();
+    let (summary, peers) = stop_both(server, netem);
     assert_eq!(peers.len(), 4);
     assert_eq!(summary.flows, 4);
     assert_eq!(summary.down.delivered_packets, 40);
@@ -156,21 +221,14 @@ fn several_clients_each_get_their_own_replies() {
 /// max 1.11 ms) and bounded loosely at 100 ms.
 #[test]
 fn added_delay_on_an_empty_queue_is_at_least_the_rtt() {
-    let server = EchoServer::start();
     let rtt = ms(20);
     let path_rtt = ms(60);
-    let netem = emulator(
-        server.addr,
-        20_000_000,
-        rtt,
-        Buffer::Time(ms(500)),
-        |config| {
-            config.paths.push(PathSpec {
-                listen: localhost(),
-                rtt: path_rtt,
-            });
-        },
-    );
+    let (server, netem) = echo_behind_emulator(20_000_000, rtt, Buffer::Time(ms(500)), |config| {
+        config.paths.push(PathSpec {
+            listen: localhost(),
+            rtt: path_rtt,
+        });
+    });
     let main = netem.listen_addrs()[0];
     let extra = netem.listen_addrs()[1];
     let c = client();
@@ -205,9 +263,8 @@ fn added_delay_on_an_empty_queue_is_at_least_the_rtt() {
     let median_us = excess_us[excess_us.len() / 2];
     figure("added_delay", "median_excess_ms", median_us as f64 / 1e3);
     assert!(median_us < 100_000);
-    let summary = netem.stop().unwrap();
+    let (summary, _) = stop_both(server, netem);
     assert_eq!(summary.flows, 2);
-    server.finish();
 }
 
 /// Each listening address reaches its own server: the main one
@@ -219,10 +276,7 @@ fn routes_relay_to_their_own_servers() {
     let main_server = EchoServer::start();
     let routed_server = EchoServer::start();
     let route_rtt = ms(40);
-    let stats_path = std::env::temp_dir().join(format!(
-        "lbe-netem-test-{}-routes.jsonl",
-        std::process::id()
-    ));
+    let stats_path = stats_file("routes");
     let netem = emulator(
         main_server.addr,
         20_000_000,
@@ -257,11 +311,8 @@ fn routes_relay_to_their_own_servers() {
     assert_eq!(summary.down.delivered_packets, 6);
 
     // The stats lines name each flow's listening address and server.
-    let text = std::fs::read_to_string(&stats_path).unwrap();
-    let _ = std::fs::remove_file(&stats_path);
     let mut seen = std::collections::BTreeSet::new();
-    for l in text.lines() {
-        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+    for v in read_stats(&stats_path) {
         for f in v["flows"].as_array().unwrap() {
             seen.insert((
                 f["listen"].as_str().unwrap().to_string(),
@@ -298,18 +349,12 @@ fn routed_flows_share_the_bottleneck_queue() {
     let sent = Instant::now();
     c.send_to(b"go", netem.listen_addrs()[0]).unwrap();
     c.send_to(b"go", netem.listen_addrs()[1]).unwrap();
-    let mut buf = [0u8; 2048];
-    let mut received = 0;
-    let mut last = sent;
-    while let Ok(n) = c.recv(&mut buf) {
-        assert_eq!(n, 972);
-        received += 1;
-        last = Instant::now();
-    }
+    let arrivals = receive_burst(&c, 972);
+    let last = arrivals.last().map_or(sent, |&(t, _)| t);
     server_a.join().unwrap();
     server_b.join().unwrap();
     let summary = netem.stop().unwrap();
-    assert_eq!(received, 60);
+    assert_eq!(arrivals.len(), 60);
     assert_eq!(summary.down.delivered_packets, 60);
     assert_eq!(summary.down.drops_buffer, 0);
     assert!(
@@ -349,8 +394,7 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
     // 972-byte payloads are 1000 wire bytes: 1 ms each at 8 Mbit/s. A
     // 20 kB buffer holds 20 of them; the server bursts 200.
     let (upstream, server) = burst_server(200, 972);
-    let stats_path =
-        std::env::temp_dir().join(format!("lbe-netem-test-{}-stats.jsonl", std::process::id()));
+    let stats_path = stats_file("stats");
     let netem = emulator(
         upstream,
         8_000_000,
@@ -363,15 +407,7 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
     let c = client();
     c.set_read_timeout(Some(ms(500))).unwrap();
     c.send_to(b"go", netem.listen_addr()).unwrap();
-    let mut arrivals = Vec::new();
-    let mut buf = [0u8; 2048];
-    while let Ok(n) = c.recv(&mut buf) {
-        assert_eq!(n, 972);
-        arrivals.push((
-            Instant::now(),
-            u32::from_be_bytes(buf[..4].try_into().unwrap()),
-        ));
-    }
+    let arrivals = receive_burst(&c, 972);
     server.join().unwrap();
     let summary = netem.stop().unwrap();
 
@@ -400,12 +436,7 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
     );
 
     // The stats file agrees with the summary.
-    let text = std::fs::read_to_string(&stats_path).unwrap();
-    let _ = std::fs::remove_file(&stats_path);
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = read_stats(&stats_path);
     assert!(!lines.is_empty());
     let sum = |key: &str| -> u64 { lines.iter().map(|l| l["down"][key].as_u64().unwrap()).sum() };
     assert_eq!(sum("delivered_packets"), received);
@@ -439,10 +470,7 @@ fn bottleneck_paces_at_the_rate_and_drops_at_the_tail() {
 #[test]
 fn codel_drops_are_counted_per_flow() {
     let (upstream, server) = burst_server(400, 972);
-    let stats_path = std::env::temp_dir().join(format!(
-        "lbe-netem-test-{}-codel-stats.jsonl",
-        std::process::id()
-    ));
+    let stats_path = stats_file("codel-stats");
     let netem = emulator(
         upstream,
         8_000_000,
@@ -456,12 +484,7 @@ fn codel_drops_are_counted_per_flow() {
     let c = client();
     c.set_read_timeout(Some(ms(500))).unwrap();
     c.send_to(b"go", netem.listen_addr()).unwrap();
-    let mut buf = [0u8; 2048];
-    let mut seqs = Vec::new();
-    while let Ok(n) = c.recv(&mut buf) {
-        assert_eq!(n, 972);
-        seqs.push(u32::from_be_bytes(buf[..4].try_into().unwrap()));
-    }
+    let seqs: Vec<u32> = receive_burst(&c, 972).iter().map(|&(_, seq)| seq).collect();
     server.join().unwrap();
     let summary = netem.stop().unwrap();
     let received = seqs.len() as u64;
@@ -473,12 +496,7 @@ fn codel_drops_are_counted_per_flow() {
     assert!(seqs.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(summary.flow_drops.len(), 1);
     assert_eq!(summary.flow_drops[0].drops.aqm, summary.down.drops_aqm);
-    let text = std::fs::read_to_string(&stats_path).unwrap();
-    let _ = std::fs::remove_file(&stats_path);
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = read_stats(&stats_path);
     let down: u64 = lines
         .iter()
         .map(|l| l["down"]["drops_aqm"].as_u64().unwrap())
@@ -531,16 +549,10 @@ fn random_loss_is_counted_separately() {
 /// at the stop 0 / 0 / 0 (bar: at most 10).
 #[test]
 fn cross_traffic_passes_the_bottleneck_and_reaches_no_client() {
-    let server = EchoServer::start();
-    let netem = emulator(
-        server.addr,
-        2_000_000,
-        ms(10),
-        Buffer::Time(ms(100)),
-        |config| {
+    let (server, netem) =
+        echo_behind_emulator(2_000_000, ms(10), Buffer::Time(ms(100)), |config| {
             config.down.cross_traffic_bps = Some(1_000_000);
-        },
-    );
+        });
     let c = client();
     c.set_read_timeout(Some(ms(200))).unwrap();
     let started = Instant::now();
@@ -558,8 +570,7 @@ fn cross_traffic_passes_the_bottleneck_and_reaches_no_client() {
     c.set_read_timeout(Some(ms(100))).unwrap();
     let mut buf = [0u8; 2048];
     assert!(c.recv(&mut buf).is_err(), "a datagram beyond the echoes");
-    let summary = netem.stop().unwrap();
-    drop(server);
+    let (summary, _) = stop_both(server, netem);
 
     // 1 Mbit/s of 1450-byte datagrams: 86.2 per second on average.
     let cross = &summary.cross_traffic;
@@ -603,18 +614,12 @@ fn cross_traffic_passes_the_bottleneck_and_reaches_no_client() {
 /// median 50.8 / max 55.1 ms.
 #[test]
 fn reverse_rate_limits_the_client_to_server_direction() {
-    let server = EchoServer::start();
-    let netem = emulator(
-        server.addr,
-        100_000_000,
-        ms(0),
-        Buffer::Time(ms(100)),
-        |config| {
+    let (server, netem) =
+        echo_behind_emulator(100_000_000, ms(0), Buffer::Time(ms(100)), |config| {
             // 1 Mbit/s upstream: a 1222-byte datagram (+28) takes 10 ms.
             config.up.rate_bps = Some(1_000_000);
             config.up.buffer = Some(Buffer::Time(ms(100)));
-        },
-    );
+        });
     let c = client();
     let t = Instant::now();
     for _ in 0..5 {
@@ -627,16 +632,13 @@ fn reverse_rate_limits_the_client_to_server_direction() {
     let elapsed = t.elapsed();
     figure("reverse_rate", "elapsed_ms", elapsed.as_secs_f64() * 1e3);
     assert!(elapsed >= ms(50), "{elapsed:?}");
-    let summary = netem.stop().unwrap();
+    let (summary, _) = stop_both(server, netem);
     assert_eq!(summary.up.delivered_packets, 5);
-    server.finish();
 }
 
 #[test]
 fn stop_is_prompt_and_dropping_the_handle_stops_too() {
-    let server = EchoServer::start();
-    let netem = emulator(
-        server.addr,
+    let (server, netem) = echo_behind_emulator(
         1_000_000,
         Duration::from_secs(10),
         Buffer::Time(ms(100)),
@@ -818,14 +820,9 @@ fn cli_runs_until_sigterm_and_flushes_stats() {
     );
     let status = child.0.wait().unwrap();
     assert!(status.success(), "{status:?}");
-    let text = std::fs::read_to_string(&stats).unwrap();
-    let _ = std::fs::remove_file(&stats);
-    let delivered: u64 = text
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["down"]["delivered_packets"].as_u64().unwrap()
-        })
+    let delivered: u64 = read_stats(&stats)
+        .iter()
+        .map(|v| v["down"]["delivered_packets"].as_u64().unwrap())
         .sum();
     assert_eq!(delivered, 5);
     server.finish();
@@ -833,56 +830,31 @@ fn cli_runs_until_sigterm_and_flushes_stats() {
 
 #[test]
 fn idle_flows_are_forgotten_after_the_timeout() {
-    let server = EchoServer::start();
-    let netem = emulator(
-        server.addr,
-        10_000_000,
-        ms(2),
-        Buffer::Time(ms(100)),
-        |config| {
+    let (server, netem) =
+        echo_behind_emulator(10_000_000, ms(2), Buffer::Time(ms(100)), |config| {
             config.idle_timeout = Some(ms(200));
             config.stats_interval = ms(100);
-        },
-    );
+        });
     let c = client();
-    let peer = |reply: Vec<u8>| -> String {
-        let text = String::from_utf8(reply).unwrap();
-        text.split_once('|').unwrap().0.to_string()
-    };
-    let first = peer(round_trip(&c, netem.listen_addr(), b"a").1);
-    assert_eq!(first, peer(round_trip(&c, netem.listen_addr(), b"b").1));
-    std::thread::sleep(ms(600));
-    let later = peer(round_trip(&c, netem.listen_addr(), b"c").1);
+    let (first, later) = upstream_before_and_after(&c, &netem, ms(600));
     assert_ne!(first, later, "an idle flow gets a new upstream socket");
-    let summary = netem.stop().unwrap();
+    let (summary, _) = stop_both(server, netem);
     assert_eq!(summary.flows, 2);
-    server.finish();
 }
 
 #[test]
 fn a_rebind_gives_every_flow_a_new_source_port_once() {
-    let server = EchoServer::start();
-    let netem = emulator(
-        server.addr,
-        10_000_000,
-        ms(2),
-        Buffer::Time(ms(100)),
-        |config| config.rebind_at = Some(ms(300)),
-    );
+    let (server, netem) =
+        echo_behind_emulator(10_000_000, ms(2), Buffer::Time(ms(100)), |config| {
+            config.rebind_at = Some(ms(300))
+        });
     let c = client();
-    let peer = |reply: Vec<u8>| -> String {
-        let text = String::from_utf8(reply).unwrap();
-        text.split_once('|').unwrap().0.to_string()
-    };
-    let first = peer(round_trip(&c, netem.listen_addr(), b"a").1);
-    assert_eq!(first, peer(round_trip(&c, netem.listen_addr(), b"b").1));
-    std::thread::sleep(ms(500));
     // The server sees the same client from a new port, and its replies to
     // that port still reach the client.
-    let rebound = peer(round_trip(&c, netem.listen_addr(), b"c").1);
+    let (first, rebound) = upstream_before_and_after(&c, &netem, ms(500));
     assert_ne!(first, rebound, "the flow has a new upstream socket");
-    assert_eq!(rebound, peer(round_trip(&c, netem.listen_addr(), b"d").1));
-    let summary = netem.stop().unwrap();
+    let (_, reply) = round_trip(&c, netem.listen_addr(), b"d");
+    assert_eq!(rebound, split_echo(&reply).0);
+    let (summary, _) = stop_both(server, netem);
     assert_eq!(summary.flows, 1, "the same flow, rebound");
-    server.finish();
 }
