@@ -89,19 +89,15 @@ fn background_download_yields_to_cubic_on_a_20mbit_link() {
     let started_at = SystemTime::now();
     let t0 = Instant::now();
     let target = out.join("big.bin");
+    let url = format!("https://{link}/big.bin");
     let mut fetch = ChildGuard(
         h3_fetch()
-            .args([
-                &format!("https://{link}/big.bin"),
-                "--ca",
+            .args(fetch_args(
                 h3.ca(),
-                "-o",
-                target.to_str().unwrap(),
-                "--background",
-                "--lbe",
-                &lbe,
-                "--json",
-            ])
+                &url,
+                &target,
+                &["--background", "--lbe", &lbe, "--json"],
+            ))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -106,17 +106,14 @@ fn a_background_download_survives_a_nat_rebinding() {
     let link = netem.listen_addrs()[0];
 
     let target = out.join("big.bin");
+    let url = format!("https://{link}/big.bin");
     let run: Run = h3_fetch()
-        .args([
-            &format!("https://{link}/big.bin"),
-            "--ca",
+        .args(fetch_args(
             h3.ca(),
-            "-o",
-            target.to_str().unwrap(),
-            "--background",
-            "--qlog-dir",
-            qlogs.to_str().unwrap(),
-        ])
+            &url,
+            &target,
+            &["--background", "--qlog-dir", qlogs.to_str().unwrap()],
+        ))
         .stdin(Stdio::null())
         .output()
         .unwrap()
