@@ -3,6 +3,7 @@
 //! `qlog-analysis`) and an HTML report.
 
 pub mod baseline;
+pub mod docs_tables;
 pub mod foreground;
 pub mod h3;
 mod out_dir;

@@ -1,6 +1,7 @@
 //! `lbe-lab run SCENARIO.toml --out DIR [--sim]`, `lbe-lab check SCENARIO.toml`,
 //! `lbe-lab sweep SWEEP.toml --out DIR [--jobs N] [--shard I/N] [--real]`,
-//! `lbe-lab merge DIR... --out DIR`.
+//! `lbe-lab merge DIR... --out DIR`, `lbe-lab docs-tables [--check]
+//! [--list] [--docs DIR]`, `lbe-lab docs-data NAME RESULTS_DIR...`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -92,6 +93,163 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Regenerate every table marked `<!-- table: NAME -->` in the pages
+    /// under DIR from DIR/data/ (NAME.toml, NAME.csv, NAME.measured.toml,
+    /// NAME.seed.csv).
+    DocsTables {
+        /// Change nothing; exit 1 with a line per table whose page differs
+        /// from what its data gives.
+        #[arg(long)]
+        check: bool,
+        /// Print each table, its sweeps and their runs, and change nothing.
+        #[arg(long, conflicts_with = "check")]
+        list: bool,
+        #[arg(long, value_name = "DIR", default_value = "docs")]
+        docs: PathBuf,
+    },
+    /// Write DIR/data/NAME.csv and NAME.measured.toml from the results of
+    /// the sweeps NAME.toml names (one results directory per sweep, in its
+    /// order), as its `[rows]` say.
+    DocsData {
+        name: String,
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        #[arg(long, value_name = "DIR", default_value = "docs")]
+        docs: PathBuf,
+        /// The commit lbe-lab was built at (`git rev-parse --short HEAD`).
+        #[arg(long)]
+        commit: String,
+        /// The day of the runs (YYYY-MM-DD).
+        #[arg(long)]
+        date: String,
+    },
+}
+
+/// `lbe-lab docs-tables`: the tables regenerated or checked (or listed).
+fn docs_tables(docs: &std::path::Path, check: bool, list: bool) -> Result<(), String> {
+    use lbe_lab::docs_tables;
+    if list {
+        // The sweeps are named from the repository's top, DIR's parent.
+        let root = docs.parent().unwrap_or(std::path::Path::new("."));
+        for name in docs_tables::table_names(docs)? {
+            let spec = docs_tables::load_spec(&docs.join("data"), &name)?;
+            let mut runs = Vec::new();
+            for s in &spec.sweeps {
+                runs.push(lbe_lab::sweep::load(&root.join(s))?.len());
+            }
+            out!(
+                "{name}\t{}\t{}",
+                runs.iter().sum::<usize>(),
+                spec.sweeps
+                    .iter()
+                    .zip(&runs)
+                    .map(|(s, n)| format!("{s}:{n}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+        }
+        return Ok(());
+    }
+    let report = docs_tables::process(docs, check)?;
+    for e in &report.errors {
+        eprintln!("docs-tables: {e}");
+    }
+    for d in &report.differs {
+        match check {
+            true => eprintln!("docs-tables: {d}"),
+            false => out!("docs-tables: regenerated: {d}"),
+        }
+    }
+    for p in &report.rewritten {
+        out!("docs-tables: wrote {}", p.display());
+    }
+    if !report.errors.is_empty() {
+        return Err(format!("{} error(s)", report.errors.len()));
+    }
+    if check && !report.differs.is_empty() {
+        return Err(format!(
+            "{} of {} tables differ from their data (regenerate: make docs-tables)",
+            report.differs.len(),
+            report.tables
+        ));
+    }
+    out!(
+        "docs-tables: {} tables {}",
+        report.tables,
+        match check {
+            true => "as their data gives",
+            false => "generated",
+        }
+    );
+    Ok(())
+}
+
+/// `lbe-lab docs-data`: NAME.csv and NAME.measured.toml from the sweeps'
+/// results.
+fn docs_data(
+    docs: &std::path::Path,
+    name: &str,
+    results: &[PathBuf],
+    commit: &str,
+    date: &str,
+) -> Result<(), String> {
+    use lbe_lab::docs_tables;
+    let data_dir = docs.join("data");
+    let spec = docs_tables::load_spec(&data_dir, name)?;
+    if results.len() != spec.sweeps.len() {
+        return Err(format!(
+            "table {name} has {} sweeps ({}): give one results directory for each",
+            spec.sweeps.len(),
+            spec.sweeps.join(", ")
+        ));
+    }
+    let root = docs.parent().unwrap_or(std::path::Path::new("."));
+    let mut all = Vec::new();
+    for (dir, sweep) in results.iter().zip(&spec.sweeps) {
+        let p = dir.join("results.json");
+        let text =
+            std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        let r: lbe_lab::sweep::Results =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        let expected = lbe_lab::sweep::load(&root.join(sweep))?.name;
+        if r.sweep != expected {
+            return Err(format!(
+                "{}: results of sweep '{}', where table {name} expects '{expected}' ({sweep})",
+                p.display(),
+                r.sweep
+            ));
+        }
+        all.push(r);
+    }
+    let (mode, engine) = (all[0].mode.clone(), all[0].engine.clone());
+    if let Some(r) = all.iter().find(|r| r.mode != mode || r.engine != engine) {
+        return Err(format!(
+            "sweep '{}' ran in mode {} (engine {:?}) where '{}' ran in {mode} ({engine:?}): one table, one way of measuring",
+            r.sweep, r.mode, r.engine, all[0].sweep
+        ));
+    }
+    let csv = docs_tables::extract(&spec.rows, &all)?;
+    let measured = docs_tables::Measured {
+        mode,
+        engine,
+        commit: commit.to_string(),
+        date: date.to_string(),
+        runs: all.iter().map(|r| r.runs.len()).sum(),
+    };
+    let put = |file: String, body: String| {
+        let p = data_dir.join(file);
+        std::fs::write(&p, body).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        out!("docs-data: wrote {}", p.display());
+        Ok::<(), String>(())
+    };
+    put(format!("{name}.csv"), csv.to_text())?;
+    put(
+        format!("{name}.measured.toml"),
+        format!(
+            "# Written by `lbe-lab docs-data` with {name}.csv: what measured it.\n{}",
+            toml::to_string(&measured).map_err(|e| e.to_string())?
+        ),
+    )
 }
 
 fn print_flow(name: &str, cc: &str, figures: &qlog_analysis::FlowSummary) {
@@ -185,6 +343,14 @@ fn main() -> ExitCode {
                 );
                 Ok(())
             }),
+        Command::DocsTables { check, list, docs } => docs_tables(&docs, check, list),
+        Command::DocsData {
+            name,
+            results,
+            docs,
+            commit,
+            date,
+        } => docs_data(&docs, &name, &results, &commit, &date),
         Command::Merge { dirs, out } => lbe_lab::sweep::merge(&dirs, &out).map(|r| {
             out!(
                 "{} runs of '{}' → {}",

@@ -103,7 +103,8 @@ pub(super) fn metric_check(y: &str, kinds: &[String]) -> Result<(), String> {
     ))
 }
 
-pub(super) fn metric(r: &RunResult, y: &str) -> Option<f64> {
+/// Metric `y` of run `r` (`None` when the run has no such value).
+pub fn metric(r: &RunResult, y: &str) -> Option<f64> {
     match y {
         "utilization" => r.utilization,
         "utilization_of_max" => r.utilization_of_max,

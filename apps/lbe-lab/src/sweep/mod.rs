@@ -75,6 +75,7 @@ pub use grid::load;
 pub use grid::parse;
 pub use grid::Sweep;
 pub use merge::merge;
+pub use metrics::metric;
 pub use output::csv;
 pub use output::figure_points;
 pub use output::numeric;

@@ -1,0 +1,276 @@
+//! `docs/data/NAME.csv` from the sweeps' `results.json`: the rows a
+//! table shows, each the mean of its runs' metrics.
+
+use crate::docs_tables::csv::Csv;
+use crate::docs_tables::spec::RowsSpec;
+use crate::sweep::Results;
+use crate::sweep::RunResult;
+
+/// Run `r`'s value of key `key`: its axis value, or for `flowN.cc` (a
+/// column of `results.csv`) the bulk flow's controller when it is fixed.
+fn key_value(r: &RunResult, key: &str) -> Option<String> {
+    if let Some(v) = r.params.get(key) {
+        return Some(v.clone());
+    }
+    let n: usize = key
+        .strip_suffix(".cc")?
+        .strip_prefix("flow")?
+        .parse()
+        .ok()?;
+    let i = r.bulk_positions().iter().position(|&p| p == n)?;
+    r.flows.get(i).map(|f| f.cc.clone())
+}
+
+/// The rows `rows` keeps of `results` (one per sweep, in the table's
+/// order): the keys, the mean of each metric over the row's runs (empty
+/// when no run has it) and `runs`, the number of runs.
+pub fn extract(rows: &RowsSpec, results: &[Results]) -> Result<Csv, String> {
+    let mut header: Vec<String> = rows.keys.clone();
+    header.extend(rows.metrics.iter().cloned());
+    header.push("runs".into());
+    let mut groups: Vec<(Vec<String>, Vec<&RunResult>)> = Vec::new();
+    for res in results {
+        if res.shard.is_some() || res.runs.len() != res.runs_total {
+            return Err(format!(
+                "sweep '{}': {} of its {} runs (a shard: merge the shards first, `lbe-lab merge`)",
+                res.sweep,
+                res.runs.len(),
+                res.runs_total
+            ));
+        }
+        for axis in rows.filter.keys() {
+            if !res.axes.iter().any(|a| &a.name == axis) {
+                return Err(format!(
+                    "sweep '{}': 'where' names '{axis}', not one of its axes ({})",
+                    res.sweep,
+                    res.axes
+                        .iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        for r in &res.runs {
+            if !rows.filter.iter().all(|(a, v)| r.params.get(a) == Some(v)) {
+                continue;
+            }
+            let key: Vec<String> = rows
+                .keys
+                .iter()
+                .map(|k| {
+                    key_value(r, k).ok_or_else(|| {
+                        format!(
+                            "sweep '{}': key '{k}' is neither one of its axes ({}) nor a bulk flow's flowN.cc",
+                            res.sweep,
+                            res.axes
+                                .iter()
+                                .map(|a| a.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, runs)) => runs.push(r),
+                None => groups.push((key, vec![r])),
+            }
+        }
+    }
+    if groups.is_empty() {
+        return Err("no run of the sweeps passes 'where'".into());
+    }
+    for m in &rows.metrics {
+        let any = groups
+            .iter()
+            .flat_map(|(_, runs)| runs)
+            .any(|r| crate::sweep::metric(r, m).is_some());
+        if !any {
+            return Err(format!(
+                "metric '{m}' has no value in any run (a sweep's metric name: utilization, utilization_of_max, jain_index, total_goodput_mbps, flowN.goodput_mbps, flowN.share, flowN.queue_mean_ms, flowN.queue_p95_ms, flowN.lost_packets, or a workload flow's figure)"
+            ));
+        }
+    }
+    // Grouped by `order_by`: stable, each value where it first appears.
+    for k in rows.order_by.iter().rev() {
+        let col = rows.keys.iter().position(|x| x == k).expect("checked");
+        let mut seen: Vec<String> = Vec::new();
+        for (key, _) in &groups {
+            if !seen.contains(&key[col]) {
+                seen.push(key[col].clone());
+            }
+        }
+        groups.sort_by_key(|(key, _)| seen.iter().position(|v| *v == key[col]));
+    }
+    let mut out = Vec::new();
+    for (key, runs) in groups {
+        let mut row = key;
+        for m in &rows.metrics {
+            let values: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| crate::sweep::metric(r, m))
+                .filter(|v| v.is_finite())
+                .collect();
+            row.push(match values.len() {
+                0 => String::new(),
+                n => format!("{}", values.iter().sum::<f64>() / n as f64),
+            });
+        }
+        row.push(runs.len().to_string());
+        out.push(row);
+    }
+    Ok(Csv { header, rows: out })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::Axis;
+    use crate::sweep::FlowResult;
+
+    fn flow(cc: &str, goodput_bps: f64, share: f64) -> FlowResult {
+        FlowResult {
+            name: cc.into(),
+            cc: cc.into(),
+            goodput_bps,
+            share: Some(share),
+            queue_mean_ms: None,
+            queue_p95_ms: None,
+            lost_packets: 0,
+        }
+    }
+
+    fn run(index: usize, buffer: &str, seed: &str, u: f64, flows: Vec<FlowResult>) -> RunResult {
+        RunResult {
+            index,
+            params: [
+                ("link.buffer".to_string(), buffer.to_string()),
+                ("seed".to_string(), seed.to_string()),
+            ]
+            .into(),
+            utilization: None,
+            utilization_of_max: Some(u),
+            jain_index: None,
+            flows,
+            workloads: Vec::new(),
+        }
+    }
+
+    fn results(name: &str, runs: Vec<RunResult>) -> Results {
+        Results {
+            sweep: name.into(),
+            mode: "sim".into(),
+            engine: Some("quiche".into()),
+            runs_total: runs.len(),
+            axes: vec![
+                Axis {
+                    name: "link.buffer".into(),
+                    values: vec!["100ms".into(), "50ms".into()],
+                },
+                Axis {
+                    name: "seed".into(),
+                    values: vec!["1".into(), "2".into()],
+                },
+            ],
+            figures: Vec::new(),
+            shard: None,
+            runs,
+        }
+    }
+
+    fn spec(keys: &[&str], metrics: &[&str], order_by: &[&str]) -> RowsSpec {
+        RowsSpec {
+            keys: keys.iter().map(|s| s.to_string()).collect(),
+            metrics: metrics.iter().map(|s| s.to_string()).collect(),
+            filter: Default::default(),
+            order_by: order_by.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn rows_average_the_seeds_and_interleave_two_sweeps_by_order_by() {
+        let pair = results(
+            "pair",
+            vec![
+                run(
+                    0,
+                    "100ms",
+                    "1",
+                    1.0,
+                    vec![flow("ledbat", 1e6, 0.25), flow("reno", 3e6, 0.75)],
+                ),
+                run(
+                    1,
+                    "100ms",
+                    "2",
+                    0.5,
+                    vec![flow("ledbat", 2e6, 0.5), flow("reno", 2e6, 0.5)],
+                ),
+                run(
+                    2,
+                    "50ms",
+                    "1",
+                    0.5,
+                    vec![flow("ledbat", 1e6, 0.5), flow("reno", 1e6, 0.5)],
+                ),
+                run(
+                    3,
+                    "50ms",
+                    "2",
+                    0.5,
+                    vec![flow("ledbat", 1e6, 0.5), flow("reno", 1e6, 0.5)],
+                ),
+            ],
+        );
+        let alone = results(
+            "alone",
+            vec![
+                run(0, "100ms", "1", 1.0, vec![flow("reno", 4e6, 1.0)]),
+                run(1, "50ms", "1", 0.75, vec![flow("reno", 3e6, 1.0)]),
+            ],
+        );
+        let keys = ["link.buffer", "flow1.cc"];
+        let metrics = ["utilization_of_max", "flow2.share", "flow1.goodput_mbps"];
+        let csv = extract(&spec(&keys, &metrics, &["link.buffer"]), &[pair, alone]).unwrap();
+        assert_eq!(
+            csv.to_text(),
+            "link.buffer,flow1.cc,utilization_of_max,flow2.share,flow1.goodput_mbps,runs\n\
+             100ms,ledbat,0.75,0.625,1.5,2\n\
+             100ms,reno,1,,4,1\n\
+             50ms,ledbat,0.5,0.5,1,2\n\
+             50ms,reno,0.75,,3,1\n"
+        );
+    }
+
+    #[test]
+    fn shards_unknown_keys_and_metrics_are_refused() {
+        let one = || {
+            results(
+                "s",
+                vec![run(0, "100ms", "1", 0.9, vec![flow("reno", 1e6, 1.0)])],
+            )
+        };
+        let mut shard = one();
+        shard.runs_total = 4;
+        assert_eq!(
+            extract(&spec(&["seed"], &["utilization_of_max"], &[]), &[shard]).unwrap_err(),
+            "sweep 's': 1 of its 4 runs (a shard: merge the shards first, `lbe-lab merge`)"
+        );
+        assert_eq!(
+            extract(&spec(&["link.rtt"], &["utilization_of_max"], &[]), &[one()]).unwrap_err(),
+            "sweep 's': key 'link.rtt' is neither one of its axes (link.buffer, seed) nor a bulk flow's flowN.cc"
+        );
+        let e = extract(&spec(&["seed"], &["flow2.share"], &[]), &[one()]).unwrap_err();
+        assert!(
+            e.starts_with("metric 'flow2.share' has no value in any run"),
+            "{e}"
+        );
+        let mut filtered = spec(&["seed"], &["utilization_of_max"], &[]);
+        filtered.filter.insert("link.rate".into(), "10mbit".into());
+        assert_eq!(
+            extract(&filtered, &[one()]).unwrap_err(),
+            "sweep 's': 'where' names 'link.rate', not one of its axes (link.buffer, seed)"
+        );
+    }
+}

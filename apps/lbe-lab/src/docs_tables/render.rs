@@ -1,0 +1,484 @@
+//! A table's Markdown from its description and data: the lines between
+//! its markers in a page.
+
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::docs_tables::csv::Csv;
+use crate::docs_tables::spec::ColumnSpec;
+use crate::docs_tables::spec::TableSpec;
+
+/// A piece of a column's template.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Part {
+    Text(String),
+    /// `{A}` or `{A*B}` (columns of `NAME.csv`, multiplied), `{A:N}` with
+    /// N decimals.
+    Data {
+        factors: Vec<String>,
+        decimals: Option<usize>,
+    },
+    /// `{seed.COL}`: a column of `NAME.seed.csv`, verbatim.
+    Seed(String),
+}
+
+/// The pieces of template `t`.
+pub fn placeholders(t: &str) -> Result<Vec<Part>, String> {
+    let mut parts = Vec::new();
+    let mut rest = t;
+    while let Some(open) = rest.find('{') {
+        if open > 0 {
+            parts.push(Part::Text(rest[..open].to_string()));
+        }
+        let after = &rest[open + 1..];
+        let close = after
+            .find('}')
+            .ok_or_else(|| format!("'{{' without its '}}' in '{t}'"))?;
+        let inner = after[..close].trim();
+        if inner.is_empty() {
+            return Err(format!("an empty '{{}}' in '{t}'"));
+        }
+        if let Some(col) = inner.strip_prefix("seed.") {
+            parts.push(Part::Seed(col.to_string()));
+        } else {
+            let (expr, decimals) = match inner.rsplit_once(':') {
+                Some((e, d)) => (
+                    e,
+                    Some(d.trim().parse::<usize>().map_err(|_| {
+                        format!("'{{{inner}}}': decimals after ':' must be a whole number")
+                    })?),
+                ),
+                None => (inner, None),
+            };
+            let factors: Vec<String> = expr.split('*').map(|f| f.trim().to_string()).collect();
+            if factors.iter().any(String::is_empty) {
+                return Err(format!("'{{{inner}}}': an empty factor"));
+            }
+            parts.push(Part::Data { factors, decimals });
+        }
+        rest = &after[close + 1..];
+    }
+    if rest.contains('}') {
+        return Err(format!("'}}' without its '{{' in '{t}'"));
+    }
+    if !rest.is_empty() {
+        parts.push(Part::Text(rest.to_string()));
+    }
+    Ok(parts)
+}
+
+/// `docs/data/NAME.measured.toml`, written with `NAME.csv` by
+/// `lbe-lab docs-data`: what measured the data, for the table's caption.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Measured {
+    /// `sim` or `real` (results.json's `mode`).
+    pub mode: String,
+    /// The simulator's engine (results.json's `engine`), for `sim`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// The commit lbe-lab was built at (`git rev-parse --short HEAD`).
+    pub commit: String,
+    /// The day of the runs (UTC, YYYY-MM-DD).
+    pub date: String,
+    /// The sweeps' runs that the rows average.
+    pub runs: usize,
+}
+
+/// Every column a template names is in the data (or the seed's file):
+/// the first one that is not, as an error.
+pub fn check_columns(
+    name: &str,
+    spec: &TableSpec,
+    data: &Csv,
+    seed: Option<&Csv>,
+) -> Result<(), String> {
+    for c in &spec.columns {
+        for t in c.value.all() {
+            for p in placeholders(t)? {
+                match p {
+                    Part::Text(_) => {}
+                    Part::Data { factors, .. } => {
+                        for f in factors {
+                            if data.column(&f).is_none() {
+                                return Err(format!(
+                                    "unknown column '{f}' (docs/data/{name}.csv has {})",
+                                    data.header.join(", ")
+                                ));
+                            }
+                        }
+                    }
+                    Part::Seed(col) => match seed {
+                        None => {
+                            return Err(format!(
+                                "'{{seed.{col}}}' but there is no docs/data/{name}.seed.csv"
+                            ))
+                        }
+                        Some(s) if s.column(&col).is_none() => {
+                            return Err(format!(
+                                "unknown column '{col}' (docs/data/{name}.seed.csv has {})",
+                                s.header.join(", ")
+                            ))
+                        }
+                        Some(_) => {}
+                    },
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The seed's row for data row `row`: the one whose every column that
+/// `NAME.csv` also has holds the same value.
+fn seed_row(name: &str, data: &Csv, row: usize, seed: &Csv) -> Result<Option<usize>, String> {
+    let keys: Vec<&String> = seed
+        .header
+        .iter()
+        .filter(|h| data.column(h).is_some())
+        .collect();
+    let matching: Vec<usize> = (0..seed.rows.len())
+        .filter(|&s| {
+            keys.iter()
+                .all(|k| seed.get(s, k).unwrap_or("") == data.get(row, k).unwrap_or(""))
+        })
+        .collect();
+    match matching[..] {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        [a, b, ..] => Err(format!(
+            "docs/data/{name}.seed.csv: rows {} and {} both match row {} of {name}.csv (on {})",
+            a + 2,
+            b + 2,
+            row + 2,
+            keys.iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// One template filled from a row, or `None` when a value is missing.
+fn fill(
+    parts: &[Part],
+    c: &ColumnSpec,
+    data: &Csv,
+    row: usize,
+    seed: Option<(&Csv, usize)>,
+) -> Result<Option<String>, String> {
+    let mut s = String::new();
+    for p in parts {
+        match p {
+            Part::Text(t) => s.push_str(t),
+            Part::Seed(col) => match seed.and_then(|(f, r)| f.get(r, col)) {
+                Some(v) => s.push_str(v),
+                None => return Ok(None),
+            },
+            Part::Data { factors, decimals } => {
+                let raw: Option<Vec<&str>> = factors.iter().map(|f| data.get(row, f)).collect();
+                let Some(raw) = raw else { return Ok(None) };
+                if let [one] = raw[..] {
+                    if let Some(label) = c.labels.get(one) {
+                        s.push_str(label);
+                        continue;
+                    }
+                }
+                let numbers: Option<Vec<f64>> = raw.iter().map(|v| v.parse::<f64>().ok()).collect();
+                match (numbers, &raw[..]) {
+                    (Some(ns), _) => {
+                        let d = decimals.or(c.decimals).ok_or_else(|| {
+                            format!(
+                                "column '{}': a number ({}) but no 'decimals'",
+                                c.heading,
+                                factors.join("*")
+                            )
+                        })?;
+                        let v = ns.iter().product::<f64>() * c.scale;
+                        s.push_str(&format!("{v:.d$}"));
+                    }
+                    (None, [text]) => s.push_str(text),
+                    (None, _) => {
+                        return Err(format!(
+                            "column '{}': '{}' multiplies values that are not numbers ({})",
+                            c.heading,
+                            factors.join("*"),
+                            raw.join(", ")
+                        ))
+                    }
+                }
+            }
+        }
+    }
+    Ok(Some(s))
+}
+
+/// A Markdown table cell: its `|` escaped.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// The lines between the markers of table `name`: the table, a blank
+/// line, and a caption saying where its numbers come from.
+pub fn render(
+    name: &str,
+    spec: &TableSpec,
+    data: &Csv,
+    seed: Option<&Csv>,
+    measured: &Measured,
+) -> Result<Vec<String>, String> {
+    check_columns(name, spec, data, seed)?;
+    let templates: Vec<Vec<Vec<Part>>> = spec
+        .columns
+        .iter()
+        .map(|c| c.value.all().into_iter().map(placeholders).collect())
+        .collect::<Result<_, _>>()?;
+    let mut lines = vec![
+        format!(
+            "| {} |",
+            spec.columns
+                .iter()
+                .map(|c| cell(&c.heading))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ),
+        format!("|{}", "---|".repeat(spec.columns.len())),
+    ];
+    let mut above: Vec<Option<String>> = vec![None; spec.columns.len()];
+    for row in 0..data.rows.len() {
+        let seed = match seed {
+            Some(s) => seed_row(name, data, row, s)?.map(|r| (s, r)),
+            None => None,
+        };
+        let mut cells = Vec::new();
+        // A repeat = false cell is blanked while every such cell to its
+        // left was: within the group those columns make.
+        let mut same_group = true;
+        for (i, (c, ts)) in spec.columns.iter().zip(&templates).enumerate() {
+            let mut value = None;
+            for t in ts {
+                if let Some(v) = fill(t, c, data, row, seed)? {
+                    value = Some(v);
+                    break;
+                }
+            }
+            let value = value.unwrap_or_else(|| "–".to_string());
+            let blank = !c.repeat && same_group && above[i].as_deref() == Some(value.as_str());
+            if !c.repeat && !blank {
+                same_group = false;
+            }
+            let shown = match blank {
+                true => String::new(),
+                false => cell(&value),
+            };
+            above[i] = Some(value);
+            cells.push(shown);
+        }
+        let cells: Vec<String> = cells
+            .iter()
+            .map(|c| match c.is_empty() {
+                true => " ".to_string(),
+                false => format!(" {c} "),
+            })
+            .collect();
+        lines.push(format!("|{}|", cells.join("|")));
+    }
+    lines.push(String::new());
+    lines.push(caption(name, spec, seed, measured));
+    Ok(lines)
+}
+
+fn caption(name: &str, spec: &TableSpec, seed: Option<&Csv>, m: &Measured) -> String {
+    let sweeps = spec
+        .sweeps
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(" and ");
+    let how = match (m.mode.as_str(), &m.engine) {
+        ("sim", Some(e)) => format!("in the simulator (engine `{e}`)"),
+        ("sim", None) => "in the simulator".to_string(),
+        _ => "in real time (lbe-netem)".to_string(),
+    };
+    let mut s = format!(
+        "*Generated from `docs/data/{name}.csv` by `lbe-lab docs-tables`: {} runs of {sweeps} {how}, lbe-lab built at commit {} on {}, each row the mean over its runs; re-measured by `scripts/paper-figures.sh --only {name}`.",
+        m.runs, m.commit, m.date
+    );
+    if let Some(seed) = seed {
+        let mut sources: Vec<&str> = Vec::new();
+        for r in 0..seed.rows.len() {
+            if let Some(src) = seed.get(r, "source") {
+                if !sources.contains(&src) {
+                    sources.push(src);
+                }
+            }
+        }
+        s.push_str(&format!(" The seed's numbers: `docs/data/{name}.seed.csv`"));
+        if !sources.is_empty() {
+            s.push_str(&format!(" ({})", sources.join("; ")));
+        }
+        s.push('.');
+    }
+    s.push('*');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_split_into_text_data_and_seed_parts() {
+        assert_eq!(
+            placeholders("{a*b:2} / {seed.x} %").unwrap(),
+            [
+                Part::Data {
+                    factors: vec!["a".into(), "b".into()],
+                    decimals: Some(2)
+                },
+                Part::Text(" / ".into()),
+                Part::Seed("x".into()),
+                Part::Text(" %".into()),
+            ]
+        );
+        assert_eq!(
+            placeholders("{a:x}").unwrap_err(),
+            "'{a:x}': decimals after ':' must be a whole number"
+        );
+        assert_eq!(
+            placeholders("a}").unwrap_err(),
+            "'}' without its '{' in 'a}'"
+        );
+        assert_eq!(placeholders("{ }").unwrap_err(), "an empty '{}' in '{ }'");
+        assert_eq!(
+            placeholders("{a**b}").unwrap_err(),
+            "'{a**b}': an empty factor"
+        );
+    }
+
+    fn table(text: &str) -> TableSpec {
+        crate::docs_tables::spec::parse("t.toml", text).unwrap()
+    }
+
+    const SPEC: &str = r#"
+sweeps = ["sweeps/a.toml", "sweeps/b.toml"]
+[rows]
+keys = ["link.buffer", "flow1.cc"]
+metrics = ["utilization_of_max", "flow1.share", "flow2.share"]
+[[column]]
+heading = "buffer"
+value = "{link.buffer}"
+labels = { "100ms" = "84 packets" }
+repeat = false
+[[column]]
+heading = "cc"
+value = "{flow1.cc}"
+labels = { "reno" = "Reno alone" }
+[[column]]
+heading = "seed η (% C)"
+value = ["{seed.reno} / {seed.ledbat}", "{seed.total}"]
+[[column]]
+heading = "ours η (% of max)"
+value = ["{flow2.share*utilization_of_max} / {flow1.share*utilization_of_max:1}", "{utilization_of_max}"]
+scale = 100
+decimals = 2
+"#;
+
+    const DATA: &str = "link.buffer,flow1.cc,utilization_of_max,flow1.share,flow2.share,runs\n\
+        100ms,\"ledbat:a=1,b=2\",0.5,0.25,0.75,2\n\
+        100ms,reno,0.9999,1,,2\n\
+        50ms,\"ledbat:a=1,b=2\",1,0.5,0.5,2\n";
+
+    const SEED: &str = "link.buffer,flow1.cc,reno,ledbat,total,source\n\
+        100ms,\"ledbat:a=1,b=2\",98.04,1.95,99.99,seed Table I\n\
+        100ms,reno,,,99.99,seed Table I\n";
+
+    fn measured() -> Measured {
+        Measured {
+            mode: "sim".into(),
+            engine: Some("quiche".into()),
+            commit: "abc1234".into(),
+            date: "2026-11-28".into(),
+            runs: 6,
+        }
+    }
+
+    #[test]
+    fn a_table_is_its_data_formatted_with_the_seeds_numbers_beside() {
+        let data = Csv::parse("d.csv", DATA).unwrap();
+        let seed = Csv::parse("s.csv", SEED).unwrap();
+        let lines = render("t", &table(SPEC), &data, Some(&seed), &measured()).unwrap();
+        assert_eq!(
+            lines.join("\n"),
+            "| buffer | cc | seed η (% C) | ours η (% of max) |\n\
+             |---|---|---|---|\n\
+             | 84 packets | ledbat:a=1,b=2 | 98.04 / 1.95 | 37.50 / 12.5 |\n\
+             | | Reno alone | 99.99 | 99.99 |\n\
+             | 50ms | ledbat:a=1,b=2 | – | 50.00 / 50.0 |\n\
+             \n\
+             *Generated from `docs/data/t.csv` by `lbe-lab docs-tables`: 6 runs of `sweeps/a.toml` and `sweeps/b.toml` in the simulator (engine `quiche`), lbe-lab built at commit abc1234 on 2026-11-28, each row the mean over its runs; re-measured by `scripts/paper-figures.sh --only t`. The seed's numbers: `docs/data/t.seed.csv` (seed Table I).*"
+        );
+    }
+
+    #[test]
+    fn unknown_columns_and_numbers_without_decimals_are_errors() {
+        let data = Csv::parse("d.csv", DATA).unwrap();
+        let seed = Csv::parse("s.csv", SEED).unwrap();
+        let spec = table(&SPEC.replace("{flow1.cc}", "{flow3.cc}"));
+        assert_eq!(
+            render("t", &spec, &data, Some(&seed), &measured()).unwrap_err(),
+            "unknown column 'flow3.cc' (docs/data/t.csv has link.buffer, flow1.cc, utilization_of_max, flow1.share, flow2.share, runs)"
+        );
+        let spec = table(&SPEC.replace("{seed.total}", "{seed.sum}"));
+        assert_eq!(
+            render("t", &spec, &data, Some(&seed), &measured()).unwrap_err(),
+            "unknown column 'sum' (docs/data/t.seed.csv has link.buffer, flow1.cc, reno, ledbat, total, source)"
+        );
+        assert_eq!(
+            render("t", &table(SPEC), &data, None, &measured()).unwrap_err(),
+            "'{seed.reno}' but there is no docs/data/t.seed.csv"
+        );
+        let spec = table(&SPEC.replace("decimals = 2\n", ""));
+        assert_eq!(
+            render("t", &spec, &data, Some(&seed), &measured()).unwrap_err(),
+            "column 'ours η (% of max)': a number (flow2.share*utilization_of_max) but no 'decimals'"
+        );
+        let spec = table(&SPEC.replace("{link.buffer}", "{link.buffer*runs}"));
+        assert_eq!(
+            render("t", &spec, &data, Some(&seed), &measured()).unwrap_err(),
+            "column 'buffer': 'link.buffer*runs' multiplies values that are not numbers (100ms, 2)"
+        );
+        let twice = format!("{SEED}100ms,reno,,,99.9,again\n");
+        let seed = Csv::parse("s.csv", &twice).unwrap();
+        assert_eq!(
+            render("t", &table(SPEC), &data, Some(&seed), &measured()).unwrap_err(),
+            "docs/data/t.seed.csv: rows 3 and 4 both match row 3 of t.csv (on link.buffer, flow1.cc)"
+        );
+    }
+
+    #[test]
+    fn a_repeated_cell_is_blank_only_within_the_group_on_its_left() {
+        let spec = table(
+            "sweeps = [\"s.toml\"]\n[rows]\nkeys = [\"g\", \"seed\"]\nmetrics = []\n\
+             [[column]]\nheading = \"G\"\nvalue = \"{g}\"\nrepeat = false\n\
+             [[column]]\nheading = \"claim\"\nvalue = \"{claim}\"\nrepeat = false\n\
+             [[column]]\nheading = \"seed\"\nvalue = \"{seed}\"\ndecimals = 0\n",
+        );
+        let data = Csv::parse(
+            "d.csv",
+            "g,claim,seed\n0.1ms,small,1\n0.1ms,small,2\n2ms,full,1\n6ms,full,1\n6ms,full,2\n",
+        )
+        .unwrap();
+        let lines = render("t", &spec, &data, None, &measured()).unwrap();
+        assert_eq!(
+            lines[2..7],
+            [
+                "| 0.1ms | small | 1 |",
+                "| | | 2 |",
+                "| 2ms | full | 1 |",
+                "| 6ms | full | 1 |",
+                "| | | 2 |",
+            ]
+        );
+    }
+}
