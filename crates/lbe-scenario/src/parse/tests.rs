@@ -795,6 +795,12 @@ fn h3(extra: &str) -> String {
     format!("{H3}{extra}")
 }
 
+/// `H3` with `extra` lines added to its quic-bulk flow after its `cc`
+/// (line 7; `extra` from line 8).
+fn h3_with_bulk_flow(extra: &str) -> String {
+    H3.replace("cc = \"cubic\"\n", &format!("cc = \"cubic\"\n{extra}"))
+}
+
 fn h3_flow(text: &str) -> (FlowKind, String) {
     let s = parse(Path::new("s.toml"), text).unwrap();
     (s.flows[1].kind.clone(), s.flows[1].cc.to_string())
@@ -937,15 +943,15 @@ fn h3_keys_are_checked_on_one_line() {
             "s.toml:12: invalid type: string \"yes\", expected a boolean",
         ),
         (
-            H3.replace("cc = \"cubic\"\n", "cc = \"cubic\"\nserver = \"aioquic\"\n"),
+            h3_with_bulk_flow("server = \"aioquic\"\n"),
             "s.toml:8: flow server: only h3 flows (kind = \"h3\") take 'server'",
         ),
         (
-            H3.replace("cc = \"cubic\"\n", "cc = \"cubic\"\nbackground = true\n"),
+            h3_with_bulk_flow("background = true\n"),
             "s.toml:8: flow background: only h3 flows (kind = \"h3\") take 'background'",
         ),
         (
-            H3.replace("cc = \"cubic\"\n", "cc = \"cubic\"\nkind = \"quic-bulk\"\nlbe = \"both\"\n"),
+            h3_with_bulk_flow("kind = \"quic-bulk\"\nlbe = \"both\"\n"),
             "s.toml:9: flow lbe: only h3 flows (kind = \"h3\") take 'lbe'",
         ),
         (
