@@ -1,0 +1,152 @@
+//! The tables in docs/ are what their data in docs/data/ gives
+//! (`lbe-lab docs-tables --check`; `make docs-tables` regenerates them),
+//! and the check fails when one number in one table is edited.
+
+use std::path::Path;
+use std::path::PathBuf;
+
+use lbe_lab::docs_tables::process;
+use lbe_test_support::Scratch;
+
+fn repo_docs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")
+}
+
+/// A copy of `from` (its pages and docs/data/) in `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// The repository's docs/ copied into a scratch directory.
+fn docs_copy(name: &str) -> (Scratch, PathBuf) {
+    let scratch = Scratch::new(name);
+    let docs = scratch.join("docs");
+    copy_dir(&repo_docs(), &docs);
+    (scratch, docs)
+}
+
+#[test]
+fn every_table_in_docs_is_what_its_data_gives() {
+    let report = process(&repo_docs(), true).unwrap();
+    assert_eq!(report.errors, Vec::<String>::new());
+    assert_eq!(
+        report.differs,
+        Vec::<String>::new(),
+        "regenerate them: make docs-tables"
+    );
+    assert!(report.tables >= 2, "{report:?}");
+}
+
+/// The first data row of the first marked table in `page`: its line index
+/// and text.
+fn first_row(page: &str) -> (usize, String) {
+    let lines: Vec<&str> = page.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with("<!-- table: "))
+        .expect("a marked table");
+    // The marker, the heading row, the |---| row, then the first row.
+    (start + 3, lines[start + 3].to_string())
+}
+
+#[test]
+fn one_edited_number_fails_the_check_and_regenerating_restores_it() {
+    let (_scratch, docs) = docs_copy("docs-tables-edit");
+    let page = docs.join("seeds/ledbat-optimal-parameters.md");
+    let original = std::fs::read_to_string(&page).unwrap();
+    let (i, row) = first_row(&original);
+    // The row's last digit, one more (mod 10): one number edited.
+    let at = row.rfind(|c: char| c.is_ascii_digit()).unwrap();
+    let digit = row.as_bytes()[at] - b'0';
+    let edited_row = format!("{}{}{}", &row[..at], (digit + 1) % 10, &row[at + 1..]);
+    let mut lines: Vec<&str> = original.lines().collect();
+    lines[i] = &edited_row;
+    std::fs::write(&page, lines.join("\n") + "\n").unwrap();
+
+    let report = process(&docs, true).unwrap();
+    assert_eq!(report.errors, Vec::<String>::new());
+    assert_eq!(
+        report.differs,
+        [format!(
+            "{}:{}: table seed004-table1 differs from docs/data/seed004-table1.csv: the page has `{edited_row}`, the data gives `{row}`",
+            page.display(),
+            i + 1
+        )]
+    );
+    assert_eq!(report.rewritten, Vec::<PathBuf>::new());
+
+    // The command exits 1 with that line.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lbe-lab"))
+        .args(["docs-tables", "--check", "--docs"])
+        .arg(&docs)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("docs-tables: {}", report.differs[0])),
+        "{stderr}"
+    );
+
+    // Without --check the table is regenerated, the page as it was.
+    let report = process(&docs, false).unwrap();
+    assert_eq!(report.rewritten, std::slice::from_ref(&page));
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), original);
+    assert_eq!(process(&docs, true).unwrap().differs, Vec::<String>::new());
+}
+
+#[test]
+fn a_marker_without_data_or_with_an_unknown_column_names_page_and_line() {
+    let (_scratch, docs) = docs_copy("docs-tables-errors");
+    let page = docs.join("extra.md");
+    std::fs::write(
+        &page,
+        "# Extra\n\ntext\n<!-- table: no-such-table -->\n<!-- /table -->\n",
+    )
+    .unwrap();
+    let spec = docs.join("data/seed002-cdg-alone.toml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    std::fs::write(&spec, text.replace("{utilization_of_max}", "{utilization}")).unwrap();
+    let report = process(&docs, true).unwrap();
+    let cdg_page = docs.join("seeds/cdg-deadline-aware-lbe.md");
+    let cdg_line = std::fs::read_to_string(&cdg_page)
+        .unwrap()
+        .lines()
+        .position(|l| l == "<!-- table: seed002-cdg-alone -->")
+        .unwrap()
+        + 1;
+    assert_eq!(
+        report.errors,
+        [
+            format!(
+                "{}:4: table no-such-table: cannot read {}: No such file or directory (os error 2)",
+                page.display(),
+                docs.join("data/no-such-table.toml").display()
+            ),
+            format!(
+                "{}:{cdg_line}: table seed002-cdg-alone: unknown column 'utilization' (docs/data/seed002-cdg-alone.csv has flow1.cc, seed, utilization_of_max, runs)",
+                cdg_page.display()
+            ),
+        ]
+    );
+    // The command exits 1 and changes nothing.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lbe-lab"))
+        .args(["docs-tables", "--docs"])
+        .arg(&docs)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_to_string(&cdg_page).unwrap(),
+        std::fs::read_to_string(repo_docs().join("seeds/cdg-deadline-aware-lbe.md")).unwrap()
+    );
+}
