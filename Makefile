@@ -5,7 +5,7 @@
 CARGO ?= cargo
 STAMP := target/quiche-patched/.stamp
 
-.PHONY: all deps build-deps quiche quiche-test build install test demo lint doc bench fuzz clean
+.PHONY: all deps build-deps quiche quiche-test build install test demo docs-tables paper lint doc bench fuzz clean
 
 all: build
 
@@ -44,6 +44,17 @@ test: deps quiche
 demo: quiche
 	@CARGO=$(CARGO) ./scripts/build.sh quic-bulk qlog-analysis lbe-lab -- --bins
 	@./scripts/demo.sh
+
+# Every table in docs/ between `<!-- table: NAME -->` and `<!-- /table -->`
+# regenerated from docs/data/ (lbe-lab docs-tables); `make test` fails when
+# a page differs from its data (apps/lbe-lab/tests/docs_tables.rs).
+docs-tables: quiche
+	$(CARGO) run --release -q -p lbe-lab -- docs-tables
+
+# Re-measures those tables: every table's sweeps in the simulator, then
+# docs/data/ and the tables (scripts/paper-figures.sh; --only, --shard).
+paper: quiche
+	@./scripts/paper-figures.sh
 
 # The stock-quiche interop peer (apps/h3-download/tests/stock-quiche/) is a
 # cargo project outside the workspace: its formatting is checked by itself.
