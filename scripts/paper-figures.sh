@@ -15,7 +15,10 @@
 #                and stop there: a cluster runs the shards
 #                (sweeps/cluster/), `lbe-lab merge` puts each sweep back
 #                into target/paper/NAME/<sweep>/, then --no-run
-#   --no-run     use the results already in target/paper/NAME/<sweep>/
+#   --no-run     use the results already in target/paper/NAME/<sweep>/,
+#                measured at the commit and date in their measured-at file
+#                (written by a run of this script; for merged shards, write
+#                "COMMIT YYYY-MM-DD" into it by hand)
 #   --list       each table, its runs and its sweeps; runs nothing
 #
 # Progress, on stderr: the table and the sweep, its runs done of its runs,
@@ -66,7 +69,7 @@ while [ $# -gt 0 ]; do
         --shard) shard=$2; shift 2 ;;
         --no-run) run=0; shift ;;
         --list) list=1; shift ;;
-        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "paper-figures: unknown argument '$1' (--help)" >&2; exit 2 ;;
     esac
 done
@@ -190,6 +193,7 @@ for t in "${tables[@]}"; do
             tail -20 "$log" >&2
             exit 1
         fi
+        echo "$commit $date" >"$dir/measured-at"
         done_before=$((done_before + n))
         update_child_cpu
         echo "paper-figures: [$k/${#tables[@]} $name] $sweep: $n runs done; all: $done_before/$all_runs runs, CPU $child_cpu s, $((SECONDS - start)) s of wall time" >&2
@@ -197,7 +201,14 @@ for t in "${tables[@]}"; do
     if [ -n "$shard" ]; then
         continue
     fi
-    "$lab" docs-data "$name" "${dirs[@]}" --commit "$commit" --date "$date"
+    # The commit and day the results were measured at (with --no-run, an
+    # earlier run's).
+    if [ ! -f "${dirs[0]}/measured-at" ]; then
+        echo "paper-figures: no ${dirs[0]}/measured-at (\"COMMIT YYYY-MM-DD\" of the runs)" >&2
+        exit 1
+    fi
+    read -r at_commit at_date <"${dirs[0]}/measured-at"
+    "$lab" docs-data "$name" "${dirs[@]}" --commit "$at_commit" --date "$at_date"
 done
 if [ -n "$shard" ]; then
     echo "paper-figures: shard $shard done; merge each sweep's shards into target/paper/NAME/<sweep>/ (lbe-lab merge), then scripts/paper-figures.sh --no-run" >&2
