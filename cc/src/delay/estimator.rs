@@ -317,6 +317,17 @@ impl DelayEstimator {
         self.base.track_drift = track_drift;
     }
 
+    /// Raises the base delay by `d`: every bucket minimum moves up by it,
+    /// the current filter does not. For a path that got longer by `d`: the
+    /// history would read the extra delay as a queue until the old minima
+    /// age out (RFC 6817 §3.4.1: ten minutes). Shifting every bucket keeps
+    /// their differences, so a clock drift fitted over them stays fitted;
+    /// a later sample below the raised base lowers it again at once (the
+    /// newest bucket's minimum is a minimum).
+    pub fn raise_base(&mut self, d: Duration) {
+        self.base.shift(d);
+    }
+
     /// Moves every stored sample up by `d` (a one-way signal was rebased).
     pub fn shift(&mut self, d: Duration) {
         self.current.shift(d);
@@ -506,6 +517,43 @@ mod tests {
         assert_eq!(d.base(), Some(ms(10)), "still inside the tenth minute");
         d.on_sample(t0 + Duration::from_secs(600), ms(50));
         assert_eq!(d.base(), Some(ms(50)), "forgotten after ten minutes");
+    }
+
+    #[test]
+    fn a_raised_base_holds_until_a_lower_sample() {
+        let t0 = Instant::now();
+        let mut d = DelayEstimator::new(&DelayConfig::default());
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        // Minima of 10 ms (minute 0) and 30 ms (minute 1), then four of
+        // 45 ms: the current delay.
+        d.on_sample(at(0), ms(10));
+        d.on_sample(at(60), ms(30));
+        for _ in 0..4 {
+            d.on_sample(at(61), ms(45));
+        }
+        assert_eq!(d.base(), Some(ms(10)));
+        assert_eq!(d.queuing(), ms(35));
+        // The path is 30 ms longer: each bucket moves up by 30 ms (40 and
+        // 60 ms), the current delay stays.
+        d.raise_base(ms(30));
+        assert_eq!(d.base(), Some(ms(40)));
+        assert_eq!(d.current(), Some(ms(45)));
+        assert_eq!(d.queuing(), ms(5));
+        for _ in 0..4 {
+            d.on_sample(at(62), ms(47));
+        }
+        assert_eq!(d.base(), Some(ms(40)), "samples above it keep it");
+        assert_eq!(d.queuing(), ms(7));
+        // A lower sample lowers it again at once.
+        d.on_sample(at(63), ms(38));
+        assert_eq!(d.base(), Some(ms(38)));
+        assert_eq!(d.queuing(), Duration::ZERO);
+        // The raised minute-0 bucket (40 ms) ages out as it would have:
+        // ten minutes on, only the newest sample's bucket is left.
+        d.on_sample(at(600), ms(50));
+        assert_eq!(d.base(), Some(ms(38)), "minute 1 (38 ms) is still in");
+        d.on_sample(at(660), ms(50));
+        assert_eq!(d.base(), Some(ms(50)));
     }
 
     #[test]

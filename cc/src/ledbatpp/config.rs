@@ -124,6 +124,10 @@ pub struct LedbatPlusPlusConfig {
     /// previous freeze measured an empty queue. Default false.
     /// Key `gentle_freeze`.
     pub(super) gentle_freeze: bool,
+    /// Two freezes in a row that read the same queue, above T and at
+    /// most the base delay, read a longer path: the base delay is raised
+    /// to it. Default false. Key `follow_route`.
+    pub(super) follow_route: bool,
     /// In congestion avoidance with an empty queue, grow by one byte per
     /// acknowledged byte instead of GAIN·MSS per round, paced as a slow start.
     /// Default false. Key `fill_empty_queue`.
@@ -208,6 +212,7 @@ impl Default for LedbatPlusPlusConfig {
             slowdown_period_min: Duration::ZERO,
             slowdown_period_max: SLOWDOWN_PERIOD_MAX,
             gentle_freeze: false,
+            follow_route: false,
             loss_on_empty_queue: EmptyQueueLoss::Halve,
             random_loss_max: RANDOM_LOSS_MAX,
             decrease: Decrease::Draft,
@@ -255,6 +260,7 @@ impl LedbatPlusPlusConfig {
         "slowdown_period_min",
         "slowdown_period_max",
         "gentle_freeze",
+        "follow_route",
         "loss_on_empty_queue",
         "random_loss_max",
         "decrease",
@@ -337,6 +343,7 @@ impl LedbatPlusPlusConfig {
                     params::duration_in(key, value, Duration::from_secs(1), SLOWDOWN_PERIOD_MAX)?
             }
             "gentle_freeze" => self.gentle_freeze = params::bool_value(key, value)?,
+            "follow_route" => self.follow_route = params::bool_value(key, value)?,
             "random_loss_max" => self.random_loss_max = params::f64_in(key, value, 0.0, 1.0)?,
             "fill_empty_queue" => self.fill_empty_queue = params::bool_value(key, value)?,
             "fill_quiet" => {
@@ -527,8 +534,8 @@ mod tests {
              delay, min_cwnd, init_cwnd; research=true also takes: gain_divisor_max, \
              decrease_constant, ss_exit, slowdown, slowdown_rtts, initial_slowdown_rtts, \
              slowdown_interval, restore, skip_rtt_after_restore, empty_queue, slowdown_duty, \
-             slowdown_period_min, slowdown_period_max, gentle_freeze, loss_on_empty_queue, \
-             random_loss_max, decrease, fill_empty_queue, fill_quiet, target_margin, \
+             slowdown_period_min, slowdown_period_max, gentle_freeze, follow_route, \
+             loss_on_empty_queue, random_loss_max, decrease, fill_empty_queue, fill_quiet, target_margin, \
              pacing_rtt, fill_window_limited, target_fraction, target_min, gain_max_queue, \
              sharp_decrease, gain_quiet, fq_yield, current_filter, base_history, base_bucket)"
         );

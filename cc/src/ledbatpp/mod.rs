@@ -236,6 +236,9 @@ struct State {
     skip_until: Option<Instant>,
     /// The last freeze measured an empty queue (`gentle_freeze`).
     last_freeze_empty: bool,
+    /// The queue the last freeze read, when it may be a longer path
+    /// (`follow_route`, `slowdown.rs`).
+    route: Option<Duration>,
     /// The current slow start is a catch-up ([`LedbatPlusPlus::slow_start_to`]):
     /// it grows one byte per byte acknowledged, not GAIN.
     catching_up: bool,
@@ -373,6 +376,7 @@ impl LedbatPlusPlus {
                 recovery: RecoveryPeriod::default(),
                 skip_until: None,
                 last_freeze_empty: false,
+                route: None,
                 catching_up: false,
                 fill: Fill::default(),
                 gain_quiet: GainQuiet::default(),

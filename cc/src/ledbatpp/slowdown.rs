@@ -119,6 +119,7 @@ impl LedbatPlusPlus {
         rtt: Duration,
         min_queue: Duration,
     ) {
+        let min_queue = self.follow_route(min_queue);
         let empty = min_queue <= self.empty_queue;
         self.s.last_freeze_empty = empty;
         // `fq_yield`: an empty freeze starts a test, from at least the
@@ -153,6 +154,42 @@ impl LedbatPlusPlus {
         }
     }
 
+    /// `follow_route` (`profiles.rs`): given the queue a freeze read,
+    /// returns the queue it reads once a longer path is followed (none, if
+    /// it raised the base delay to the path's).
+    ///
+    /// A freeze empties our own queue, so a freeze that still reads one
+    /// reads someone else's queue or a path that got longer. A queue above
+    /// T that two freezes in a row read alike (within T), and that is at
+    /// most the base round trip (a path at most twice as long), is taken
+    /// for the path: the base delay moves up by it. Taken
+    /// wrongly (a competitor's standing queue), the raised base falls back
+    /// as soon as that queue drains below it: the base is a minimum.
+    fn follow_route(&mut self, min_queue: Duration) -> Duration {
+        if !self.cfg.follow_route {
+            return min_queue;
+        }
+        let target = Duration::from_nanos(self.target_ns as u64);
+        // The bound is the base round trip (a one-way signal's base holds
+        // an arbitrary offset, `delay/source.rs`).
+        let candidate = min_queue > target && self.gain_base.is_some_and(|rtt| min_queue <= rtt);
+        let previous = self.s.route.take();
+        if !candidate {
+            return min_queue;
+        }
+        match previous {
+            Some(previous) if previous.abs_diff(min_queue) <= target => {
+                // T follows on the next ACK, from the new base.
+                self.delay.raise_base(min_queue);
+                Duration::ZERO
+            }
+            _ => {
+                self.s.route = Some(min_queue);
+                min_queue
+            }
+        }
+    }
+
     /// The slowdown that began at `start` counts as `duration` for the
     /// draft's schedule: schedules the next one and returns to congestion
     /// avoidance.
@@ -168,10 +205,17 @@ impl LedbatPlusPlus {
             // the start of this slowdown, within the period bounds.
             Some(duty) => {
                 let spent = now.saturating_duration_since(start);
-                let period = spent
-                    .div_f64(duty)
-                    .min(self.cfg.slowdown_period_max)
-                    .max(self.cfg.slowdown_period_min);
+                let period = if self.s.route.is_some() {
+                    // `follow_route`: a freeze read what may be a longer
+                    // path; the next one, as soon as the bounds allow,
+                    // confirms it or not.
+                    self.cfg.slowdown_period_min
+                } else {
+                    spent
+                        .div_f64(duty)
+                        .min(self.cfg.slowdown_period_max)
+                        .max(self.cfg.slowdown_period_min)
+                };
                 start.checked_add(period).unwrap_or(now).max(now)
             }
             // §4.4: the next slowdown is 9 slowdown durations later, capped
@@ -247,6 +291,91 @@ impl LedbatPlusPlus {
 mod tests {
     use super::super::test_support::*;
     use super::super::*;
+
+    /// `follow_route` with the duty schedule of `profile=full` (T = 60 ms,
+    /// base 240 ms): through the initial slowdown, whose freeze reads an
+    /// empty queue (jump back), then the path's round trip is `path` from
+    /// there on. Rounds of the window at that RTT until the next freeze
+    /// ends; returns the driver and the queue the freeze read.
+    fn route_changed(follow: &str, path: Duration) -> Driver<LedbatPlusPlus> {
+        let mut d = base_240(&[
+            ("follow_route", follow),
+            ("restore", "guarded"),
+            ("slowdown_duty", "0.02"),
+            ("slowdown_period_min", "10s"),
+            ("slowdown_period_max", "60s"),
+        ]);
+        to_the_initial_slowdown(&mut d);
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 49_200));
+        d.round(path, d.cc.window());
+        d
+    }
+
+    /// Rounds of the window at `rtt` until a freeze has begun and ended.
+    fn through_the_next_freeze(d: &mut Driver<LedbatPlusPlus>, rtt: Duration) -> Instant {
+        while state(d) != "slowdown" {
+            d.round(rtt, d.cc.window().max(MSS));
+        }
+        let start = d.now;
+        while state(d) == "slowdown" {
+            d.round(rtt, d.cc.window());
+        }
+        start
+    }
+
+    #[test]
+    fn two_freezes_that_read_the_same_queue_follow_a_longer_path() {
+        // +100 ms: above T (60 ms), at most the base (240 ms).
+        let mut d = route_changed("true", ms(340));
+        let first = through_the_next_freeze(&mut d, ms(340));
+        assert_eq!(d.cc.s.route, Some(ms(100)), "a candidate");
+        assert_eq!(d.cc.snapshot().base_delay, Some(ms(240)));
+        // Not empty: the draft's ramp-up; once it ends, the next slowdown
+        // is due at the shortest period, 10 s after this one began.
+        while state(&d) == "ramp_up" {
+            d.round(ms(340), d.cc.window());
+        }
+        assert_eq!(
+            d.cc.s.next_slowdown,
+            Schedule::At(first + Duration::from_secs(10))
+        );
+        let second = through_the_next_freeze(&mut d, ms(340));
+        // At the first ACK at or after the time due (one per round here).
+        let due = first + Duration::from_secs(10);
+        assert!(
+            second >= due && second < due + ms(340),
+            "{:?}",
+            second - first
+        );
+        // Read alike: the base is the longer path's, the queue empty, and
+        // the freeze jumps back (`restore=guarded`).
+        assert_eq!(d.cc.snapshot().base_delay, Some(ms(340)));
+        assert_eq!(d.cc.s.route, None);
+        assert_eq!(state(&d), "congestion_avoidance");
+        assert_eq!(d.cc.window() as f64, d.cc.s.ssthresh);
+        assert_eq!(d.cc.snapshot().queuing_delay, Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn a_freeze_reading_more_than_the_base_or_less_than_t_is_a_queue() {
+        for (follow, path) in [
+            ("false", ms(340)), // the rule off
+            ("true", ms(490)),  // +250 ms: more than the 240 ms base
+            ("true", ms(290)),  // +50 ms: below T
+        ] {
+            let mut d = route_changed(follow, path);
+            for _ in 0..3 {
+                through_the_next_freeze(&mut d, path);
+            }
+            assert_eq!(
+                d.cc.snapshot().base_delay,
+                Some(ms(240)),
+                "{follow} {path:?}"
+            );
+        }
+    }
 
     #[test]
     fn the_freeze_lasts_two_rtts_of_time_not_two_rounds() {
