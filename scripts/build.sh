@@ -9,10 +9,14 @@
 #       e.g. scripts/build.sh quic-bulk lbe-lab -- --bins
 #
 # Errors and warnings are cargo's own (rendered as usual on stderr).
+# BUILD_CWD=DIR runs cargo from DIR (the manifest stays the workspace's):
+# scripts/boringssl.sh builds from outside the repository so that
+# .cargo/config.toml is not read.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "${BUILD_CWD:-$root}"
+manifest=(--manifest-path "$root/Cargo.toml")
 cargo=${CARGO:-cargo}
 
 scope=()
@@ -31,7 +35,7 @@ done
 # (normal and build dependencies of the packages asked for): the "of N".
 # A proc-macro compiled for the host and a crate for the target are one
 # package here, so the count is close, not exact.
-total=$("$cargo" tree "${scope[@]}" -e normal,build --prefix none -f '{p}' 2>/dev/null \
+total=$("$cargo" tree "${manifest[@]}" "${scope[@]}" -e normal,build --prefix none -f '{p}' 2>/dev/null \
     | sed 's/ (\*)$//' | sort -u | grep -c . || true)
 [ "${total:-0}" -gt 0 ] || total='?'
 
@@ -42,7 +46,7 @@ say "cargo build --release ${scope[*]} $* (about $total crates; the first build 
 done_count=0
 last_report=$SECONDS
 boringssl=idle
-"$cargo" build --release --message-format=json-render-diagnostics "${scope[@]}" "$@" | {
+"$cargo" build --release --message-format=json-render-diagnostics "${manifest[@]}" "${scope[@]}" "$@" | {
     while IFS= read -r line; do
         case "$line" in
             *'"reason":"compiler-artifact"'*)

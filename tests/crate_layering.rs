@@ -127,6 +127,7 @@ const ROOT_ENTRIES: &[&str] = &[
     "Makefile",
     "LICENSE",
     ".ci",
+    ".cargo",
     ".git",
     ".gitignore",
 ];

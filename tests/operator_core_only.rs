@@ -14,10 +14,10 @@
 //! core-only quiche would be built into the files of the workspace's fully
 //! patched one, and a build beside this test (this run's own doctests) then
 //! compiled against the core alone (seen: E0407 on `on_one_way_delay`).
-//! BoringSSL is not built again: boring-sys takes the workspace's build of
-//! it (`BORING_BSSL_PATH` and `BORING_BSSL_INCLUDE_PATH`, boring-sys's own
-//! way to use a prebuilt BoringSSL; [`workspace_boringssl`]), which saved
-//! the minutes a build of its own took. Its Cargo.lock starts from the
+//! BoringSSL is not built again: boring-sys takes the repository's one build
+//! of it, `target/boringssl` (`scripts/boringssl.sh`; boring-sys's own
+//! `BORING_BSSL_PATH`, the way every build here takes it), which saved the
+//! minutes a build of its own took. Its Cargo.lock starts from the
 //! workspace's, so it builds `--offline` with the crates the workspace's
 //! build fetched; every step is bounded.
 
@@ -74,44 +74,17 @@ quiche = {{ path = "{quiche}" }}
     )
 }
 
-/// The workspace's BoringSSL: the output directory of its boring-sys build
-/// script, as `cargo build --message-format=json` reports it (for the
-/// build `cargo test --workspace` made, so nothing is built again when the
-/// tests run that way). Its `build/` holds `libcrypto.a` and `libssl.a`,
-/// its `boringssl/include/` the headers.
-fn workspace_boringssl(root: &Path, target: &Path, cargo: &std::ffi::OsStr) -> PathBuf {
-    let json = check(
-        Command::new(cargo)
-            .args([
-                "build",
-                "--release",
-                "--offline",
-                "--workspace",
-                "--all-targets",
-            ])
-            .args(["--message-format", "json", "--manifest-path"])
-            .arg(root.join("Cargo.toml"))
-            .arg("--target-dir")
-            .arg(target),
-        BUILD_BOUND,
-    );
-    let out_dir = json
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .find(|m| {
-            m["reason"] == "build-script-executed"
-                && m["package_id"]
-                    .as_str()
-                    .is_some_and(|id| id.contains("boring-sys@"))
-        })
-        .and_then(|m| m["out_dir"].as_str().map(PathBuf::from))
-        .expect("the workspace's build reports boring-sys's build script");
+/// The repository's BoringSSL, built once by `scripts/boringssl.sh` (a
+/// step of `make test`): `lib/` holds `libcrypto.a` and `libssl.a`,
+/// `include/` the headers.
+fn repository_boringssl(root: &Path) -> PathBuf {
+    let dir = root.join("target/boringssl");
     assert!(
-        out_dir.join("build/libcrypto.a").is_file(),
-        "{}",
-        out_dir.display()
+        dir.join("lib/libcrypto.a").is_file() && dir.join("include/openssl/ssl.h").is_file(),
+        "{} holds no BoringSSL build: run `make boringssl` (scripts/boringssl.sh) first",
+        dir.display()
     );
-    out_dir
+    dir
 }
 
 /// Runs `command` to its end or kills it after `bound`. Its output is read
@@ -215,20 +188,15 @@ fn an_operator_serves_a_download_with_ledbatpp_on_quiche_with_the_core_patches_a
     .unwrap();
     std::fs::copy(root.join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
 
-    // 3. Build it, on the workspace's BoringSSL.
-    let workspace_target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
-    let boringssl = workspace_boringssl(&root, workspace_target, &cargo);
+    // 3. Build it, on the repository's BoringSSL.
+    let boringssl = repository_boringssl(&root);
     let manifest = project.join("Cargo.toml");
     check(
         Command::new(&cargo)
             .args(["build", "--release", "--offline", "--manifest-path"])
             .arg(&manifest)
             .env("CARGO_TARGET_DIR", &target)
-            .env("BORING_BSSL_PATH", boringssl.join("build"))
-            .env(
-                "BORING_BSSL_INCLUDE_PATH",
-                boringssl.join("boringssl/include"),
-            ),
+            .env("BORING_BSSL_PATH", &boringssl),
         BUILD_BOUND,
     );
 
