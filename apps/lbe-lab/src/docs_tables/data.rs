@@ -190,38 +190,26 @@ mod tests {
 
     #[test]
     fn rows_average_the_seeds_and_interleave_two_sweeps_by_order_by() {
+        // (index, buffer, seed, utilization, LEDBAT's and Reno's goodput
+        // and share)
+        let pair_runs = [
+            (0, "100ms", "1", 1.0, [(1e6, 0.25), (3e6, 0.75)]),
+            (1, "100ms", "2", 0.5, [(2e6, 0.5), (2e6, 0.5)]),
+            (2, "50ms", "1", 0.5, [(1e6, 0.5), (1e6, 0.5)]),
+            (3, "50ms", "2", 0.5, [(1e6, 0.5), (1e6, 0.5)]),
+        ];
         let pair = results(
             "pair",
-            vec![
-                run(
-                    0,
-                    "100ms",
-                    "1",
-                    1.0,
-                    vec![flow("ledbat", 1e6, 0.25), flow("reno", 3e6, 0.75)],
-                ),
-                run(
-                    1,
-                    "100ms",
-                    "2",
-                    0.5,
-                    vec![flow("ledbat", 2e6, 0.5), flow("reno", 2e6, 0.5)],
-                ),
-                run(
-                    2,
-                    "50ms",
-                    "1",
-                    0.5,
-                    vec![flow("ledbat", 1e6, 0.5), flow("reno", 1e6, 0.5)],
-                ),
-                run(
-                    3,
-                    "50ms",
-                    "2",
-                    0.5,
-                    vec![flow("ledbat", 1e6, 0.5), flow("reno", 1e6, 0.5)],
-                ),
-            ],
+            pair_runs
+                .iter()
+                .map(|&(index, buffer, seed, utilization, [ledbat, reno])| {
+                    let flows = vec![
+                        flow("ledbat", ledbat.0, ledbat.1),
+                        flow("reno", reno.0, reno.1),
+                    ];
+                    run(index, buffer, seed, utilization, flows)
+                })
+                .collect(),
         );
         let alone = results(
             "alone",
