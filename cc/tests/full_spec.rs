@@ -33,6 +33,8 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use proptest::test_runner::TestRunner;
 
+mod common;
+
 /// The page's pseudo-code, in Rust: names and order as on the page.
 mod model {
     use super::*;
@@ -956,15 +958,7 @@ enum Event {
     /// The previous ACK again.
     DuplicateAck,
     /// An ACK with values as random as `properties.rs`'s.
-    Wild {
-        dt: Duration,
-        packets: Vec<u64>,
-        sent_ago: Option<Duration>,
-        latest_rtt: Duration,
-        ack_delay: Duration,
-        new_sample: bool,
-        in_flight: u64,
-    },
+    Wild(common::Ack),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1012,18 +1006,13 @@ fn event() -> impl Strategy<Value = Event> {
         1 => Just(Event::Rollback),
         1 => prop_oneof![3 => Just(1200u64), 1 => Just(1500u64), 1 => 1u64..70_000].prop_map(Event::Mtu),
         1 => Just(Event::DuplicateAck),
-        1 => (
+        1 => common::ack(
             prop_oneof![3 => (0u64..200_000).prop_map(Duration::from_micros), 1 => (0u64..100_000).prop_map(Duration::from_secs)],
-            prop::collection::vec(1u64..70_000, 0..4),
-            prop::option::of((0u64..2_000_000).prop_map(Duration::from_micros)),
+            0..4,
             (0u64..2_000_000).prop_map(Duration::from_micros),
             (0u64..50_000).prop_map(Duration::from_micros),
-            any::<bool>(),
-            prop_oneof![any::<u64>(), 0u64..10_000_000],
         )
-            .prop_map(|(dt, packets, sent_ago, latest_rtt, ack_delay, new_sample, in_flight)| {
-                Event::Wild { dt, packets, sent_ago, latest_rtt, ack_delay, new_sample, in_flight }
-            }),
+            .prop_map(Event::Wild),
     ]
 }
 
@@ -1035,7 +1024,7 @@ struct Driver {
     start: Instant,
     base_rtt: Duration,
     mss: u64,
-    min_rtt: Duration,
+    min_rtt: common::MinRtt,
     srtt: Option<Duration>,
     last: Option<(Vec<AckedPacket>, u64, RttInfo)>,
     /// Every state name either controller reported.
@@ -1062,7 +1051,7 @@ impl Driver {
             start,
             base_rtt,
             mss,
-            min_rtt: Duration::MAX,
+            min_rtt: common::MinRtt::default(),
             srtt: None,
             last: None,
             seen: Default::default(),
@@ -1101,41 +1090,22 @@ impl Driver {
         in_flight: u64,
         rtt: RttInfo,
     ) -> Result<(), TestCaseError> {
-        let event = AckEvent {
-            now: self.now,
-            acked: &acked,
-            bytes_in_flight: in_flight,
-            rtt,
-            one_way_delay: None,
-        };
+        let event = common::ack_event(self.now, &acked, in_flight, rtt);
         self.cc.on_ack(&event);
         self.page.on_ack(&event);
         self.last = Some((acked, in_flight, rtt));
         self.compare("ack")
     }
 
+    /// The RTT state of an ACK, the smoothed RTT as RFC 9002 §5.3 smooths
+    /// it (a plausible one).
     fn rtt_info(&mut self, latest_rtt: Duration, ack_delay: Duration, new_sample: bool) -> RttInfo {
         if new_sample {
-            self.min_rtt = self.min_rtt.min(latest_rtt);
-            // RFC 9002 §5.3's smoothing, for a plausible smoothed RTT.
-            self.srtt = Some(match self.srtt {
-                None => latest_rtt,
-                Some(s) => (s * 7 + latest_rtt) / 8,
-            });
+            self.srtt = Some(self.srtt.map_or(latest_rtt, |s| (s * 7 + latest_rtt) / 8));
         }
-        RttInfo {
-            latest_rtt,
-            ack_delay,
-            new_sample,
-            min_rtt: if self.min_rtt == Duration::MAX {
-                latest_rtt
-            } else {
-                self.min_rtt
-            },
-            smoothed_rtt: self.srtt.unwrap_or(latest_rtt),
-            rttvar: latest_rtt / 2,
-            max_ack_delay: Duration::from_millis(25),
-        }
+        let smoothed_rtt = self.srtt.unwrap_or(latest_rtt);
+        self.min_rtt
+            .rtt_info(latest_rtt, ack_delay, new_sample, smoothed_rtt)
     }
 
     fn of_window(&self, fraction: f64) -> u64 {
@@ -1221,28 +1191,11 @@ impl Driver {
                 Some((acked, in_flight, rtt)) => self.ack(acked, in_flight, rtt),
                 None => Ok(()),
             },
-            Event::Wild {
-                dt,
-                packets,
-                sent_ago,
-                latest_rtt,
-                ack_delay,
-                new_sample,
-                in_flight,
-            } => {
-                self.now += *dt;
-                let sent = sent_ago.map_or(self.start - Duration::from_secs(1), |ago| {
-                    self.now.checked_sub(ago).unwrap_or(self.now)
-                });
-                let acked = packets
-                    .iter()
-                    .map(|&bytes| AckedPacket {
-                        bytes,
-                        time_sent: sent,
-                    })
-                    .collect();
-                let info = self.rtt_info(*latest_rtt, *ack_delay, *new_sample);
-                self.ack(acked, *in_flight, info)
+            Event::Wild(ack) => {
+                self.now += ack.dt;
+                let acked = ack.acked_at(self.now, self.start - Duration::from_secs(1));
+                let info = self.rtt_info(ack.latest_rtt, ack.ack_delay, ack.new_sample);
+                self.ack(acked, ack.in_flight, info)
             }
         }
     }

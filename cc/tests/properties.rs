@@ -10,7 +10,6 @@ use std::time::Duration;
 use std::time::Instant;
 
 use lbe_cc::cubic::Cubic;
-use lbe_cc::AckEvent;
 use lbe_cc::AckedPacket;
 use lbe_cc::CongestionController;
 use lbe_cc::ControllerConfig;
@@ -19,6 +18,8 @@ use lbe_cc::PathInfo;
 use lbe_cc::RttInfo;
 use lbe_cc::MAX_WINDOW_BYTES;
 use proptest::prelude::*;
+
+mod common;
 
 /// Every controller, with its defaults and with the options that change
 /// its code paths most; beside each, its window's floor in packets
@@ -91,23 +92,9 @@ fn build(spec: &str, mss: u64, iw: u64) -> Box<dyn CongestionController> {
     }
 }
 
-/// One ACK of a random event stream.
-#[derive(Clone, Debug)]
-struct Ack {
-    dt: Duration,
-    /// Sizes of the acknowledged packets (may be empty).
-    packets: Vec<u64>,
-    /// How long before now each was sent; `None`: before the start.
-    sent_ago: Option<Duration>,
-    latest_rtt: Duration,
-    ack_delay: Duration,
-    new_sample: bool,
-    in_flight: u64,
-}
-
 #[derive(Clone, Debug)]
 enum Event {
-    Ack(Ack),
+    Ack(common::Ack),
     /// The previous ACK again, at the same time.
     DuplicateAck,
     Sent {
@@ -126,7 +113,7 @@ enum Event {
     Mtu(u64),
 }
 
-fn duration() -> impl Strategy<Value = Duration> {
+fn duration() -> impl Strategy<Value = Duration> + Clone {
     prop_oneof![
         3 => (0u64..200_000).prop_map(Duration::from_micros),
         1 => Just(Duration::ZERO),
@@ -137,28 +124,7 @@ fn duration() -> impl Strategy<Value = Duration> {
 
 fn event() -> impl Strategy<Value = Event> {
     prop_oneof![
-        12 => (
-            duration(),
-            prop::collection::vec(1u64..70_000, 0..6),
-            prop::option::of(duration()),
-            duration(),
-            duration(),
-            any::<bool>(),
-            prop_oneof![any::<u64>(), 0u64..10_000_000],
-        )
-            .prop_map(
-                |(dt, packets, sent_ago, latest_rtt, ack_delay, new_sample, in_flight)| {
-                    Event::Ack(Ack {
-                        dt,
-                        packets,
-                        sent_ago,
-                        latest_rtt,
-                        ack_delay,
-                        new_sample,
-                        in_flight,
-                    })
-                }
-            ),
+        12 => common::ack(duration(), 0..6, duration(), duration()).prop_map(Event::Ack),
         2 => Just(Event::DuplicateAck),
         2 => (duration(), 1u64..70_000).prop_map(|(dt, bytes)| Event::Sent { dt, bytes }),
         2 => (duration(), duration()).prop_map(|(dt, sent_ago)| Event::Loss { dt, sent_ago }),
@@ -178,7 +144,7 @@ fn run(spec: &str, floor: u64, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> 
     let start = Instant::now() + Duration::from_secs(4_000_000);
     let long_ago = start - Duration::from_secs(1_000_000);
     let mut now = start;
-    let mut min_rtt = Duration::MAX;
+    let mut min_rtt = common::MinRtt::default();
     let mut last: Option<(Vec<AckedPacket>, u64, RttInfo)> = None;
     let mut windows = Vec::with_capacity(events.len());
     for event in events {
@@ -192,51 +158,19 @@ fn run(spec: &str, floor: u64, mss: u64, iw: u64, events: &[Event]) -> Vec<u64> 
         match event {
             Event::Ack(ack) => {
                 now += ack.dt;
-                let sent = ack
-                    .sent_ago
-                    .map_or(long_ago, |ago| now.checked_sub(ago).unwrap_or(now));
-                let acked: Vec<AckedPacket> = ack
-                    .packets
-                    .iter()
-                    .map(|&bytes| AckedPacket {
-                        bytes,
-                        time_sent: sent,
-                    })
-                    .collect();
-                if ack.new_sample {
-                    min_rtt = min_rtt.min(ack.latest_rtt);
-                }
-                let rtt = RttInfo {
-                    latest_rtt: ack.latest_rtt,
-                    ack_delay: ack.ack_delay,
-                    new_sample: ack.new_sample,
-                    min_rtt: if min_rtt == Duration::MAX {
-                        ack.latest_rtt
-                    } else {
-                        min_rtt
-                    },
-                    smoothed_rtt: ack.latest_rtt,
-                    rttvar: ack.latest_rtt / 2,
-                    max_ack_delay: Duration::from_millis(25),
-                };
-                cc.on_ack(&AckEvent {
-                    now,
-                    acked: &acked,
-                    bytes_in_flight: ack.in_flight,
-                    rtt,
-                    one_way_delay: None,
-                });
+                let acked = ack.acked_at(now, long_ago);
+                let rtt = min_rtt.rtt_info(
+                    ack.latest_rtt,
+                    ack.ack_delay,
+                    ack.new_sample,
+                    ack.latest_rtt,
+                );
+                cc.on_ack(&common::ack_event(now, &acked, ack.in_flight, rtt));
                 last = Some((acked, ack.in_flight, rtt));
             }
             Event::DuplicateAck => {
                 if let Some((acked, in_flight, rtt)) = &last {
-                    cc.on_ack(&AckEvent {
-                        now,
-                        acked,
-                        bytes_in_flight: *in_flight,
-                        rtt: *rtt,
-                        one_way_delay: None,
-                    });
+                    cc.on_ack(&common::ack_event(now, acked, *in_flight, *rtt));
                 }
             }
             Event::Sent { dt, bytes } => {
@@ -356,7 +290,7 @@ fn long_runs_stay_in_bounds() {
         let mut events = Vec::new();
         for i in 0u64..200_000 {
             let q = (i * 7919) % 400_000; // 0 to 400 ms of "queue"
-            events.push(Event::Ack(Ack {
+            events.push(Event::Ack(common::Ack {
                 dt: Duration::from_micros(100),
                 packets: vec![1200],
                 sent_ago: Some(Duration::from_micros(50_000 + q)),
