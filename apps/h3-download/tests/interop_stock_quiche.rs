@@ -12,12 +12,13 @@
 //! The tests build it once per run with cargo into the workspace's own
 //! target directory (`<target>/release/stock-quiche-peer`): its quiche
 //! comes from crates.io, not from the patched path, so cargo keeps the two
-//! apart, while BoringSSL (boring-sys) is built once for both. That takes
-//! the peer's Cargo.lock pinning boring-sys and its build dependencies at
-//! the workspace's versions and a `[profile.release]` equal to the
-//! workspace's; otherwise the first build compiles BoringSSL a second
-//! time (minutes). cargo is always there, so a failed build fails the
-//! tests: none is skipped.
+//! apart. BoringSSL is the repository's one build, `target/boringssl`
+//! (`scripts/boringssl.sh`): cargo runs from inside the repository, so
+//! `.cargo/config.toml`'s `BORING_BSSL_PATH` reaches the peer's boring-sys
+//! too. Its Cargo.lock pins boring-sys and its build dependencies at the
+//! workspace's versions and its `[profile.release]` is the workspace's, so
+//! the crates both build are compiled once. cargo is always there, so a
+//! failed build fails the tests: none is skipped.
 
 mod common;
 
