@@ -41,7 +41,7 @@ mod model {
 
     // Constants of `profile=full` (the page's "Scope and notation").
     pub const MAX_WINDOW: f64 = 4_294_967_296.0; // 2^32 bytes
-    const T_CONFIGURED: Duration = Duration::from_millis(60);
+    const T_CONF: Duration = Duration::from_millis(60);
     const GAIN_DIVISOR_MAX: u128 = 16;
     const SS_EXIT: f64 = 0.75;
     const INIT_CWND: f64 = 2.0; // packets
@@ -52,8 +52,8 @@ mod model {
     const DUTY: f64 = 0.02;
     const PERIOD_MIN: Duration = Duration::from_secs(10);
     const PERIOD_MAX: Duration = Duration::from_secs(60);
-    const EMPTY_QUEUE: Duration = Duration::from_millis(15);
-    const TARGET_MARGIN: Duration = Duration::from_millis(4);
+    const EMPTY_CONF: Duration = Duration::from_millis(15);
+    const MARGIN_CONF: Duration = Duration::from_millis(4);
     const C: f64 = 0.25;
     const TARGET_FRACTION: f64 = 0.15;
     const TARGET_MIN: Duration = Duration::from_micros(2500);
@@ -74,7 +74,6 @@ mod model {
     const BASE_BUCKET: Duration = Duration::from_secs(60);
     /// The base history's length: 10 minutes (the rate's memory).
     const HISTORY: Duration = Duration::from_secs(600);
-    const HALVE: f64 = 0.5;
 
     fn ns(d: Duration) -> f64 {
         d.as_secs() as f64 * 1e9 + d.subsec_nanos() as f64
@@ -123,7 +122,7 @@ mod model {
             self.bucket_end = Some(end.checked_add(shift).unwrap_or(now));
         }
 
-        fn on_sample(&mut self, now: Instant, d: Duration) {
+        fn sample(&mut self, now: Instant, d: Duration) {
             self.advance(now);
             if self.bucket_end.is_none() {
                 self.bucket_end = Some(now.checked_add(BASE_BUCKET).unwrap_or(now));
@@ -180,20 +179,23 @@ mod model {
         At(Instant),
     }
 
+    /// `fq`: `Idle` / `Testing{...}` / `Yielded{at, window_before}`.
     #[derive(Clone, Copy, Debug, PartialEq)]
-    enum FlowQueue {
+    enum Fq {
         Idle,
-        Testing {
-            since: Instant,
-            window: f64,
-            rounds_left: u32,
-            slow: Option<f64>,
-            lost: bool,
-        },
-        Yielded {
-            at: Instant,
-            window_before: f64,
-        },
+        Testing(Test),
+        Yielded { at: Instant, window_before: f64 },
+    }
+
+    /// `Testing{since, window, rounds_left, slow, lost}`: a slow round
+    /// (`slow`, its rate) and a loss since `since` (`lost`) yield.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Test {
+        since: Instant,
+        window: f64,
+        rounds_left: u32,
+        slow: Option<f64>,
+        lost: bool,
     }
 
     /// Everything the checkpoint saves (the page's state table, "in the
@@ -212,14 +214,54 @@ mod model {
         last_loss: Option<Instant>,
         last_congestion_loss: Option<Instant>,
         fast_growth_at: Option<Instant>,
-        random_loss_since: Option<Instant>,
-        random_loss_bytes: u64,
-        random_loss_window: f64,
+        rl_since: Option<Instant>,
+        rl_bytes: u64,
+        rl_window: f64,
         rate_round: Option<Instant>,
         rate_bytes: f64,
         rate_spoiled: bool,
         largest_rate: Option<(f64, Instant)>,
-        fq: FlowQueue,
+        fq: Fq,
+    }
+
+    /// The ACK as `on_ack` reads it: its time, `bytes` (the acknowledged
+    /// packets' sizes added up) and `largest` (when the latest of them was
+    /// sent; `None` for an ACK of none).
+    struct Acked {
+        now: Instant,
+        bytes: f64,
+        largest: Option<Instant>,
+    }
+
+    /// The queue's band (the table's rows).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Band {
+        /// q ≤ EMPTY.
+        Empty,
+        /// EMPTY < q ≤ T − MARGIN.
+        BelowT,
+        /// T − MARGIN < q ≤ 3·T.
+        NearT,
+        /// q > 3·T.
+        FarAbove,
+    }
+
+    /// What may grow the window on an ACK (the table's columns).
+    enum Permit {
+        Fill,
+        Gain,
+        None,
+    }
+
+    /// `sample` (RFC 9002 §5.3's plausibility rule): the latest RTT less
+    /// the ACK delay (at most `max_ack_delay`) if that is at least
+    /// `min_rtt`, else the latest RTT.
+    fn adjusted(rtt: &RttInfo) -> Duration {
+        let ack_delay = rtt.ack_delay.min(rtt.max_ack_delay);
+        match rtt.latest_rtt.checked_sub(ack_delay) {
+            Some(sample) if sample >= rtt.min_rtt => sample,
+            _ => rtt.latest_rtt,
+        }
     }
 
     /// `profile=full`, per the page.
@@ -237,8 +279,8 @@ mod model {
         flight_after_send: u64,
         target_ns: f64,
         margin_ns: f64,
-        empty_queue: Duration,
-        exit_delay: Duration,
+        empty: Duration,
+        exit: Duration,
         gain: f64,
     }
 
@@ -261,14 +303,14 @@ mod model {
                     last_loss: None,
                     last_congestion_loss: None,
                     fast_growth_at: None,
-                    random_loss_since: None,
-                    random_loss_bytes: 0,
-                    random_loss_window: 0.0,
+                    rl_since: None,
+                    rl_bytes: 0,
+                    rl_window: 0.0,
                     rate_round: None,
                     rate_bytes: 0.0,
                     rate_spoiled: false,
                     largest_rate: None,
-                    fq: FlowQueue::Idle,
+                    fq: Fq::Idle,
                 },
                 checkpoint: None,
                 mss,
@@ -281,8 +323,8 @@ mod model {
                 flight_after_send: 0,
                 target_ns: 0.0,
                 margin_ns: 0.0,
-                empty_queue: Duration::ZERO,
-                exit_delay: Duration::ZERO,
+                empty: Duration::ZERO,
+                exit: Duration::ZERO,
                 gain: 0.0,
             };
             full.set_target();
@@ -310,19 +352,17 @@ mod model {
         /// T, the margin, the empty queue and GAIN from the base delay.
         fn set_target(&mut self) {
             let t = match self.base {
-                Some(b) if !b.is_zero() => {
-                    b.mul_f64(TARGET_FRACTION).max(TARGET_MIN).min(T_CONFIGURED)
-                }
-                _ => T_CONFIGURED,
+                Some(b) if !b.is_zero() => b.mul_f64(TARGET_FRACTION).max(TARGET_MIN).min(T_CONF),
+                _ => T_CONF,
             };
-            let scale = t.as_secs_f64() / T_CONFIGURED.as_secs_f64();
+            let scale = t.as_secs_f64() / T_CONF.as_secs_f64();
             self.target_ns = ns(t);
-            self.margin_ns = ns(TARGET_MARGIN.mul_f64(scale)).min(self.target_ns);
-            self.empty_queue = EMPTY_QUEUE.mul_f64(scale);
-            self.exit_delay = T_CONFIGURED.mul_f64(SS_EXIT);
+            self.margin_ns = ns(MARGIN_CONF.mul_f64(scale)).min(self.target_ns);
+            self.empty = EMPTY_CONF.mul_f64(scale);
+            self.exit = T_CONF.mul_f64(SS_EXIT);
             let divisor = match self.base {
                 Some(b) if !b.is_zero() => {
-                    (2 * T_CONFIGURED.as_nanos() / b.as_nanos() + 1).min(GAIN_DIVISOR_MAX)
+                    (2 * T_CONF.as_nanos() / b.as_nanos() + 1).min(GAIN_DIVISOR_MAX)
                 }
                 _ => GAIN_DIVISOR_MAX,
             };
@@ -336,20 +376,32 @@ mod model {
         }
 
         fn yielded(&self) -> bool {
-            matches!(self.s.fq, FlowQueue::Yielded { .. })
+            matches!(self.s.fq, Fq::Yielded { .. })
         }
 
-        pub fn state(&self, now: Instant) -> &'static str {
-            match self.s.phase {
-                Phase::Freeze { .. } => "slowdown",
-                Phase::RampUp { .. } => "ramp_up",
-                _ if self.s.in_recovery => "recovery",
-                Phase::InitialSlowStart | Phase::SlowStart { .. } => "slow_start",
-                Phase::CongestionAvoidance if self.yielded() => "yielded",
-                Phase::CongestionAvoidance if self.s.filling => "filling",
-                Phase::CongestionAvoidance if self.quiet(now) => "quiet",
-                Phase::CongestionAvoidance => "congestion_avoidance",
+        pub fn state_name(&self, now: Instant) -> &'static str {
+            if let Phase::Freeze { .. } = self.s.phase {
+                "slowdown"
+            } else if let Phase::RampUp { .. } = self.s.phase {
+                "ramp_up"
+            } else if self.s.in_recovery {
+                "recovery"
+            } else if let Phase::InitialSlowStart | Phase::SlowStart { .. } = self.s.phase {
+                "slow_start"
+            } else if self.yielded() {
+                "yielded"
+            } else if self.s.filling {
+                "filling"
+            } else if self.quiet(now) {
+                "quiet"
+            } else {
+                "congestion_avoidance"
             }
+        }
+
+        /// `srtt or 0`.
+        fn srtt_or_0(&self) -> Duration {
+            self.srtt.unwrap_or_default()
         }
 
         fn current_rtt(&self) -> Option<Duration> {
@@ -389,38 +441,32 @@ mod model {
             self.round_cwnd = self.s.cwnd;
         }
 
-        pub fn on_ack(&mut self, ack: &AckEvent<'_>) {
-            let now = ack.now;
-            let bytes = ack.acked.iter().map(|p| p.bytes).sum::<u64>() as f64;
-            let largest = ack.acked.iter().map(|p| p.time_sent).max();
-
-            // 1. Recovery ends with an ACK of a packet sent after it began.
-            if self.s.in_recovery
-                && largest.is_some_and(|sent| self.s.recovery_start.is_none_or(|r| sent > r))
-            {
+        pub fn on_ack(&mut self, event: &AckEvent<'_>) {
+            let ack = Acked {
+                now: event.now,
+                bytes: event.acked.iter().map(|p| p.bytes).sum::<u64>() as f64,
+                largest: event.acked.iter().map(|p| p.time_sent).max(),
+            };
+            let (now, largest, rtt) = (ack.now, ack.largest, event.rtt);
+            // Recovery ends (RFC 9002 §7.3.2).
+            let sent_after_recovery_start =
+                |sent: Instant| self.s.recovery_start.is_none_or(|start| sent > start);
+            if self.s.in_recovery && largest.is_some_and(sent_after_recovery_start) {
                 self.s.in_recovery = false;
             }
-            // 2. The delay sample, unless skipped after a restore.
-            if ack.rtt.new_sample {
-                self.srtt = Some(ack.rtt.smoothed_rtt);
+            if rtt.new_sample {
+                self.srtt = Some(rtt.smoothed_rtt);
             }
-            let mut skipping = false;
-            if let Some(until) = self.s.skip_until {
-                if largest.is_some_and(|sent| sent >= until) {
-                    self.s.skip_until = None;
-                } else {
-                    skipping = true;
-                }
+            let skipping = self
+                .s
+                .skip_until
+                .is_some_and(|until| largest.is_none_or(|sent| sent < until));
+            if !skipping {
+                self.s.skip_until = None;
             }
-            let sampled = ack.rtt.new_sample && !skipping;
+            let sampled = rtt.new_sample && !skipping;
             if sampled {
-                let rtt = ack.rtt;
-                let ack_delay = rtt.ack_delay.min(rtt.max_ack_delay);
-                let sample = match rtt.latest_rtt.checked_sub(ack_delay) {
-                    Some(adjusted) if adjusted >= rtt.min_rtt => adjusted,
-                    _ => rtt.latest_rtt,
-                };
-                self.delay.on_sample(now, sample);
+                self.delay.sample(now, adjusted(&rtt));
             } else {
                 self.delay.advance(now);
             }
@@ -434,83 +480,58 @@ mod model {
                     *min_queue = (*min_queue).min(q);
                 }
             }
-            // 3. Rounds.
-            let round_start = self.round_start;
-            let ended = match round_start {
-                None => {
-                    self.round_start = Some(now);
-                    false
-                }
-                Some(start) => largest.is_some_and(|sent| sent >= start),
-            };
-            if ended {
+            // Rounds: a round ends at the first ACK of a packet sent at or
+            // after its start.
+            let started = self.round_start;
+            let ended = started.is_some_and(|start| largest.is_some_and(|sent| sent >= start));
+            if started.is_none() || ended {
                 self.round_start = Some(now);
             }
-            // 4. fq_yield's rate and test.
-            self.rate_on_ack(
-                now,
-                bytes,
-                round_start,
-                ended,
-                sampled.then_some(largest),
-                q,
-            );
+            self.fq_on_ack(&ack, started, ended, sampled.then_some(largest), q);
             let mut changed = ended && self.on_round_end(now);
-            // 5. Time-driven transitions.
+            let slowdown_due = matches!(self.s.next_slowdown, NextSlowdown::At(due) if now >= due);
             match self.s.phase {
-                Phase::Freeze {
-                    start,
-                    until,
-                    min_queue,
-                } if now >= until => {
-                    self.end_freeze(now, start, min_queue);
+                Phase::Freeze { until, .. } if now >= until => {
+                    self.end_freeze(now);
                     changed = true;
                 }
-                Phase::CongestionAvoidance => {
-                    if let NextSlowdown::At(due) = self.s.next_slowdown {
-                        if now >= due {
-                            self.start_slowdown(now);
-                            changed = true;
-                        }
-                    }
+                Phase::CongestionAvoidance if slowdown_due => {
+                    self.start_slowdown(now);
+                    changed = true;
                 }
                 _ => (),
             }
             if changed {
-                return;
+                return; // a phase change does not also grow
             }
-            // 6. The window rule of the phase.
-            let flight = ack.bytes_in_flight.max(self.flight_after_send);
+            let flight = event.bytes_in_flight.max(self.flight_after_send);
             let may_grow = !self.s.in_recovery && flight.saturating_mul(2) >= self.window();
-            match self.s.phase {
-                Phase::Freeze { .. } => (),
-                Phase::InitialSlowStart if q > self.exit_delay => {
-                    self.leave_initial_slow_start(now)
+            let in_a_slow_start = matches!(
+                self.s.phase,
+                Phase::InitialSlowStart | Phase::SlowStart { .. } | Phase::RampUp { .. }
+            );
+            if self.s.phase == Phase::InitialSlowStart && q > self.exit {
+                self.leave_initial_slow_start(now); // -01 §4.1
+            } else if in_a_slow_start {
+                if may_grow {
+                    self.slow_start(&ack);
                 }
-                Phase::InitialSlowStart | Phase::SlowStart { .. } | Phase::RampUp { .. } => {
-                    if may_grow {
-                        self.slow_start_grow(now, bytes)
-                    }
-                }
-                Phase::CongestionAvoidance => {
-                    if !skipping {
-                        self.congestion_avoidance(now, bytes, q, largest, may_grow)
-                    }
-                }
+            } else if self.s.phase == Phase::CongestionAvoidance && !skipping {
+                self.congestion_avoidance(&ack, q, may_grow);
             }
         }
 
-        fn slow_start_grow(&mut self, now: Instant, bytes: f64) {
-            self.s.cwnd = (self.s.cwnd + self.gain * bytes).min(MAX_WINDOW);
-            self.s.fast_growth_at = Some(now);
-            if self.s.cwnd >= self.s.ssthresh {
-                self.s.cwnd = self.s.ssthresh.max(self.min_window);
-                match self.s.phase {
-                    Phase::RampUp { slowdown_start, .. } => {
-                        self.finish_slowdown(now, slowdown_start, true)
-                    }
-                    _ => self.s.phase = Phase::CongestionAvoidance,
-                }
+        fn slow_start(&mut self, ack: &Acked) {
+            self.s.cwnd = (self.s.cwnd + self.gain * ack.bytes).min(MAX_WINDOW);
+            self.s.fast_growth_at = Some(ack.now);
+            if self.s.cwnd < self.s.ssthresh {
+                return;
+            }
+            self.s.cwnd = self.s.ssthresh.max(self.min_window);
+            if let Phase::RampUp { slowdown_start, .. } = self.s.phase {
+                self.finish_slowdown(ack.now, slowdown_start, true);
+            } else {
+                self.s.phase = Phase::CongestionAvoidance;
             }
         }
 
@@ -521,46 +542,55 @@ mod model {
             self.restart_round(now);
         }
 
-        /// Per-ACK congestion avoidance: the band of the queue, the
-        /// permit, the table (the page's "Per ACK: congestion avoidance").
-        fn congestion_avoidance(
-            &mut self,
-            now: Instant,
-            bytes: f64,
-            q: Duration,
-            largest: Option<Instant>,
-            may_grow: bool,
-        ) {
+        /// Band + permit + table (the page's `congestion_avoidance` and
+        /// "Per-ACK congestion avoidance as a table").
+        fn congestion_avoidance(&mut self, ack: &Acked, q: Duration, may_grow: bool) {
+            let (now, bytes) = (ack.now, ack.bytes);
             let w = self.round_cwnd.max(self.min_window);
             let yielded = self.yielded();
-            // The permit: fill, gain or none.
-            self.s.filling = q <= self.empty_queue
+            let q = ns(q);
+            let from = self.target_ns - self.margin_ns;
+            let band = if q <= ns(self.empty) {
+                Band::Empty
+            } else if q <= from {
+                Band::BelowT
+            } else if q <= SHARP_DECREASE * self.target_ns {
+                Band::NearT
+            } else {
+                Band::FarAbove
+            };
+            let sent_while_full = match (self.s.window_full_since, ack.largest) {
+                (Some(full), Some(sent)) => sent >= full,
+                _ => false,
+            };
+            self.s.filling = band == Band::Empty
                 && !yielded
                 && self.s.last_loss.is_none_or(|t| since(now, t) >= FILL_QUIET)
-                && matches!((self.s.window_full_since, largest),
-                            (Some(full), Some(sent)) if sent >= full);
-            let q = ns(q);
-            let gain_allowed = !self.quiet(now) && q <= GAIN_MAX_QUEUE * self.target_ns;
-            let mut change = if self.s.filling {
-                bytes
-            } else if gain_allowed {
-                self.gain * self.mss * bytes / w
+                && sent_while_full;
+            let gain_ok = !self.quiet(now) && q <= GAIN_MAX_QUEUE * self.target_ns;
+            let permit = if self.s.filling {
+                Permit::Fill
+            } else if gain_ok {
+                Permit::Gain
             } else {
-                0.0
+                Permit::None
             };
-            // The band: above T − margin, the decrease.
-            let from = self.target_ns - self.margin_ns;
-            if q > from {
-                let sharp = !self.s.in_recovery && q > SHARP_DECREASE * self.target_ns;
+            let mut change = match permit {
+                Permit::Fill => bytes,
+                Permit::Gain => self.gain * self.mss * bytes / w,
+                Permit::None => 0.0,
+            };
+            if let Band::NearT | Band::FarAbove = band {
+                // The decrease, from T − MARGIN.
+                let far = band == Band::FarAbove && !self.s.in_recovery;
                 let per = match self.srtt {
-                    Some(srtt) if !srtt.is_zero() && !sharp => ns(srtt),
+                    Some(srtt) if !far && !srtt.is_zero() => ns(srtt),
                     _ => self.target_ns,
                 };
-                change -= C * ((q - from) / per) * bytes;
-                change = change.max(-bytes / 2.0);
+                change = (change - C * ((q - from) / per) * bytes).max(-bytes / 2.0);
             }
             if !may_grow || yielded {
-                change = change.min(0.0);
+                change = change.min(0.0); // growth caps
             }
             if self.s.filling && change > 0.0 {
                 self.s.fast_growth_at = Some(now);
@@ -568,62 +598,51 @@ mod model {
             self.s.cwnd = self.clamp(self.s.cwnd + change);
         }
 
-        /// Per round end; returns whether the phase changed.
+        /// Returns whether the phase changed.
         fn on_round_end(&mut self, now: Instant) -> bool {
             let mut changed = false;
-            match self.s.phase {
-                Phase::CongestionAvoidance => match self.s.next_slowdown {
-                    NextSlowdown::AfterRounds(n) if n > 1 => {
-                        self.s.next_slowdown = NextSlowdown::AfterRounds(n - 1)
-                    }
-                    NextSlowdown::AfterRounds(_) => {
-                        self.start_slowdown(now);
+            let phase = self.s.phase;
+            if phase == Phase::CongestionAvoidance {
+                if let NextSlowdown::AfterRounds(n) = self.s.next_slowdown {
+                    if n > 1 {
+                        self.s.next_slowdown = NextSlowdown::AfterRounds(n - 1);
+                    } else {
+                        self.start_slowdown(now); // the initial slowdown, -01 §4.4
                         changed = true;
                     }
-                    _ => (),
-                },
-                Phase::RampUp {
-                    slowdown_start,
-                    rounds_left,
-                } => {
-                    if rounds_left <= 1 {
+                }
+            } else if let Phase::RampUp { rounds_left, .. } | Phase::SlowStart { rounds_left } =
+                &mut self.s.phase
+            {
+                // Bound for an application-limited one.
+                if *rounds_left > 1 {
+                    *rounds_left -= 1;
+                } else {
+                    if let Phase::RampUp { slowdown_start, .. } = phase {
                         self.finish_slowdown(now, slowdown_start, false);
-                        changed = true;
                     } else {
-                        self.s.phase = Phase::RampUp {
-                            slowdown_start,
-                            rounds_left: rounds_left - 1,
-                        };
-                    }
-                }
-                Phase::SlowStart { rounds_left } => {
-                    if rounds_left <= 1 {
                         self.s.phase = Phase::CongestionAvoidance;
-                        changed = true;
-                    } else {
-                        self.s.phase = Phase::SlowStart {
-                            rounds_left: rounds_left - 1,
-                        };
                     }
+                    changed = true;
                 }
-                _ => (),
             }
             self.round_cwnd = self.s.cwnd;
             changed
         }
 
-        /// Rounds of slow start from `from` bytes back to ssthresh.
-        fn rounds_to_restore(&self, from: f64) -> u64 {
-            let ratio = self.s.ssthresh / from.max(1.0);
-            if ratio > 1.0 {
-                (ratio.ln() / self.gain.ln_1p()).ceil().min(1e6) as u64
+        /// ceil(log_{1+GAIN}(ssthresh / frm)).
+        fn rounds_to_restore(&self, frm: f64) -> u64 {
+            let r = self.s.ssthresh / frm.max(1.0);
+            if r > 1.0 {
+                (r.ln() / self.gain.ln_1p()).ceil().min(1e6) as u64
             } else {
                 0
             }
         }
 
+        /// The freeze, -01 §4.4.
         fn start_slowdown(&mut self, now: Instant) {
-            let freeze = self.srtt.unwrap_or_default().saturating_mul(SLOWDOWN_RTTS);
+            let freeze = self.srtt_or_0().saturating_mul(SLOWDOWN_RTTS);
             self.s.ssthresh = self.s.cwnd;
             self.s.cwnd = self.freeze_window();
             self.s.phase = Phase::Freeze {
@@ -635,42 +654,48 @@ mod model {
             self.restart_round(now);
         }
 
-        fn end_freeze(&mut self, now: Instant, start: Instant, min_queue: Duration) {
-            let empty = min_queue <= self.empty_queue;
-            // fq_yield: an empty freeze starts a test; a queue ends a yield.
-            let window_before = match self.s.fq {
-                FlowQueue::Yielded { window_before, .. } => Some(window_before),
+        fn end_freeze(&mut self, now: Instant) {
+            let Phase::Freeze {
+                start, min_queue, ..
+            } = self.s.phase
+            else {
+                unreachable!("end_freeze outside a freeze")
+            };
+            let before = match self.s.fq {
+                Fq::Yielded { window_before, .. } => Some(window_before),
                 _ => None,
             };
-            if empty {
+            if min_queue <= self.empty {
+                // restore=guarded: jump back, and test.
                 let carried = match (self.s.largest_rate, self.base) {
                     (Some((rate, _)), Some(base)) => rate * base.as_secs_f64(),
                     _ => 0.0,
                 };
-                let window = self.clamp(window_before.unwrap_or(self.s.ssthresh).max(carried));
-                self.s.fq = FlowQueue::Testing {
+                self.s.ssthresh = self.clamp(before.unwrap_or(self.s.ssthresh).max(carried));
+                self.s.fq = Fq::Testing(Test {
                     since: now,
-                    window,
+                    window: self.s.ssthresh,
                     rounds_left: FQ_TEST_ROUNDS,
                     slow: None,
                     lost: false,
-                };
-                self.s.ssthresh = window;
-                // restore=guarded: jump back.
+                });
                 self.s.cwnd = self.s.ssthresh.max(self.min_window);
                 self.s.fast_growth_at = Some(now);
                 self.finish_slowdown(now, start, true);
             } else {
-                self.s.fq = FlowQueue::Idle;
-                let rounds = self.rounds_to_restore(self.freeze_window());
+                // A queue: ramp up as -01 §4.4.
+                self.s.fq = Fq::Idle;
+                let n = self.rounds_to_restore(self.freeze_window());
+                let rounds_left = n.saturating_mul(2).saturating_add(1);
                 self.s.phase = Phase::RampUp {
                     slowdown_start: start,
-                    rounds_left: rounds.saturating_mul(2).saturating_add(1),
+                    rounds_left,
                 };
                 self.restart_round(now);
             }
         }
 
+        /// slowdown_duty: the schedule.
         fn finish_slowdown(&mut self, now: Instant, start: Instant, restored: bool) {
             let period = since(now, start)
                 .div_f64(DUTY)
@@ -681,37 +706,38 @@ mod model {
             self.s.phase = Phase::CongestionAvoidance;
             self.restart_round(now);
             if restored {
-                let srtt = self.srtt.unwrap_or_default();
+                // skip_rtt_after_restore.
+                let srtt = self.srtt_or_0();
                 self.s.skip_until = Some(now.checked_add(srtt).unwrap_or(now));
             }
         }
 
-        /// fq_yield per ACK: the round's bytes, the yield's end on a shared
-        /// queue, the round's rate and the test.
-        fn rate_on_ack(
+        /// fq_yield: rate, test, yield's end. `sample` is `None` for the
+        /// page's NO_SAMPLE, else the sampled ACK's `largest`.
+        fn fq_on_ack(
             &mut self,
-            now: Instant,
-            bytes: f64,
-            round_start: Option<Instant>,
+            ack: &Acked,
+            started: Option<Instant>,
             ended: bool,
             sample: Option<Option<Instant>>,
             q: Duration,
         ) {
+            let now = ack.now;
             let ca = self.s.phase == Phase::CongestionAvoidance && !self.s.in_recovery;
-            if self.s.rate_round != round_start {
-                self.s.rate_round = round_start;
+            if self.s.rate_round != started {
+                self.s.rate_round = started;
                 self.s.rate_bytes = 0.0;
                 self.s.rate_spoiled = false;
             }
-            self.s.rate_bytes += bytes;
+            self.s.rate_bytes += ack.bytes;
             self.s.rate_spoiled |= !ca;
             if !ca {
                 return;
             }
-            if let (FlowQueue::Yielded { at, .. }, Some(sent)) = (self.s.fq, sample) {
+            if let (Fq::Yielded { at, .. }, Some(sample)) = (self.s.fq, sample) {
                 let shared = q.as_nanos() as f64 > FQ_SHARED_QUEUE * self.target_ns;
-                if shared && sent.is_some_and(|sent| sent >= at) {
-                    self.s.fq = FlowQueue::Idle;
+                if shared && sample.is_some_and(|sent| sent >= at) {
+                    self.s.fq = Fq::Idle; // someone else's queue: yield over
                 }
             }
             if !ended {
@@ -719,95 +745,84 @@ mod model {
             }
             // The round's rate, if it counts.
             let mut rate = None;
-            if let Some(start) = self.s.rate_round.take() {
-                let length = since(now, start);
-                let queued = self
+            if let Some(round) = self.s.rate_round.take() {
+                let length = since(now, round);
+                let longer_than_empty = self
                     .base
-                    .is_some_and(|b| length > b.saturating_add(self.empty_queue));
+                    .is_some_and(|base| length > base.saturating_add(self.empty));
                 if !self.s.rate_spoiled
-                    && queued
+                    && longer_than_empty
                     && self.s.rate_bytes >= FILL_WINDOW_FULL * self.round_cwnd
                 {
                     let r = self.s.rate_bytes / length.as_secs_f64();
-                    let replace = match self.s.largest_rate {
-                        None => true,
-                        Some((largest, at)) => r >= largest || since(now, at) > HISTORY,
-                    };
-                    if replace {
+                    let new_largest = self
+                        .s
+                        .largest_rate
+                        .is_none_or(|(largest, at)| r >= largest || since(now, at) > HISTORY);
+                    if new_largest {
                         self.s.largest_rate = Some((r, now));
                     }
                     rate = Some(r);
                 }
             }
-            // The test's rate half.
-            let largest = self.s.largest_rate.map(|(r, _)| r);
-            let FlowQueue::Testing {
-                since: test_since,
-                window,
-                mut rounds_left,
-                mut slow,
-                lost,
-            } = self.s.fq
-            else {
+            let Fq::Testing(mut test) = self.s.fq else {
                 return;
             };
-            match (rate, largest) {
-                (Some(r), Some(l)) if r < FQ_YIELD * l => slow = Some(r),
-                (Some(_), _) if slow.is_none() => {
-                    self.s.fq = FlowQueue::Idle;
+            if let Some(r) = rate {
+                if self
+                    .s
+                    .largest_rate
+                    .is_some_and(|(largest, _)| r < FQ_YIELD * largest)
+                {
+                    test.slow = Some(r);
+                } else if test.slow.is_none() {
+                    self.s.fq = Fq::Idle; // the full rate: no flow queue
                     return;
                 }
-                _ => (),
             }
-            rounds_left = rounds_left.saturating_sub(1);
-            self.s.fq = FlowQueue::Testing {
-                since: test_since,
-                window,
-                rounds_left,
-                slow,
-                lost,
-            };
+            test.rounds_left = test.rounds_left.saturating_sub(1);
+            self.s.fq = Fq::Testing(test);
             self.conclude_test(now);
-            if let FlowQueue::Testing { since: s, .. } = self.s.fq {
-                if rounds_left == 0 && since(now, s) >= FQ_TEST_MIN {
-                    self.s.fq = FlowQueue::Idle;
+            if let Fq::Testing(test) = self.s.fq {
+                if test.rounds_left == 0 && since(now, test.since) >= FQ_TEST_MIN {
+                    self.s.fq = Fq::Idle;
                 }
             }
         }
 
-        /// A test with a slow round and a loss yields.
+        /// A slow round and a loss: yield.
         fn conclude_test(&mut self, now: Instant) {
-            let FlowQueue::Testing {
+            let Fq::Testing(Test {
                 window,
-                slow: Some(rate),
+                slow: Some(slow),
                 lost: true,
                 ..
-            } = self.s.fq
+            }) = self.s.fq
             else {
                 return;
             };
             let base = self.base.unwrap_or_default().as_secs_f64();
-            self.s.cwnd = self.clamp(self.s.cwnd.min(rate * base * FQ_YIELD_WINDOW));
+            self.s.cwnd = self.clamp(self.s.cwnd.min(slow * base * FQ_YIELD_WINDOW));
             self.round_cwnd = self.s.cwnd;
-            self.s.fq = FlowQueue::Yielded {
+            self.s.fq = Fq::Yielded {
                 at: now,
                 window_before: window,
             };
             if let NextSlowdown::At(due) = self.s.next_slowdown {
-                let wait = due.saturating_duration_since(now);
-                let seed = window.to_bits() ^ self.srtt.unwrap_or_default().as_nanos() as u64;
-                let draw = splitmix64_draw(seed);
-                self.s.next_slowdown =
-                    NextSlowdown::At(due.checked_add(wait.mul_f64(draw)).unwrap_or(due));
+                // The probe, put off at random.
+                let seed = window.to_bits() ^ self.srtt_or_0().as_nanos() as u64;
+                let put_off = due
+                    .saturating_duration_since(now)
+                    .mul_f64(splitmix64_draw(seed));
+                self.s.next_slowdown = NextSlowdown::At(due.checked_add(put_off).unwrap_or(due));
             }
         }
 
         pub fn on_congestion_event(&mut self, loss: &LossEvent) {
             self.on_loss(loss);
-            // fq_yield's loss half, whatever the loss did to the window.
-            if let FlowQueue::Testing { since, lost, .. } = &mut self.s.fq {
-                if loss.largest_lost_time_sent >= *since {
-                    *lost = true;
+            if let Fq::Testing(test) = &mut self.s.fq {
+                if loss.largest_lost_time_sent >= test.since {
+                    test.lost = true;
                     self.conclude_test(loss.now);
                 }
             }
@@ -818,43 +833,39 @@ mod model {
             self.s.last_loss = Some(now);
             self.s.filling = false;
             if self.delay.current().is_some()
-                && self.delay.queuing() <= self.empty_queue
+                && self.delay.queuing() <= self.empty
                 && self.within_random_loss(loss)
             {
-                return;
+                return; // loss_on_empty_queue=ignore
             }
-            let srtt = self.srtt.unwrap_or_default();
-            let own = self
+            let srtt = self.srtt_or_0();
+            let fast_growth_end = self
                 .s
                 .fast_growth_at
-                .is_some_and(|t| loss.largest_lost_time_sent <= t.checked_add(srtt).unwrap_or(t));
-            if !own {
-                self.s.last_congestion_loss = Some(now);
+                .map(|t| t.checked_add(srtt).unwrap_or(t));
+            if fast_growth_end.is_none_or(|end| loss.largest_lost_time_sent > end) {
+                self.s.last_congestion_loss = Some(now); // gain_quiet starts
             }
-            if self
-                .s
-                .recovery_start
-                .is_some_and(|start| loss.largest_lost_time_sent <= start)
-            {
-                return;
+            if let Some(start) = self.s.recovery_start {
+                if loss.largest_lost_time_sent <= start {
+                    return;
+                }
             }
+            // Once per recovery period.
             self.s.recovery_start = Some(now);
             self.s.in_recovery = true;
+            if let Phase::Freeze { .. } = self.s.phase {
+                self.s.ssthresh = (self.s.ssthresh / 2.0).max(self.min_window);
+                return;
+            }
+            self.s.cwnd = (self.s.cwnd / 2.0).max(self.min_window);
             match self.s.phase {
-                Phase::Freeze { .. } => {
-                    self.s.ssthresh = (self.s.ssthresh / 2.0).max(self.min_window)
-                }
-                Phase::InitialSlowStart => {
-                    self.s.cwnd = (self.s.cwnd * HALVE).max(self.min_window);
-                    self.leave_initial_slow_start(now);
-                }
+                Phase::InitialSlowStart => self.leave_initial_slow_start(now),
                 Phase::RampUp { slowdown_start, .. } => {
-                    self.s.cwnd = (self.s.cwnd * HALVE).max(self.min_window);
                     self.s.ssthresh = self.s.cwnd;
                     self.finish_slowdown(now, slowdown_start, false);
                 }
-                Phase::SlowStart { .. } | Phase::CongestionAvoidance => {
-                    self.s.cwnd = (self.s.cwnd * HALVE).max(self.min_window);
+                _ => {
                     self.s.ssthresh = self.s.cwnd;
                     self.s.phase = Phase::CongestionAvoidance;
                 }
@@ -862,28 +873,17 @@ mod model {
         }
 
         fn within_random_loss(&mut self, loss: &LossEvent) -> bool {
-            let period = self
-                .srtt
-                .unwrap_or_default()
-                .saturating_mul(RANDOM_LOSS_ROUNDS);
-            if self
-                .s
-                .random_loss_since
-                .is_none_or(|t| since(loss.now, t) >= period)
-            {
-                self.s.random_loss_since = Some(loss.now);
-                self.s.random_loss_bytes = 0;
-                self.s.random_loss_window = 0.0;
+            let period = self.srtt_or_0().saturating_mul(RANDOM_LOSS_ROUNDS);
+            if self.s.rl_since.is_none_or(|t| since(loss.now, t) >= period) {
+                self.s.rl_since = Some(loss.now);
+                self.s.rl_bytes = 0;
+                self.s.rl_window = 0.0;
             }
-            self.s.random_loss_bytes = self.s.random_loss_bytes.saturating_add(loss.lost_bytes);
-            self.s.random_loss_window = self
-                .s
-                .random_loss_window
-                .max(self.s.cwnd)
-                .max(loss.bytes_in_flight as f64);
-            let windows = self.s.random_loss_window * f64::from(RANDOM_LOSS_ROUNDS);
-            let budget = (RANDOM_LOSS_MAX * windows).max(self.mss);
-            self.s.random_loss_bytes as f64 <= budget
+            self.s.rl_bytes = self.s.rl_bytes.saturating_add(loss.lost_bytes);
+            let flight = loss.bytes_in_flight as f64;
+            self.s.rl_window = self.s.rl_window.max(self.s.cwnd).max(flight);
+            let budget = RANDOM_LOSS_MAX * (self.s.rl_window * f64::from(RANDOM_LOSS_ROUNDS));
+            self.s.rl_bytes as f64 <= budget.max(self.mss)
         }
 
         pub fn on_persistent_congestion(&mut self) {
@@ -1069,7 +1069,7 @@ impl Driver {
         );
         let page = (
             self.page.window(),
-            self.page.state(self.now),
+            self.page.state_name(self.now),
             self.page.pacing_rate(),
         );
         self.seen.insert(cc.1);
