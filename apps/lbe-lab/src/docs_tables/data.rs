@@ -8,6 +8,15 @@ use crate::sweep::RunResult;
 
 /// Run `r`'s value of key `key`: its axis value, or for `flowN.cc` (a
 /// column of `results.csv`) the bulk flow's controller when it is fixed.
+/// A sweep's axes by name, for an error that lists them.
+fn axis_names(res: &Results) -> String {
+    res.axes
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn key_value(r: &RunResult, key: &str) -> Option<String> {
     if let Some(v) = r.params.get(key) {
         return Some(v.clone());
@@ -43,11 +52,7 @@ pub fn extract(rows: &RowsSpec, results: &[Results]) -> Result<Csv, String> {
                 return Err(format!(
                     "sweep '{}': 'where' names '{axis}', not one of its axes ({})",
                     res.sweep,
-                    res.axes
-                        .iter()
-                        .map(|a| a.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    axis_names(res)
                 ));
             }
         }
@@ -63,11 +68,7 @@ pub fn extract(rows: &RowsSpec, results: &[Results]) -> Result<Csv, String> {
                         format!(
                             "sweep '{}': key '{k}' is neither one of its axes ({}) nor a bulk flow's flowN.cc",
                             res.sweep,
-                            res.axes
-                                .iter()
-                                .map(|a| a.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            axis_names(res)
                         )
                     })
                 })
