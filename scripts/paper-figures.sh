@@ -76,9 +76,9 @@ done
 
 build
 if [ "$list" = 1 ]; then
-    printf '%-28s %6s  %s\n' table runs sweeps
-    "$lab" docs-tables --list | while IFS=$'\t' read -r name runs sweeps; do
-        printf '%-28s %6s  %s\n' "$name" "$runs" "$sweeps"
+    printf '%-28s %6s %-9s %s\n' table runs baseline sweeps
+    "$lab" docs-tables --list | while IFS=$'\t' read -r name runs baseline sweeps; do
+        printf '%-28s %6s %-9s %s\n' "$name" "$runs" "$baseline" "$sweeps"
     done
     exit 0
 fi
@@ -110,7 +110,7 @@ runs_in_shard() {
 
 all_runs=0
 for t in "${tables[@]}"; do
-    IFS=$'\t' read -r _ _ sweeps <<<"$t"
+    IFS=$'\t' read -r _ _ _ sweeps <<<"$t"
     for s in $sweeps; do
         all_runs=$((all_runs + $(runs_in_shard "${s##*:}")))
     done
@@ -156,7 +156,11 @@ if [ "$run" = 1 ]; then
 fi
 for t in "${tables[@]}"; do
     k=$((k + 1))
-    IFS=$'\t' read -r name _ sweeps <<<"$t"
+    IFS=$'\t' read -r name _ baseline sweeps <<<"$t"
+    # A table whose data needs the workloads alone (docs/data/NAME.toml's
+    # `baseline = true`).
+    baseline_flag=()
+    [ "$baseline" = baseline ] && baseline_flag=(--baseline)
     dirs=()
     for s in $sweeps; do
         sweep=${s%:*}
@@ -169,7 +173,7 @@ for t in "${tables[@]}"; do
         [ "$run" = 1 ] || continue
         mkdir -p "$dir"
         log=$dir/sweep.log
-        "$lab" sweep "$sweep" --out "$dir" "${jobs[@]}" ${shard:+--shard "$shard"} 2>"$log" >/dev/null &
+        "$lab" sweep "$sweep" --out "$dir" "${jobs[@]}" "${baseline_flag[@]}" ${shard:+--shard "$shard"} 2>"$log" >/dev/null &
         pid=$!
         last=
         while kill -0 "$pid" 2>/dev/null; do

@@ -138,8 +138,9 @@ fn docs_tables(docs: &std::path::Path, check: bool, list: bool) -> Result<(), St
                 runs.push(lbe_lab::sweep::load(&root.join(s))?.len());
             }
             out!(
-                "{name}\t{}\t{}",
+                "{name}\t{}\t{}\t{}",
                 runs.iter().sum::<usize>(),
+                if spec.baseline { "baseline" } else { "-" },
                 spec.sweeps
                     .iter()
                     .zip(&runs)

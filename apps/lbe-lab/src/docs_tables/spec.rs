@@ -15,6 +15,12 @@ pub struct TableSpec {
     /// (`sweeps/seed004-table1.toml`); their rows follow one another in
     /// `NAME.csv`, in this order.
     pub sweeps: Vec<String>,
+    /// The sweeps run with `--baseline`: each workload flow gets its
+    /// figures with the bulk flows removed (same flow numbers, so the same
+    /// seeded arrivals) and the harm, as `flowN.harm.*` and
+    /// `flowN.baseline.*` metrics.
+    #[serde(default)]
+    pub baseline: bool,
     pub rows: RowsSpec,
     #[serde(rename = "column")]
     pub columns: Vec<ColumnSpec>,
