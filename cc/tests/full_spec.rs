@@ -565,6 +565,7 @@ mod model {
             };
             self.s.filling = band == Band::Empty
                 && !yielded
+                && may_grow
                 && self.s.last_loss.is_none_or(|t| since(now, t) >= FILL_QUIET)
                 && sent_while_full;
             let gain_ok = !self.quiet(now) && q <= GAIN_MAX_QUEUE * self.target_ns;
@@ -645,6 +646,7 @@ mod model {
             let freeze = self.srtt_or_0().saturating_mul(SLOWDOWN_RTTS);
             self.s.ssthresh = self.s.cwnd;
             self.s.cwnd = self.freeze_window();
+            self.s.filling = false;
             self.s.phase = Phase::Freeze {
                 start: now,
                 until: now.checked_add(freeze).unwrap_or(now),

@@ -60,7 +60,9 @@ impl LedbatPlusPlus {
         let w = self.round_cwnd.max(self.bounds.min);
         // `fq_yield`: a yielded window does not grow (`flow_queue.rs`).
         let yielded = !self.flow_queue_allows_growth();
-        // `fill_empty_queue`, on an empty queue, unless yielded, after
+        // `fill_empty_queue`, on an empty queue, unless yielded or the
+        // window may not grow (recovery, application-limited: the fill's
+        // pacing would then speed up a window that stays), after
         // `fill_quiet` without a loss, and (`fill_window_limited`) when the
         // ACKed packets went out with the window full (an empty queue
         // behind a sender that did not send is no sign of room). The
@@ -68,6 +70,7 @@ impl LedbatPlusPlus {
         self.s.fill.active = self.cfg.fill_empty_queue
             && q <= self.empty_queue
             && !yielded
+            && may_grow
             && self
                 .s
                 .fill

@@ -880,6 +880,59 @@ mod tests {
         );
     }
 
+    /// A fill needs a window that may grow: an ACK on the empty queue with
+    /// less than half the window in flight (application-limited) neither
+    /// grows the window nor paces as a fill (it did pace as one, at 2 ×);
+    /// the next ACK with the window in flight fills.
+    #[test]
+    fn fill_empty_queue_needs_a_window_that_may_grow() {
+        let rate =
+            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
+        let mut d = base_30_at_48000(&[("fill_empty_queue", "true")]);
+        d.advance(ms(1));
+        let sent = d.epoch - ms(1);
+        d.ack_full(sent, MSS, ms(45), Duration::ZERO, true, Some(23_999));
+        assert_eq!(
+            (state(&d), d.cc.window(), d.cc.pacing_rate()),
+            ("congestion_avoidance", 48_000, rate(1.2, 48_000, 0.045))
+        );
+        d.ack_old(ms(1), MSS, ms(45));
+        assert_eq!(
+            (state(&d), d.cc.window(), d.cc.pacing_rate()),
+            ("filling", 49_200, rate(2.0, 49_200, 0.045))
+        );
+    }
+
+    /// A freeze ends a fill: filling when the initial slowdown begins, the
+    /// freeze's jump back returns to congestion avoidance (not `filling`,
+    /// which lasted through the skipped round trip before) and is paced as
+    /// the restore, 1.2 × cwnd/srtt.
+    #[test]
+    fn a_freeze_ends_the_fill() {
+        let mut d = base_240(&[
+            ("fill_empty_queue", "true"),
+            ("restore", "jump"),
+            ("skip_rtt_after_restore", "true"),
+        ]);
+        d.ack(d.epoch - ms(240), 12_000, ms(240));
+        d.round(ms(240), 24_000);
+        // q = 46 ms ends slow start at 48 000 bytes; then the empty queue.
+        d.round(ms(286), 48_000);
+        assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
+        d.round(ms(240), 48_000);
+        assert_eq!((state(&d), d.cc.window()), ("filling", 96_000));
+        d.round(ms(240), 96_000);
+        assert_eq!((state(&d), d.cc.window()), ("slowdown", 2 * MSS));
+        d.round(ms(240), 2 * MSS);
+        d.round(ms(240), 2 * MSS);
+        let restored = d.cc.window();
+        assert_eq!(state(&d), "congestion_avoidance");
+        assert_eq!(
+            d.cc.pacing_rate(),
+            Some((1.2 * restored as f64 / 0.240).round() as u64)
+        );
+    }
+
     /// `fill_empty_queue_grows_by_gain_per_byte_and_paces_at_twice_the_rate`
     /// read on one-way delays (`delay=owd`), with the same queues: a
     /// one-way current delay is `OWD_HEADROOM` (1 s) plus what the path

@@ -105,6 +105,10 @@ impl LedbatPlusPlus {
             min_queue: Duration::MAX,
         };
         self.s.next_slowdown = Schedule::None;
+        // A fill is congestion avoidance's: it ends with it, so that a
+        // jump back is paced as the restore, not as a fill (`filling`
+        // would otherwise outlast the freeze by the skipped round trip).
+        self.s.fill.active = false;
         self.rounds.restart(now);
         self.round_cwnd = self.s.cwnd;
     }
