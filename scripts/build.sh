@@ -2,7 +2,8 @@
 # Builds release targets with cargo and says how far along it is: which
 # packages, how many crates of how many are compiled, how long it has taken,
 # and when the one long step runs (BoringSSL's cmake build inside boring-sys,
-# a few minutes on two cores with nothing to show for it). cargo's own
+# a few minutes on two cores with nothing to show for it, in the build of
+# scripts/boringssl.sh; every other build only makes boring-sys's bindings). cargo's own
 # progress bar is only drawn on a terminal; this works in a CI log too.
 #
 #   scripts/build.sh (--workspace | PACKAGE...) [-- CARGO_BUILD_ARGS...]
@@ -41,7 +42,7 @@ total=$("$cargo" tree "${manifest[@]}" "${scope[@]}" -e normal,build --prefix no
 
 start=$SECONDS
 say() { printf 'build: %s\n' "$*" >&2; }
-say "cargo build --release ${scope[*]} $* (about $total crates; the first build on two cores takes minutes, most of them BoringSSL)"
+say "cargo build --release ${scope[*]} $* (about $total crates; the first build on two cores takes minutes)"
 
 done_count=0
 last_report=$SECONDS
@@ -55,7 +56,11 @@ boringssl=idle
                         case "$line" in
                             *'boring-sys@'*)
                                 boringssl=running
-                                say "boring-sys: building BoringSSL with cmake (the longest step; $((SECONDS - start)) s so far)" ;;
+                                if [ -n "${BORING_BSSL_INSTALL_DIR:-}" ]; then
+                                    say "boring-sys: building BoringSSL with cmake (the longest step; $((SECONDS - start)) s so far)"
+                                else
+                                    say "boring-sys: its bindings, on target/boringssl ($((SECONDS - start)) s so far)"
+                                fi ;;
                         esac ;;
                     *)
                         done_count=$((done_count + 1))
@@ -68,7 +73,7 @@ boringssl=idle
                         fi ;;
                 esac ;;
             *'"reason":"build-script-executed"'*'boring-sys@'*)
-                [ "$boringssl" = running ] && say "boring-sys: BoringSSL built ($((SECONDS - start)) s so far)"
+                [ "$boringssl" = running ] && say "boring-sys: done ($((SECONDS - start)) s so far)"
                 boringssl=done ;;
             *'"reason":"build-finished"'*'"success":true'*)
                 say "done: $done_count crates compiled in $((SECONDS - start)) s" ;;
