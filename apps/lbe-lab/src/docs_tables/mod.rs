@@ -23,6 +23,7 @@ pub mod csv;
 mod data;
 pub mod render;
 pub mod spec;
+pub mod template;
 
 use std::path::Path;
 use std::path::PathBuf;

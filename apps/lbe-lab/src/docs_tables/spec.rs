@@ -125,7 +125,7 @@ pub fn parse(file: &str, text: &str) -> Result<TableSpec, String> {
             return Err(format!("{file}: column {} has no value template", i + 1));
         }
         for t in c.value.all() {
-            crate::docs_tables::render::placeholders(t)
+            crate::docs_tables::template::placeholders(t)
                 .map_err(|e| format!("{file}: column {} ('{}'): {e}", i + 1, c.heading))?;
         }
     }
