@@ -431,6 +431,11 @@ impl LedbatPlusPlus {
         self.gain = self.gain_for(self.gain_base);
     }
 
+    /// The T in force (`target_fraction` may lower it).
+    fn target(&self) -> Duration {
+        Duration::from_nanos(self.target_ns as u64)
+    }
+
     fn in_slow_start(&self) -> bool {
         matches!(
             self.s.phase,
@@ -667,8 +672,7 @@ impl CongestionController for LedbatPlusPlus {
         self.delay.snapshot(
             self.window(),
             self.s.ssthresh,
-            // The T in force (`target_fraction` may lower it).
-            Duration::from_nanos(self.target_ns as u64),
+            self.target(),
             gain,
             self.source.signal(),
         )

@@ -831,20 +831,18 @@ mod tests {
             d.ack_old(ms(1), MSS, ms(70));
             (first, (d.cc.window(), d.cc.pacing_rate()))
         };
-        let rate =
-            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
         assert_eq!(
             run(&[]),
             (
-                (48_240, rate(2.0, 48_240, 0.030)),
-                (48_480, rate(2.0, 48_480, 0.070))
+                (48_240, paced(2.0, 48_240, 0.030)),
+                (48_480, paced(2.0, 48_480, 0.070))
             )
         );
         assert_eq!(
             run(&[("pacing_rtt", "current")]),
             (
-                (48_240, rate(2.0, 48_240, 0.030)),
-                (48_480, rate(2.0, 48_480, 0.030))
+                (48_240, paced(2.0, 48_240, 0.030)),
+                (48_480, paced(2.0, 48_480, 0.030))
             )
         );
     }
@@ -859,14 +857,12 @@ mod tests {
             d.ack_old(ms(1), MSS, ms(46));
             (empty, (d.cc.window(), d.cc.pacing_rate()))
         };
-        let rate =
-            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
         // Without it: 6 bytes per 1200-byte ACK, 1.2 × cwnd / srtt.
         assert_eq!(
             run(&[]),
             (
-                (48_006, rate(1.2, 48_006, 0.045)),
-                (48_012, rate(1.2, 48_012, 0.046))
+                (48_006, paced(1.2, 48_006, 0.045)),
+                (48_012, paced(1.2, 48_012, 0.046))
             )
         );
         // With it, at the empty queue: one byte per byte, 2 × cwnd / current
@@ -874,8 +870,8 @@ mod tests {
         assert_eq!(
             run(&[("fill_empty_queue", "true")]),
             (
-                (49_200, rate(2.0, 49_200, 0.045)),
-                (49_206, rate(1.2, 49_206, 0.046))
+                (49_200, paced(2.0, 49_200, 0.045)),
+                (49_206, paced(1.2, 49_206, 0.046))
             )
         );
     }
@@ -886,20 +882,18 @@ mod tests {
     /// the next ACK with the window in flight fills.
     #[test]
     fn fill_empty_queue_needs_a_window_that_may_grow() {
-        let rate =
-            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
         let mut d = base_30_at_48000(&[("fill_empty_queue", "true")]);
         d.advance(ms(1));
         let sent = d.epoch - ms(1);
         d.ack_full(sent, MSS, ms(45), Duration::ZERO, true, Some(23_999));
         assert_eq!(
             (state(&d), d.cc.window(), d.cc.pacing_rate()),
-            ("congestion_avoidance", 48_000, rate(1.2, 48_000, 0.045))
+            ("congestion_avoidance", 48_000, paced(1.2, 48_000, 0.045))
         );
         d.ack_old(ms(1), MSS, ms(45));
         assert_eq!(
             (state(&d), d.cc.window(), d.cc.pacing_rate()),
-            ("filling", 49_200, rate(2.0, 49_200, 0.045))
+            ("filling", 49_200, paced(2.0, 49_200, 0.045))
         );
     }
 
@@ -927,10 +921,7 @@ mod tests {
         d.round(ms(240), 2 * MSS);
         let restored = d.cc.window();
         assert_eq!(state(&d), "congestion_avoidance");
-        assert_eq!(
-            d.cc.pacing_rate(),
-            Some((1.2 * restored as f64 / 0.240).round() as u64)
-        );
+        assert_eq!(d.cc.pacing_rate(), paced(1.2, restored, 0.240));
     }
 
     /// `fill_empty_queue_grows_by_gain_per_byte_and_paces_at_twice_the_rate`
@@ -963,11 +954,9 @@ mod tests {
             assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
             (ack(&mut d, MSS, ms(45)), ack(&mut d, MSS, ms(46)))
         };
-        let rate =
-            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
         let expected = (
-            (49_200, rate(2.0, 49_200, 0.045)),
-            (49_206, rate(1.2, 49_206, 0.046)),
+            (49_200, paced(2.0, 49_200, 0.045)),
+            (49_206, paced(1.2, 49_206, 0.046)),
         );
         assert_eq!(run("rtt"), expected);
         assert_eq!(run("owd"), expected);
@@ -998,18 +987,16 @@ mod tests {
         ack(&mut d, 5 * MSS, ms(15), ms(30));
         ack(&mut d, MSS, ms(105), ms(120));
         assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
-        let rate =
-            |ratio: f64, cwnd: u64, rtt_s: f64| Some((ratio * cwnd as f64 / rtt_s).round() as u64);
         // The forward queue is empty (filling: a byte per byte, twice the
         // rate) while the reverse queue makes the round trip 520 ms.
         assert_eq!(
             ack(&mut d, MSS, ms(15), ms(520)),
-            (49_200, rate(2.0, 49_200, 0.520))
+            (49_200, paced(2.0, 49_200, 0.520))
         );
         // The round trip shortens: so does the pacing round trip.
         assert_eq!(
             ack(&mut d, MSS, ms(15), ms(60)),
-            (50_400, rate(2.0, 50_400, 0.060))
+            (50_400, paced(2.0, 50_400, 0.060))
         );
     }
 

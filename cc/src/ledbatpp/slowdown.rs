@@ -173,7 +173,7 @@ impl LedbatPlusPlus {
         if !self.cfg.follow_route {
             return min_queue;
         }
-        let target = Duration::from_nanos(self.target_ns as u64);
+        let target = self.target();
         // The bound is the base round trip (a one-way signal's base holds
         // an arbitrary offset, `delay/source.rs`).
         let candidate = min_queue > target && self.gain_base.is_some_and(|rtt| min_queue <= rtt);

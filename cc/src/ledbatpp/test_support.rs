@@ -9,6 +9,12 @@ pub(super) use crate::testkit::MSS;
 
 pub(super) const NS: Duration = Duration::from_nanos(1);
 
+/// The pacing rate `ratio` × `cwnd` bytes over `rtt_s` seconds, rounded,
+/// as the tests expect it.
+pub(super) fn paced(ratio: f64, cwnd: u64, rtt_s: f64) -> Option<u64> {
+    Some((ratio * cwnd as f64 / rtt_s).round() as u64)
+}
+
 /// A controller on a path whose own initial window (10) LEDBAT++ ignores.
 pub(super) fn driver(cfg: LedbatPlusPlusConfig) -> Driver<LedbatPlusPlus> {
     let path = PathInfo {
