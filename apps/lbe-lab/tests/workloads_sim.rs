@@ -31,6 +31,17 @@ fn simulate(text: &str) -> SimSummary {
     lbe_lab::sim::simulate(&parse(text)).unwrap().0
 }
 
+/// `lbe-lab run --sim --no-report FILE --out OUT`, with `--baseline` when
+/// `baseline`.
+fn run_file(file: &Path, out: &Path, baseline: bool) -> SimSummary {
+    let options = lbe_lab::sim::RunOptions {
+        report: false,
+        qlog: false,
+        baseline,
+    };
+    lbe_lab::sim::run_file(file, out, &options, &|_| {}).unwrap()
+}
+
 const IDLE: &str = "seed = 1\n";
 
 /// A ping every 100 ms for 10 s on an idle 20 Mbit/s, 50 ms link: 100
@@ -228,12 +239,7 @@ fn runs_are_deterministic_and_a_baseline_gives_the_harm() {
 
     let dir = lbe_test_support::Scratch::new("lbe-sim-baseline");
     let file = dir.file("s.toml", &text);
-    let options = lbe_lab::sim::RunOptions {
-        report: false,
-        qlog: false,
-        baseline: true,
-    };
-    let s = lbe_lab::sim::run_file(&file, &dir.join("out"), &options, &|_| {}).unwrap();
+    let s = run_file(&file, &dir.join("out"), true);
     let alone: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("out/baseline/summary.json")).unwrap())
             .unwrap();
@@ -333,12 +339,7 @@ fn profile_full_keeps_web_and_ping_within_the_bars_over_300_s() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios/foreground/web-ping-beside-ledbatpp-full-300s.toml");
     let dir = lbe_test_support::Scratch::new("lbe-sim-full-300s");
-    let options = lbe_lab::sim::RunOptions {
-        report: false,
-        qlog: false,
-        baseline: true,
-    };
-    let s = lbe_lab::sim::run_file(&file, &dir.join("out"), &options, &|_| {}).unwrap();
+    let s = run_file(&file, &dir.join("out"), true);
     let [web, ping] = &s.tail.workloads[..] else {
         panic!("two workloads: {:?}", s.tail.workloads);
     };
@@ -380,18 +381,7 @@ fn on_the_umts_trace(cc: &str, workloads: bool, dir: &lbe_test_support::Scratch)
     }
     let name = format!("{}-{workloads}.toml", cc.replace([':', '='], "-"));
     let file = dir.file(&name, &text);
-    let options = lbe_lab::sim::RunOptions {
-        report: false,
-        qlog: false,
-        baseline: workloads,
-    };
-    lbe_lab::sim::run_file(
-        &file,
-        &dir.join(name.trim_end_matches(".toml")),
-        &options,
-        &|_| {},
-    )
-    .unwrap()
+    run_file(&file, &dir.join(name.trim_end_matches(".toml")), workloads)
 }
 
 /// Links that change, one trace's bars (seed 1; seeds 1-3 and the other
