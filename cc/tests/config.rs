@@ -155,7 +155,7 @@ fn bad_values_say_what_is_allowed() {
         ),
         (
             "ledbatpp:speed=fast",
-            "unknown parameter 'speed' for 'ledbatpp' (allowed: research, profile, target, delay, min_cwnd, init_cwnd; research=true also takes: gain_divisor_max, decrease_constant, ss_exit, slowdown, slowdown_rtts, initial_slowdown_rtts, slowdown_interval, restore, skip_rtt_after_restore, empty_queue, slowdown_duty, slowdown_period_min, slowdown_period_max, gentle_freeze, follow_route, loss_on_empty_queue, random_loss_max, decrease, fill_empty_queue, fill_quiet, target_margin, pacing_rtt, fill_window_limited, target_fraction, target_min, gain_max_queue, sharp_decrease, gain_quiet, fq_yield, current_filter, base_history, base_bucket)",
+            "unknown parameter 'speed' for 'ledbatpp' (allowed: research, profile, target, delay, min_cwnd, init_cwnd; research=true also takes: gain_divisor_max, decrease_constant, ss_exit, slowdown, slowdown_rtts, initial_slowdown_rtts, slowdown_interval, restore, skip_rtt_after_restore, empty_queue, slowdown_duty, slowdown_period_min, slowdown_period_max, gentle_freeze, follow_route, jitter_allowance, loss_on_empty_queue, random_loss_max, decrease, fill_empty_queue, fill_quiet, target_margin, pacing_rtt, fill_window_limited, target_fraction, target_min, gain_max_queue, sharp_decrease, gain_quiet, fq_yield, current_filter, base_history, base_bucket)",
         ),
         (
             "cdg:g=-3",

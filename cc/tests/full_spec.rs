@@ -57,6 +57,8 @@ mod model {
     const C: f64 = 0.25;
     const TARGET_FRACTION: f64 = 0.15;
     const TARGET_MIN: Duration = Duration::from_micros(2500);
+    const JITTER_ALLOWANCE: f64 = 3.25;
+    const NOISE_ROUNDS: usize = 16;
     const GAIN_MAX_QUEUE: f64 = 4.0;
     const SHARP_DECREASE: f64 = 3.0;
     const GAIN_QUIET: Duration = Duration::from_secs(10);
@@ -142,6 +144,13 @@ mod model {
             self.recent.iter().min().copied()
         }
 
+        /// follow_route: every bucket's minimum up by `d`.
+        fn raise_base(&mut self, d: Duration) {
+            for b in self.buckets.iter_mut().flatten() {
+                *b = b.saturating_add(d);
+            }
+        }
+
         fn base(&self) -> Option<Duration> {
             self.buckets.iter().flatten().min().copied()
         }
@@ -222,6 +231,9 @@ mod model {
         rate_spoiled: bool,
         largest_rate: Option<(f64, Instant)>,
         fq: Fq,
+        /// follow_route: the queue the last freeze read, when it may be a
+        /// longer path.
+        route: Option<Duration>,
     }
 
     /// The ACK as `on_ack` reads it: its time, `bytes` (the acknowledged
@@ -274,6 +286,13 @@ mod model {
         round_start: Option<Instant>,
         round_cwnd: f64,
         delay: Delay,
+        /// The smallest and largest delay sample of the round under way,
+        /// and how many (the page's "noise").
+        round_samples: Option<(Duration, Duration, u32)>,
+        /// The spreads of the last NOISE_ROUNDS rounds, oldest first.
+        spreads: VecDeque<Duration>,
+        /// T stands on the noise.
+        jittery: bool,
         base: Option<Duration>,
         srtt: Option<Duration>,
         flight_after_send: u64,
@@ -311,6 +330,7 @@ mod model {
                     rate_spoiled: false,
                     largest_rate: None,
                     fq: Fq::Idle,
+                    route: None,
                 },
                 checkpoint: None,
                 mss,
@@ -318,6 +338,9 @@ mod model {
                 round_start: None,
                 round_cwnd: cwnd,
                 delay: Delay::default(),
+                round_samples: None,
+                spreads: VecDeque::new(),
+                jittery: false,
                 base: None,
                 srtt: None,
                 flight_after_send: 0,
@@ -349,10 +372,26 @@ mod model {
             self.min_window.max(FREEZE_CWND * self.mss)
         }
 
-        /// T, the margin, the empty queue and GAIN from the base delay.
+        /// The noise: the smallest spread of the last NOISE_ROUNDS rounds,
+        /// zero until there are that many.
+        fn noise(&self) -> Duration {
+            match self.spreads.len() {
+                NOISE_ROUNDS => self.spreads.iter().min().copied().unwrap_or_default(),
+                _ => Duration::ZERO,
+            }
+        }
+
+        /// T, the margin, the empty queue and GAIN from the base delay
+        /// (and T from the noise).
         fn set_target(&mut self) {
             let t = match self.base {
-                Some(b) if !b.is_zero() => b.mul_f64(TARGET_FRACTION).max(TARGET_MIN).min(T_CONF),
+                Some(b) if !b.is_zero() => {
+                    let t = b.mul_f64(TARGET_FRACTION).max(TARGET_MIN);
+                    let allowance = self.noise().mul_f64(JITTER_ALLOWANCE);
+                    // On from 2·T, off below T.
+                    self.jittery = allowance >= if self.jittery { t } else { t * 2 };
+                    if self.jittery { allowance } else { t }.min(T_CONF)
+                }
                 _ => T_CONF,
             };
             let scale = t.as_secs_f64() / T_CONF.as_secs_f64();
@@ -466,7 +505,12 @@ mod model {
             }
             let sampled = rtt.new_sample && !skipping;
             if sampled {
-                self.delay.sample(now, adjusted(&rtt));
+                let d = adjusted(&rtt);
+                self.round_samples = Some(match self.round_samples {
+                    None => (d, d, 1),
+                    Some((lo, hi, n)) => (lo.min(d), hi.max(d), n + 1),
+                });
+                self.delay.sample(now, d);
             } else {
                 self.delay.advance(now);
             }
@@ -486,6 +530,18 @@ mod model {
             let ended = started.is_some_and(|start| largest.is_some_and(|sent| sent >= start));
             if started.is_none() || ended {
                 self.round_start = Some(now);
+            }
+            if ended {
+                // The round's spread, if it had four samples or more.
+                if let Some((lo, hi, n)) = self.round_samples.take() {
+                    if n >= 4 {
+                        self.spreads.push_back(hi - lo);
+                        if self.spreads.len() > NOISE_ROUNDS {
+                            self.spreads.pop_front();
+                        }
+                    }
+                }
+                self.set_target();
             }
             self.fq_on_ack(&ack, started, ended, sampled.then_some(largest), q);
             let mut changed = ended && self.on_round_end(now);
@@ -663,6 +719,7 @@ mod model {
             else {
                 unreachable!("end_freeze outside a freeze")
             };
+            let min_queue = self.follow_route(min_queue);
             let before = match self.s.fq {
                 Fq::Yielded { window_before, .. } => Some(window_before),
                 _ => None,
@@ -697,12 +754,39 @@ mod model {
             }
         }
 
-        /// slowdown_duty: the schedule.
+        /// follow_route: a freeze's queue above T, at most the base, read
+        /// alike (within T) by two freezes in a row, is a longer path.
+        fn follow_route(&mut self, min_queue: Duration) -> Duration {
+            let t = Duration::from_nanos(self.target_ns as u64);
+            // (On the round-trip signal the freeze's round-trip reading is
+            // its queue: above T, and above 2·T.)
+            let candidate = min_queue > t * 2 && self.base.is_some_and(|b| min_queue <= b);
+            let previous = self.s.route.take();
+            if !candidate {
+                return min_queue;
+            }
+            match previous {
+                Some(p) if p.abs_diff(min_queue) <= t => {
+                    self.delay.raise_base(min_queue);
+                    Duration::ZERO
+                }
+                _ => {
+                    self.s.route = Some(min_queue);
+                    min_queue
+                }
+            }
+        }
+
+        /// slowdown_duty: the schedule (follow_route: the shortest period
+        /// after a freeze read what may be a longer path).
         fn finish_slowdown(&mut self, now: Instant, start: Instant, restored: bool) {
-            let period = since(now, start)
-                .div_f64(DUTY)
-                .min(PERIOD_MAX)
-                .max(PERIOD_MIN);
+            let period = match self.s.route {
+                Some(_) => PERIOD_MIN,
+                None => since(now, start)
+                    .div_f64(DUTY)
+                    .min(PERIOD_MAX)
+                    .max(PERIOD_MIN),
+            };
             let due = start.checked_add(period).unwrap_or(now).max(now);
             self.s.next_slowdown = NextSlowdown::At(due);
             self.s.phase = Phase::CongestionAvoidance;
@@ -929,7 +1013,8 @@ mod model {
 #[derive(Clone, Debug)]
 enum Event {
     /// One round trip of ACKs: `acks` ACKs spread over an RTT of the base
-    /// RTT plus `queue` times it, acknowledging `acked` of the window; the
+    /// RTT plus `queue` times it (each ACK's RTT later by its share of the
+    /// case's jitter), acknowledging `acked` of the window; the
     /// last one acknowledges a packet sent when the round began (it ends
     /// the controller's round), the others older packets. Before each ACK
     /// a packet is sent with `sent_in_flight` of the window already out;
@@ -1025,6 +1110,8 @@ struct Driver {
     now: Instant,
     start: Instant,
     base_rtt: Duration,
+    /// Each round's ACKs are late by up to this fraction of `base_rtt`.
+    jitter: f64,
     mss: u64,
     min_rtt: common::MinRtt,
     srtt: Option<Duration>,
@@ -1036,7 +1123,7 @@ struct Driver {
 }
 
 impl Driver {
-    fn new(base_rtt: Duration, mss: u64) -> Self {
+    fn new(base_rtt: Duration, mss: u64, jitter: f64) -> Self {
         let path = PathInfo {
             max_datagram_size: mss,
             initial_window_packets: 10,
@@ -1053,6 +1140,7 @@ impl Driver {
             start,
             base_rtt,
             mss,
+            jitter,
             min_rtt: common::MinRtt::default(),
             srtt: None,
             last: None,
@@ -1140,7 +1228,11 @@ impl Driver {
                         bytes,
                         time_sent: sent,
                     }];
-                    let info = self.rtt_info(rtt + *ack_delay, *ack_delay, *every_sample || last);
+                    // A fixed scatter over the round: 0, 3/7, 6/7, 2/7, …
+                    let scatter = f64::from(i * 3 % 7) / 7.0;
+                    let late = self.base_rtt.mul_f64(self.jitter * scatter);
+                    let info =
+                        self.rtt_info(rtt + late + *ack_delay, *ack_delay, *every_sample || last);
                     let flight = self.of_window(*in_flight);
                     self.ack(acked, flight, info)?;
                 }
@@ -1205,13 +1297,16 @@ impl Driver {
 
 /// Base RTTs from 2 ms to 400 ms (T from its 2.5 ms floor to the
 /// configured 60 ms), mostly MSS 1200.
-fn case() -> impl Strategy<Value = (Duration, u64, Vec<Event>)> {
+fn case() -> impl Strategy<Value = (Duration, u64, f64, Vec<Event>)> {
     (
         prop_oneof![
             (2_000u64..400_000).prop_map(Duration::from_micros),
             Just(Duration::from_millis(50)),
         ],
         prop_oneof![4 => Just(1200u64), 1 => 1u64..9_000],
+        // The link's own jitter: each round's ACKs are late by up to this
+        // fraction of the base RTT (`Event::Round`).
+        prop_oneof![1 => Just(0.0), 1 => 0.0..0.6],
         prop::collection::vec(event(), 1..400),
     )
 }
@@ -1234,8 +1329,8 @@ fn the_page_and_the_crate_agree_after_every_event() {
     );
     let seen = std::cell::RefCell::new(std::collections::BTreeSet::new());
     let calls = std::cell::Cell::new(0usize);
-    let result = runner.run(&case(), |(base_rtt, mss, events)| {
-        let mut d = Driver::new(base_rtt, mss);
+    let result = runner.run(&case(), |(base_rtt, mss, jitter, events)| {
+        let mut d = Driver::new(base_rtt, mss, jitter);
         d.compare("new")?;
         for event in &events {
             d.apply(event)?;
@@ -1264,7 +1359,7 @@ const PAGE_KEYS: &str = "restore=guarded,skip_rtt_after_restore=true,slowdown_du
     random_loss_max=0.05,decrease=excess_queue,fill_empty_queue=true,fill_quiet=2s,\
     decrease_constant=0.25,target_margin=4ms,pacing_rtt=current,fill_window_limited=true,\
     target_fraction=0.15,target_min=2.5ms,gain_max_queue=4,sharp_decrease=3,gain_quiet=10s,\
-    min_cwnd=1,fq_yield=0.6";
+    min_cwnd=1,fq_yield=0.6,jitter_allowance=3.25,follow_route=true";
 
 /// `profile=full` is the page's list of keys and nothing else: a rule
 /// added to the profile fails here first, by name, before the differential

@@ -92,6 +92,7 @@
 
 mod estimator;
 mod source;
+mod spread;
 
 use std::time::Duration;
 
@@ -111,6 +112,7 @@ pub use source::DelaySource;
 pub use source::Rebase;
 pub use source::Signal;
 pub use source::OWD_HEADROOM;
+pub use spread::RoundSpread;
 
 use crate::params;
 use crate::ParamError;

@@ -124,10 +124,15 @@ pub struct LedbatPlusPlusConfig {
     /// previous freeze measured an empty queue. Default false.
     /// Key `gentle_freeze`.
     pub(super) gentle_freeze: bool,
-    /// Two freezes in a row that read the same queue, above T and at
-    /// most the base delay, read a longer path: the base delay is raised
-    /// to it. Default false. Key `follow_route`.
+    /// Two freezes in a row that read the same queue, above T (its round
+    /// trip above 2·T) and at most the base delay, read a longer path: the
+    /// base delay is raised to it. Default false. Key `follow_route`.
     pub(super) follow_route: bool,
+    /// With `target_fraction`, T is at least this multiple of the delay's
+    /// noise, the smallest spread of a round's delay samples over the last
+    /// 8 rounds ([`crate::delay::RoundSpread`]), up to the configured T.
+    /// Default 0 (off). Key `jitter_allowance`, 0 to 10.
+    pub(super) jitter_allowance: f64,
     /// In congestion avoidance with an empty queue, grow by one byte per
     /// acknowledged byte instead of GAIN·MSS per round, paced as a slow start.
     /// Default false. Key `fill_empty_queue`.
@@ -213,6 +218,7 @@ impl Default for LedbatPlusPlusConfig {
             slowdown_period_max: SLOWDOWN_PERIOD_MAX,
             gentle_freeze: false,
             follow_route: false,
+            jitter_allowance: 0.0,
             loss_on_empty_queue: EmptyQueueLoss::Halve,
             random_loss_max: RANDOM_LOSS_MAX,
             decrease: Decrease::Draft,
@@ -261,6 +267,7 @@ impl LedbatPlusPlusConfig {
         "slowdown_period_max",
         "gentle_freeze",
         "follow_route",
+        "jitter_allowance",
         "loss_on_empty_queue",
         "random_loss_max",
         "decrease",
@@ -344,6 +351,7 @@ impl LedbatPlusPlusConfig {
             }
             "gentle_freeze" => self.gentle_freeze = params::bool_value(key, value)?,
             "follow_route" => self.follow_route = params::bool_value(key, value)?,
+            "jitter_allowance" => self.jitter_allowance = params::f64_in(key, value, 0.0, 10.0)?,
             "random_loss_max" => self.random_loss_max = params::f64_in(key, value, 0.0, 1.0)?,
             "fill_empty_queue" => self.fill_empty_queue = params::bool_value(key, value)?,
             "fill_quiet" => {
@@ -535,6 +543,7 @@ mod tests {
              decrease_constant, ss_exit, slowdown, slowdown_rtts, initial_slowdown_rtts, \
              slowdown_interval, restore, skip_rtt_after_restore, empty_queue, slowdown_duty, \
              slowdown_period_min, slowdown_period_max, gentle_freeze, follow_route, \
+             jitter_allowance, \
              loss_on_empty_queue, random_loss_max, decrease, fill_empty_queue, fill_quiet, target_margin, \
              pacing_rtt, fill_window_limited, target_fraction, target_min, gain_max_queue, \
              sharp_decrease, gain_quiet, fq_yield, current_filter, base_history, base_bucket)"

@@ -94,6 +94,7 @@ use crate::delay::CurrentFilter;
 use crate::delay::DelayEstimator;
 use crate::delay::DelayMode;
 use crate::delay::DelaySource;
+use crate::delay::RoundSpread;
 use crate::flight::FlightSize;
 use crate::pacing;
 use crate::recovery::RecoveryPeriod;
@@ -205,6 +206,11 @@ enum Phase {
         /// The smallest queuing delay measured while frozen (`Duration::MAX`
         /// before the first sample).
         min_queue: Duration,
+        /// The smallest round trip above the path's minimum while frozen
+        /// (`Duration::MAX` before the first sample): `min_queue` itself on
+        /// the round-trip signal; on a one-way signal what the round trip
+        /// says (`follow_route`).
+        min_rtt_queue: Duration,
     },
     /// Slow start back to ssthresh after a freeze (§4.4).
     RampUp {
@@ -308,6 +314,10 @@ pub struct LedbatPlusPlus {
     round_cwnd: f64,
     rounds: Rounds,
     delay: DelayEstimator,
+    /// The spread of each round's delay samples (`jitter_allowance`).
+    spread: RoundSpread,
+    /// T stands on the noise (`jitter_allowance`).
+    jittery: bool,
     /// Where the delay samples come from (spec key `delay`).
     source: DelaySource,
     /// The round trip's current value with a one-way signal: the minimum
@@ -387,6 +397,8 @@ impl LedbatPlusPlus {
             round_cwnd: cwnd,
             rounds: Rounds::default(),
             delay: DelayEstimator::new(&cfg.delay),
+            spread: RoundSpread::default(),
+            jittery: false,
             source: DelaySource::new(cfg.delay.mode),
             round_trip: (cfg.delay.mode == DelayMode::OneWay)
                 .then(|| CurrentFilter::new(cfg.delay.current_filter)),
@@ -419,7 +431,20 @@ impl LedbatPlusPlus {
         let configured = self.cfg.target;
         let target = match (self.cfg.target_fraction, self.gain_base, self.deference) {
             (Some(f), Some(base), Deference::Full) if !base.is_zero() => {
-                base.mul_f64(f).max(self.cfg.target_min).min(configured)
+                let t = base.mul_f64(f).max(self.cfg.target_min);
+                // `jitter_allowance`: T is that multiple of the delay's
+                // noise from when that at least doubles it until it falls
+                // below it.
+                let noise = self.spread.noise().mul_f64(self.cfg.jitter_allowance);
+                self.jittery = match self.jittery {
+                    true => noise >= t,
+                    false => noise >= t.saturating_mul(2),
+                };
+                match self.jittery {
+                    true => noise,
+                    false => t,
+                }
+                .min(configured)
             }
             _ => configured,
         };
@@ -548,7 +573,12 @@ impl CongestionController for LedbatPlusPlus {
             }
         }
         match sample {
-            Some(s) => self.delay.on_delay_sample(now, s, None),
+            Some(s) => {
+                if self.cfg.jitter_allowance > 0.0 {
+                    self.spread.on_sample(s.delay);
+                }
+                self.delay.on_delay_sample(now, s, None)
+            }
             None => self.delay.advance(now),
         }
         // -01 §4.2's gain is of the base round trip.
@@ -558,13 +588,31 @@ impl CongestionController for LedbatPlusPlus {
             self.retarget();
         }
 
-        if let Phase::Slowdown { min_queue, .. } = &mut self.s.phase {
+        let frozen = matches!(self.s.phase, Phase::Slowdown { .. });
+        let rtt_queue = match (frozen, self.current_rtt(), self.gain_base) {
+            (true, Some(rtt), Some(base)) => rtt.saturating_sub(base),
+            _ => Duration::ZERO,
+        };
+        if let Phase::Slowdown {
+            min_queue,
+            min_rtt_queue,
+            ..
+        } = &mut self.s.phase
+        {
             if ack.rtt.new_sample && !skipping {
                 *min_queue = (*min_queue).min(self.delay.queuing());
+                *min_rtt_queue = (*min_rtt_queue).min(rtt_queue);
             }
         }
         let round_start = self.rounds.start();
         let ended = self.rounds.on_ack(now, largest);
+        if ended && self.cfg.jitter_allowance > 0.0 {
+            let noise = self.spread.noise();
+            self.spread.on_round_end();
+            if self.spread.noise() != noise {
+                self.retarget();
+            }
+        }
         // `fq_yield` (`flow_queue.rs`): the round's rate, and the test.
         if self.cfg.fq_yield.is_some() {
             let sample = (ack.rtt.new_sample && !skipping).then_some(largest);
@@ -577,8 +625,9 @@ impl CongestionController for LedbatPlusPlus {
                 until,
                 rtt,
                 min_queue,
+                min_rtt_queue,
             } if now >= until => {
-                self.end_freeze(now, start, rtt, min_queue);
+                self.end_freeze(now, start, rtt, min_queue, min_rtt_queue);
                 changed = true;
             }
             Phase::CongestionAvoidance => {

@@ -103,6 +103,7 @@ impl LedbatPlusPlus {
             until: now.checked_add(freeze).unwrap_or(now),
             rtt,
             min_queue: Duration::MAX,
+            min_rtt_queue: Duration::MAX,
         };
         self.s.next_slowdown = Schedule::None;
         // A fill is congestion avoidance's: it ends with it, so that a
@@ -122,8 +123,9 @@ impl LedbatPlusPlus {
         start: Instant,
         rtt: Duration,
         min_queue: Duration,
+        min_rtt_queue: Duration,
     ) {
-        let min_queue = self.follow_route(min_queue);
+        let min_queue = self.follow_route(min_queue, min_rtt_queue);
         let empty = min_queue <= self.empty_queue;
         self.s.last_freeze_empty = empty;
         // `fq_yield`: an empty freeze starts a test, from at least the
@@ -164,19 +166,32 @@ impl LedbatPlusPlus {
     ///
     /// A freeze empties our own queue, so a freeze that still reads one
     /// reads someone else's queue or a path that got longer. A queue above
-    /// T that two freezes in a row read alike (within T), and that is at
-    /// most the base round trip (a path at most twice as long), is taken
-    /// for the path: the base delay moves up by it. Taken
-    /// wrongly (a competitor's standing queue), the raised base falls back
-    /// as soon as that queue drains below it: the base is a minimum.
-    fn follow_route(&mut self, min_queue: Duration) -> Duration {
+    /// T that two freezes in a row read alike (within T), that is at most
+    /// the base round trip (a path at most twice as long), and whose round
+    /// trip reads more than 2·T, is taken for the path: the base delay
+    /// moves up by it. Taken wrongly (a competitor's standing queue), the
+    /// raised base falls back as soon as that queue drains below it: the
+    /// base is a minimum. Another LBE flow's queue stays near its T, and
+    /// so below 2·T (`profiles.rs` has what the 2·T measured).
+    ///
+    /// On a one-way signal the round trip must say so too: the freeze's
+    /// round trip above the path's minimum (`min_rtt_queue`) is above 2·T,
+    /// and with T at least the one-way reading. A path that got longer, or
+    /// someone's queue, lengthens both; a receiver clock that runs fast
+    /// lengthens the one-way delays alone, and before the drift fit has its
+    /// buckets (`delay/estimator.rs`) two freezes read that drift alike.
+    /// On the round-trip signal `min_rtt_queue` is `min_queue`.
+    fn follow_route(&mut self, min_queue: Duration, min_rtt_queue: Duration) -> Duration {
         if !self.cfg.follow_route {
             return min_queue;
         }
         let target = self.target();
         // The bound is the base round trip (a one-way signal's base holds
         // an arbitrary offset, `delay/source.rs`).
-        let candidate = min_queue > target && self.gain_base.is_some_and(|rtt| min_queue <= rtt);
+        let candidate = min_queue > target
+            && self.gain_base.is_some_and(|rtt| min_queue <= rtt)
+            && min_rtt_queue > target.saturating_mul(2)
+            && min_rtt_queue.saturating_add(target) >= min_queue;
         let previous = self.s.route.take();
         if !candidate {
             return min_queue;
@@ -331,31 +346,31 @@ mod tests {
 
     #[test]
     fn two_freezes_that_read_the_same_queue_follow_a_longer_path() {
-        // +100 ms: above T (60 ms), at most the base (240 ms).
-        let mut d = route_changed("true", ms(340));
-        let first = through_the_next_freeze(&mut d, ms(340));
-        assert_eq!(d.cc.s.route, Some(ms(100)), "a candidate");
+        // +150 ms: above 2·T (120 ms), at most the base (240 ms).
+        let mut d = route_changed("true", ms(390));
+        let first = through_the_next_freeze(&mut d, ms(390));
+        assert_eq!(d.cc.s.route, Some(ms(150)), "a candidate");
         assert_eq!(d.cc.snapshot().base_delay, Some(ms(240)));
         // Not empty: the draft's ramp-up; once it ends, the next slowdown
         // is due at the shortest period, 10 s after this one began.
         while state(&d) == "ramp_up" {
-            d.round(ms(340), d.cc.window());
+            d.round(ms(390), d.cc.window());
         }
         assert_eq!(
             d.cc.s.next_slowdown,
             Schedule::At(first + Duration::from_secs(10))
         );
-        let second = through_the_next_freeze(&mut d, ms(340));
+        let second = through_the_next_freeze(&mut d, ms(390));
         // At the first ACK at or after the time due (one per round here).
         let due = first + Duration::from_secs(10);
         assert!(
-            second >= due && second < due + ms(340),
+            second >= due && second < due + ms(390),
             "{:?}",
             second - first
         );
         // Read alike: the base is the longer path's, the queue empty, and
         // the freeze jumps back (`restore=guarded`).
-        assert_eq!(d.cc.snapshot().base_delay, Some(ms(340)));
+        assert_eq!(d.cc.snapshot().base_delay, Some(ms(390)));
         assert_eq!(d.cc.s.route, None);
         assert_eq!(state(&d), "congestion_avoidance");
         assert_eq!(d.cc.window() as f64, d.cc.s.ssthresh);
@@ -363,10 +378,11 @@ mod tests {
     }
 
     #[test]
-    fn a_freeze_reading_more_than_the_base_or_less_than_t_is_a_queue() {
+    fn a_freeze_reading_more_than_the_base_or_less_than_2_t_is_a_queue() {
         for (follow, path) in [
-            ("false", ms(340)), // the rule off
+            ("false", ms(390)), // the rule off
             ("true", ms(490)),  // +250 ms: more than the 240 ms base
+            ("true", ms(340)),  // +100 ms: above T, below 2·T
             ("true", ms(290)),  // +50 ms: below T
         ] {
             let mut d = route_changed(follow, path);
