@@ -3,11 +3,14 @@
 //! the cellular trace's bar is in `workloads_sim.rs`): jitter and a route
 //! change.
 
+mod common;
+
+use common::finished_web_p95_ratio;
+use common::named_flow;
+use common::second_flow_share;
+use common::window;
+use common::Scratch;
 use lbe_lab::sim::SimSummary;
-use lbe_test_support::scenario_text::named_flow;
-use lbe_test_support::scenario_text::window;
-use lbe_test_support::Scratch;
-use lbe_workload::figures::WorkloadFigures;
 
 /// `lbe-lab run --sim --no-report` of `text` (seed 1 put before it), with
 /// `--baseline` when `baseline`.
@@ -21,13 +24,44 @@ fn run(dir: &Scratch, name: &str, text: &str, baseline: bool) -> SimSummary {
     lbe_lab::sim::run_file(&file, &dir.join(name), &options, &|_| {}).unwrap()
 }
 
+const FULL: &str = "ledbatpp:profile=full";
+
+/// `profile=full` alone on `link` from 0 s: its part of the link's largest
+/// goodput over `from`-`to`.
+fn full_alone_of_max(dir: &Scratch, link: &str, from: &str, to: &str) -> f64 {
+    let text = format!(
+        "{link}{}{}",
+        window(from, to),
+        named_flow("bulk", FULL, "0s", to)
+    );
+    run(dir, "alone", &text, false).utilization_of_max.unwrap()
+}
+
+/// `profile=full` on `link` from 0 s and a CUBIC download from
+/// `cubic_start`: CUBIC's part of the link's largest goodput over
+/// `from`-`to` (its share of the two times their part).
+fn cubic_of_max_beside_full(
+    dir: &Scratch,
+    link: &str,
+    cubic_start: &str,
+    from: &str,
+    to: &str,
+) -> f64 {
+    let text = format!(
+        "{link}{}{}{}",
+        window(from, to),
+        named_flow("bulk", FULL, "0s", to),
+        named_flow("cubic", "cubic", cubic_start, to)
+    );
+    let s = run(dir, "beside-cubic", &text, false);
+    second_flow_share(&s) * s.utilization_of_max.unwrap()
+}
+
 /// 20 Mbit/s, 10 ms base RTT, 100 ms buffer, 10 ms of uniform jitter per
 /// datagram, order kept: the link of sweeps/links-jitter*.toml at the
 /// issue's bar.
 const JITTERY_LINK: &str =
     "[link]\nrate = \"20mbit\"\nrtt = \"10ms\"\nbuffer = \"100ms\"\njitter = \"10ms\"\n";
-
-const FULL: &str = "ledbatpp:profile=full";
 
 /// The jitter bar for `profile=full`: alone it carries at least 0.85 of
 /// the link's largest goodput (over 10-40 s); beside a CUBIC download
@@ -40,36 +74,8 @@ const FULL: &str = "ledbatpp:profile=full";
 #[test]
 fn profile_full_on_a_jittery_link_fills_it_and_still_yields() {
     let dir = Scratch::new("lbe-sim-jitter-bar");
-    let alone = run(
-        &dir,
-        "alone",
-        &format!(
-            "{JITTERY_LINK}{}{}",
-            window("10s", "40s"),
-            named_flow("bulk", FULL, "0s", "40s")
-        ),
-        false,
-    );
-    let used = alone.utilization_of_max.unwrap();
-    let beside_cubic = run(
-        &dir,
-        "beside-cubic",
-        &format!(
-            "{JITTERY_LINK}{}{}{}",
-            window("20s", "60s"),
-            named_flow("bulk", FULL, "0s", "60s"),
-            named_flow("cubic", "cubic", "10s", "60s")
-        ),
-        false,
-    );
-    // utilization_of_max is the flows' goodput over the link's largest.
-    let total: f64 = beside_cubic
-        .flows
-        .iter()
-        .map(|f| f.figures.goodput_bps)
-        .sum();
-    let cubic_of_max = beside_cubic.flows[1].figures.goodput_bps / total
-        * beside_cubic.utilization_of_max.unwrap();
+    let used = full_alone_of_max(&dir, JITTERY_LINK, "10s", "40s");
+    let cubic_of_max = cubic_of_max_beside_full(&dir, JITTERY_LINK, "10s", "20s", "60s");
     let beside_web = run(
         &dir,
         "beside-web",
@@ -82,16 +88,7 @@ fn profile_full_on_a_jittery_link_fills_it_and_still_yields() {
         ),
         true,
     );
-    let web = &beside_web.tail.workloads[0];
-    let WorkloadFigures::Web {
-        unfinished: 0,
-        failed: 0,
-        ..
-    } = &web.figures
-    else {
-        panic!("every download finished: {:?}", web.figures);
-    };
-    let web_p95 = web.harm.as_ref().unwrap().fct_p95_ratio.unwrap();
+    let web_p95 = finished_web_p95_ratio(&beside_web.tail.workloads[0]);
     eprintln!("alone {used:.3} of max; CUBIC {cubic_of_max:.3} of max; web p95 x{web_p95:.3}");
     assert!(used >= 0.85, "alone {used:.3} of max");
     assert!(
@@ -117,35 +114,8 @@ const LONGER_ROUTE: &str = "[link]\nrate = \"20mbit\"\nrtt = \"50ms\"\nbuffer = 
 #[test]
 fn profile_full_follows_a_longer_route_and_still_yields_after_it() {
     let dir = Scratch::new("lbe-sim-route-bar");
-    let alone = run(
-        &dir,
-        "alone",
-        &format!(
-            "{LONGER_ROUTE}{}{}",
-            window("80s", "90s"),
-            named_flow("bulk", FULL, "0s", "90s")
-        ),
-        false,
-    );
-    let used = alone.utilization_of_max.unwrap();
-    let beside_cubic = run(
-        &dir,
-        "then-cubic",
-        &format!(
-            "{LONGER_ROUTE}{}{}{}",
-            window("130s", "180s"),
-            named_flow("bulk", FULL, "0s", "180s"),
-            named_flow("cubic", "cubic", "120s", "180s")
-        ),
-        false,
-    );
-    let total: f64 = beside_cubic
-        .flows
-        .iter()
-        .map(|f| f.figures.goodput_bps)
-        .sum();
-    let cubic_of_max = beside_cubic.flows[1].figures.goodput_bps / total
-        * beside_cubic.utilization_of_max.unwrap();
+    let used = full_alone_of_max(&dir, LONGER_ROUTE, "80s", "90s");
+    let cubic_of_max = cubic_of_max_beside_full(&dir, LONGER_ROUTE, "120s", "130s", "180s");
     eprintln!("back to {used:.3} of max; CUBIC after it {cubic_of_max:.3} of max");
     assert!(used >= 0.9, "20-30 s after the change: {used:.3} of max");
     assert!(

@@ -4,6 +4,8 @@
 //! link with no host latency; the instrument's contract (harm beside CUBIC,
 //! none beside a 2-packet window); determinism; what is refused.
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -405,18 +407,10 @@ fn profile_full_on_a_cellular_trace_keeps_its_share_and_web_within_the_bar() {
         let [web, ping] = &run.tail.workloads[..] else {
             panic!("two workloads: {:?}", run.tail.workloads);
         };
-        let WorkloadFigures::Web {
-            unfinished: 0,
-            failed: 0,
-            ..
-        } = &web.figures
-        else {
-            panic!("every download finished: {:?}", web.figures);
-        };
         let WorkloadFigures::Ping { lost, .. } = &ping.figures else {
             panic!("a ping: {:?}", ping.figures);
         };
-        (web.harm.as_ref().unwrap().fct_p95_ratio.unwrap(), *lost)
+        (common::finished_web_p95_ratio(web), *lost)
     };
     let (full_web, full_ping_lost) = web_p95_ratio("ledbatpp:profile=full");
     let (cubic_web, _) = web_p95_ratio("cubic");

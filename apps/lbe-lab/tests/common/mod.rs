@@ -85,3 +85,17 @@ pub fn goodput_bps<F: BulkFlow, T>(s: &RunSummary<F, T>, name: &str) -> f64 {
         .figures()
         .goodput_bps
 }
+
+/// A web workload's p95 completion time over its time alone (`--baseline`
+/// ran), once every one of its downloads finished.
+pub fn finished_web_p95_ratio(web: &lbe_lab::workload::WorkloadSummary) -> f64 {
+    let lbe_workload::figures::WorkloadFigures::Web {
+        unfinished: 0,
+        failed: 0,
+        ..
+    } = &web.figures
+    else {
+        panic!("every download finished: {:?}", web.figures);
+    };
+    web.harm.as_ref().unwrap().fct_p95_ratio.unwrap()
+}
