@@ -377,6 +377,68 @@ mod tests {
         assert_eq!(d.cc.snapshot().queuing_delay, Some(Duration::ZERO));
     }
 
+    /// One round of `bytes` at round trip `rtt`, each ACK with its one-way
+    /// delay: `forward` plus the peer clock's offset (2 h).
+    fn owd_round(d: &mut Driver<LedbatPlusPlus>, rtt: Duration, forward: Duration, bytes: u64) {
+        let sent = d.last_ack;
+        d.advance(rtt);
+        let peer_epoch = d.epoch - Duration::from_secs(1);
+        d.one_way = Some(crate::OneWayDelaySample::Sent {
+            time_sent: sent,
+            peer_receive_time: Duration::from_secs(7200) + (sent - peer_epoch) + forward,
+        });
+        d.ack(sent, bytes, rtt);
+    }
+
+    #[test]
+    fn on_one_way_delays_a_longer_path_needs_the_round_trip_to_say_so() {
+        // Base 240 ms, 120 ms of it forward; T = 60 ms. From congestion
+        // avoidance after the initial slowdown, the one-way delay grows by
+        // 150 ms: with the round trip 150 ms longer too (a longer path) the
+        // base follows after two freezes; with the round trip as it was (a
+        // receiver clock running fast) it never does.
+        let run = |rtt: Duration, forward: Duration| {
+            let mut d = base_240(&[
+                ("delay", "owd"),
+                ("follow_route", "true"),
+                ("restore", "guarded"),
+                ("slowdown_duty", "0.02"),
+                ("slowdown_period_min", "10s"),
+                ("slowdown_period_max", "60s"),
+            ]);
+            d.last_ack = d.epoch - ms(240);
+            d.now = d.epoch - ms(240);
+            owd_round(&mut d, ms(240), ms(120), 12_000);
+            owd_round(&mut d, ms(240), ms(120), 24_000);
+            // 46 ms of queue ends the slow start (3/4 of T = 45 ms).
+            owd_round(&mut d, ms(286), ms(166), 48_000);
+            assert_eq!((state(&d), d.cc.window()), ("congestion_avoidance", 48_000));
+            while state(&d) != "slowdown" {
+                let w = d.cc.window();
+                owd_round(&mut d, ms(240), ms(120), w);
+            }
+            while state(&d) == "slowdown" {
+                let w = d.cc.window();
+                owd_round(&mut d, ms(240), ms(120), w);
+            }
+            assert_eq!(state(&d), "congestion_avoidance", "an empty freeze");
+            let before = d.cc.snapshot().base_delay.unwrap();
+            for _ in 0..3 {
+                while state(&d) != "slowdown" {
+                    let w = d.cc.window().max(MSS);
+                    owd_round(&mut d, rtt, forward, w);
+                }
+                while state(&d) == "slowdown" {
+                    let w = d.cc.window();
+                    owd_round(&mut d, rtt, forward, w);
+                }
+            }
+            d.cc.snapshot().base_delay.unwrap() - before
+        };
+        assert_eq!(run(ms(390), ms(270)), ms(150), "a longer path");
+        assert_eq!(run(ms(240), ms(270)), Duration::ZERO, "a fast clock");
+    }
+
     #[test]
     fn a_freeze_reading_more_than_the_base_or_less_than_2_t_is_a_queue() {
         for (follow, path) in [
