@@ -588,9 +588,12 @@ impl CongestionController for LedbatPlusPlus {
             self.retarget();
         }
 
-        let frozen = matches!(self.s.phase, Phase::Slowdown { .. });
-        let rtt_queue = match (frozen, self.current_rtt(), self.gain_base) {
-            (true, Some(rtt), Some(base)) => rtt.saturating_sub(base),
+        // (Read only while frozen: the current RTT is not free.)
+        let rtt_queue = match self.s.phase {
+            Phase::Slowdown { .. } => match (self.current_rtt(), self.gain_base) {
+                (Some(rtt), Some(base)) => rtt.saturating_sub(base),
+                _ => Duration::ZERO,
+            },
             _ => Duration::ZERO,
         };
         if let Phase::Slowdown {
