@@ -10,6 +10,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use lbe_app_kit::tls::Certificate;
+use lbe_test_support::{fresh_dir, qlog_events, Scratch};
 use quic_bulk::server::ServerArgs;
 
 /// The bytes the C program downloads.
@@ -36,17 +37,17 @@ fn static_library() -> PathBuf {
         .unwrap_or_else(|| panic!("no libquiche_lbe_ffi-*.a in {}", deps.display()))
 }
 
-fn tempdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("quiche-lbe-ffi-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// download.c, compiled once for all tests of this file.
+/// download.c, compiled once for all tests of this file, into cargo's
+/// scratch directory for this crate's tests (under `target/`, overwritten
+/// by the next run: the program is 80 MB with its debug information, too
+/// much to leave behind in the system's temporary directory per run).
 fn program() -> &'static Path {
     static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
-    PROGRAM.get_or_init(|| compile(&tempdir("program")))
+    PROGRAM.get_or_init(|| {
+        compile(&fresh_dir(
+            &Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-download-program"),
+        ))
+    })
 }
 
 /// Compiles download.c into `dir`; returns the program's path.
@@ -82,24 +83,10 @@ fn compile(dir: &Path) -> PathBuf {
     program
 }
 
-/// `(name, data)` of every record of a JSON-SEQ qlog.
-fn qlog_events(path: &Path) -> Vec<(String, serde_json::Value)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.split('\u{1e}')
-        .filter(|r| !r.trim().is_empty())
-        .map(|r| serde_json::from_str::<serde_json::Value>(r).unwrap())
-        .map(|v| {
-            (
-                v["name"].as_str().unwrap_or_default().to_string(),
-                v["data"].clone(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn a_c_program_downloads_with_ledbatpp_chosen_by_name() {
-    let dir = tempdir("download");
+    let scratch = Scratch::new("quiche-lbe-ffi-download");
+    let dir = scratch.path();
     let args = ServerArgs::loopback(None);
     // The C client verifies the server's certificate against the one the
     // server generated (what `quic-bulk server --write-cert` writes).
