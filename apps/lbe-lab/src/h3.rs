@@ -287,6 +287,9 @@ pub fn fetch(
         qlog_dir: Some(qlog_dir.to_path_buf()),
         trust: served.trust.clone(),
         timeout: Duration::from_secs(10),
+        idle_timeout: lbe_app_kit::tls::Transport::default().idle_timeout,
+        // A lab run measures one connection.
+        retry_for: Duration::ZERO,
         progress: false,
     };
     let (result, receiver_window) = h3_download::fetch::run_with_receiver_window(&args, abort);

@@ -65,6 +65,28 @@ struct Cli {
     /// Give up if the handshake does not complete in this time.
     #[arg(long, default_value = "5s", value_parser = lbe_units::parse_duration)]
     timeout: Duration,
+    /// The connection's idle timeout (1s to 600s): with nothing from the
+    /// server for this long, the connection is lost.
+    #[arg(long, default_value = "30s", value_parser = parse_idle_timeout)]
+    idle_timeout: Duration,
+    /// After a connection is lost mid-download (--idle-timeout without
+    /// anything from the server: an outage, a roam, a NAT that forgot the
+    /// flow), connect again and resume from FILE.part, for up to this long
+    /// after the last connection that got data was lost (0s: give up at
+    /// once). Waits 1 s before
+    /// the first new connection, doubling to 16 s while none gets data
+    /// [default: 10m with --background, 0s without].
+    #[arg(long, value_name = "DURATION", value_parser = lbe_units::parse_duration)]
+    retry_for: Option<Duration>,
+}
+
+/// An idle timeout: 1 s to 600 s.
+fn parse_idle_timeout(text: &str) -> Result<Duration, String> {
+    let d = lbe_units::parse_duration(text)?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(600) {
+        return Err(format!("'{text}' is out of range: from 1s to 600s"));
+    }
+    Ok(d)
 }
 
 /// A duration with a unit, 1 ms to 3600 s (the controller's range).
@@ -136,6 +158,12 @@ fn main() -> ExitCode {
         qlog_dir: cli.qlog_dir,
         trust,
         timeout: cli.timeout,
+        idle_timeout: cli.idle_timeout,
+        retry_for: cli.retry_for.unwrap_or(if cli.background {
+            h3_download::fetch::BACKGROUND_RETRY_FOR
+        } else {
+            Duration::ZERO
+        }),
         progress: !cli.json,
     };
     let result =

@@ -25,6 +25,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use std::time::Instant;
 
@@ -36,7 +37,6 @@ use lbe_app_kit::endpoint::stall::StallEvent;
 use lbe_app_kit::endpoint::stall::StallWatch;
 use lbe_app_kit::endpoint::Conn;
 use lbe_app_kit::tls::ServerTrust;
-use lbe_app_kit::tls::Transport;
 use quiche_lbe::lbe_cc::delay::DelayMode;
 use quiche_lbe::Error;
 use serde::Serialize;
@@ -84,9 +84,32 @@ pub struct FetchArgs {
     pub trust: ServerTrust,
     /// Give up if the handshake has not completed by then.
     pub timeout: Duration,
+    /// The connection's idle timeout: with nothing from the server for
+    /// this long, the connection is lost (and the download given up or,
+    /// with `retry_for`, resumed on a new connection).
+    pub idle_timeout: Duration,
+    /// After a connection is lost mid-download ([`idle_timeout`] without
+    /// anything from the server), connect again and resume from the part
+    /// file, for up to this long after the last connection that got data
+    /// was lost; zero gives up at the first loss. Only once this run has had a connection: a
+    /// server that never answers is an error at once.
+    ///
+    /// [`idle_timeout`]: FetchArgs::idle_timeout
+    pub retry_for: Duration,
     /// Show a progress bar on stderr.
     pub progress: bool,
 }
+
+/// How long `h3-fetch --background` goes on reconnecting after a loss
+/// (`--retry-for`'s default there): a Wi-Fi roam, a tunnel or a NAT
+/// that forgets its mappings lasts seconds to minutes, and a background
+/// download has the time.
+pub const BACKGROUND_RETRY_FOR: Duration = Duration::from_secs(600);
+
+/// The wait before the first reconnection; it doubles after each attempt
+/// that got nothing, up to [`RETRY_WAIT_MAX`].
+const RETRY_WAIT_FIRST: Duration = Duration::from_secs(1);
+const RETRY_WAIT_MAX: Duration = Duration::from_secs(16);
 
 /// The outcome (the `--json` object).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -99,11 +122,15 @@ pub struct Summary {
     pub size: u64,
     /// Bytes of an earlier run kept from the part file.
     pub resumed_from: u64,
-    /// Body bytes received in this run.
+    /// Body bytes received in this run, over all its connections.
     pub bytes_transferred: u64,
-    /// UDP payload bytes received on the connection (all overheads in).
+    /// UDP payload bytes received on the last connection (all overheads
+    /// in).
     pub udp_bytes_received: u64,
-    /// From sending the request to the file being in place.
+    /// New connections made after a lost one (`--retry-for`), each
+    /// resuming from the part file.
+    pub reconnects: u32,
+    /// From sending the first request to the file being in place.
     pub duration_s: f64,
     /// `bytes_transferred` over `duration_s`, bits per second.
     pub goodput_bps: f64,
@@ -166,6 +193,14 @@ struct FetchApp {
     /// download is given up after the idle timeout without data (in
     /// background mode the receiver's PINGs keep the connection open).
     stall: StallWatch,
+    /// The stall watch gave up: nothing came for the idle timeout.
+    stalled_out: bool,
+    /// Whether the connection's loop ran (the app was called).
+    polled: bool,
+    /// Whether the handshake completed.
+    established: bool,
+    /// Whether anything came from the server.
+    heard: bool,
 }
 
 impl FetchApp {
@@ -180,6 +215,7 @@ impl FetchApp {
             None => eprintln!("{line}"),
         }
         if let StallEvent::GaveUp { .. } = event {
+            self.stalled_out = true;
             return Err(Error::new(event.message()));
         }
         Ok(())
@@ -188,6 +224,9 @@ impl FetchApp {
 
 impl ClientApp for FetchApp {
     fn progress(&mut self, conn: &mut Conn) -> Result<(), Error> {
+        self.polled = true;
+        self.established |= conn.quic.is_established();
+        self.heard |= conn.quic.stats().recv > 0;
         if self.download.done.is_some() {
             return Ok(());
         }
@@ -233,28 +272,167 @@ pub fn run(args: &FetchArgs, stop: &AtomicBool) -> Result<Summary, Error> {
 /// [`run`], and the receiver-side window's summary whatever the outcome
 /// (`None` unless the receiver-side control ran): a download cut off by
 /// `stop` or failing has one too (a complete one also has it in its
-/// [`Summary`]).
+/// [`Summary`]). With `retry_for`, a lost connection is followed by a new
+/// one that resumes from the part file (the window's summary is then the
+/// last connection's).
 pub fn run_with_receiver_window(
     args: &FetchArgs,
     stop: &AtomicBool,
 ) -> (Result<Summary, Error>, Option<ReceiverWindowSummary>) {
     let mut receiver_window = None;
-    let result = download(args, stop, &mut receiver_window);
+    let result = download_reconnecting(args, stop, &mut receiver_window);
     (result, receiver_window)
 }
 
-/// [`run`]; sets `receiver_window` once the connection has ended.
-fn download(
+/// One connection's download that did not finish.
+struct Failed {
+    /// What went wrong, with what was kept in the part file.
+    error: Error,
+    /// What went wrong, alone.
+    cause: String,
+    /// Bytes in the part file.
+    kept: u64,
+    /// The connection was lost: established, then nothing came from the
+    /// server for the idle timeout; or no answer at all to the handshake.
+    lost: bool,
+    /// Whether the handshake completed.
+    established: bool,
+    /// Body bytes this connection received.
+    received: u64,
+    /// Bytes of an earlier run it kept from the part file.
+    resumed_from: u64,
+    /// When its request went out.
+    sent: Option<Instant>,
+}
+
+impl From<Error> for Failed {
+    /// A failure before any connection: not a loss.
+    fn from(error: Error) -> Self {
+        Failed {
+            cause: error.to_string(),
+            error,
+            kept: 0,
+            lost: false,
+            established: false,
+            received: 0,
+            resumed_from: 0,
+            sent: None,
+        }
+    }
+}
+
+/// [`download`], connecting again after each lost connection while
+/// `args.retry_for` allows.
+fn download_reconnecting(
     args: &FetchArgs,
     stop: &AtomicBool,
     receiver_window: &mut Option<ReceiverWindowSummary>,
 ) -> Result<Summary, Error> {
+    let started = Instant::now();
+    let mut attempt = args.clone();
+    let mut reconnects = 0u32;
+    let mut connected = false;
+    let mut first_sent: Option<Instant> = None;
+    let mut first_resumed_from: Option<u64> = None;
+    let mut earlier_received = 0u64;
+    // When the last connection that got data was lost (or the run began):
+    // `retry_for` counts from here, and the wait between attempts starts
+    // again from the first.
+    let mut last_progress = started;
+    let mut wait = RETRY_WAIT_FIRST;
+    loop {
+        let failed = match download(&attempt, stop, receiver_window) {
+            Ok(mut summary) => {
+                if reconnects == 0 {
+                    return Ok(summary);
+                }
+                // The whole run: every connection's bytes, from the first
+                // request.
+                summary.reconnects = reconnects;
+                summary.resumed_from = first_resumed_from.unwrap_or(summary.resumed_from);
+                summary.bytes_transferred += earlier_received;
+                if let Some(sent) = first_sent {
+                    summary.duration_s = sent.elapsed().as_secs_f64().max(1e-9);
+                }
+                summary.goodput_bps = summary.bytes_transferred as f64 * 8.0 / summary.duration_s;
+                if let (Some(deadline), Some(outcome)) = (args.deadline, summary.deadline.take()) {
+                    summary.deadline = Some(DeadlineOutcome::new(
+                        deadline,
+                        summary.duration_s,
+                        outcome.time_in_levels_s,
+                    ));
+                }
+                return Ok(summary);
+            }
+            Err(failed) => failed,
+        };
+        connected |= failed.established;
+        first_sent = first_sent.or(failed.sent);
+        first_resumed_from = first_resumed_from.or(Some(failed.resumed_from));
+        earlier_received += failed.received;
+        if failed.received > 0 {
+            last_progress = Instant::now();
+            wait = RETRY_WAIT_FIRST;
+        }
+        let lost_for = last_progress.elapsed();
+        if !failed.lost
+            || !connected
+            || stop.load(Ordering::Relaxed)
+            || lost_for + wait > args.retry_for
+        {
+            if failed.lost && connected && !args.retry_for.is_zero() {
+                return Err(Error::new(format!(
+                    "{} (gave up after {reconnects} new connection{} in {:.0} s without data; \
+                     --retry-for {})",
+                    failed.error,
+                    if reconnects == 1 { "" } else { "s" },
+                    lost_for.as_secs_f64(),
+                    lbe_units::fmt_duration(args.retry_for),
+                )));
+            }
+            return Err(failed.error);
+        }
+        eprintln!(
+            "h3-fetch: {}; connecting again in {} to resume after {}",
+            failed.cause,
+            lbe_units::fmt_duration(wait),
+            lbe_units::fmt_bytes(failed.kept)
+        );
+        if !sleep_unless_stopped(wait, stop) {
+            return Err(Error::new("interrupted"));
+        }
+        wait = (wait * 2).min(RETRY_WAIT_MAX);
+        reconnects += 1;
+        attempt.resume = true;
+        attempt.deadline = args.deadline.map(|d| {
+            d.saturating_sub(started.elapsed())
+                .max(Duration::from_millis(1))
+        });
+    }
+}
+
+/// Sleeps `wait`, waking every 100 ms to see `stop`; false if it was set.
+fn sleep_unless_stopped(wait: Duration, stop: &AtomicBool) -> bool {
+    let until = Instant::now() + wait;
+    while Instant::now() < until {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(100)));
+    }
+    !stop.load(Ordering::Relaxed)
+}
+
+/// One connection's download of `args.url`; sets `receiver_window` once
+/// the connection has ended.
+fn download(
+    args: &FetchArgs,
+    stop: &AtomicBool,
+    receiver_window: &mut Option<ReceiverWindowSummary>,
+) -> Result<Summary, Failed> {
     let target = parse_url(&args.url)?;
     if args.output.is_dir() {
-        return Err(Error::new(format!(
-            "{} is a directory",
-            args.output.display()
-        )));
+        return Err(Error::new(format!("{} is a directory", args.output.display())).into());
     }
     let part = part_path(&args.output);
     let meta = meta_path(&args.output);
@@ -266,7 +444,7 @@ fn download(
             if !open.existed {
                 let _ = fs::remove_file(&part);
             }
-            return Err(e);
+            return Err(e.into());
         }
     };
     let request = build_request(&target, args.background, args.deadline, resume.as_ref());
@@ -275,10 +453,15 @@ fn download(
         sent: None,
         download: Download::new(args, part, meta, open, request, resume),
         receiver: Receiver::new(args.background, args.lbe, args.lbe_delay),
-        stall: StallWatch::new(Instant::now(), Transport::default().idle_timeout),
+        stall: StallWatch::new(Instant::now(), args.idle_timeout),
+        stalled_out: false,
+        polled: false,
+        established: false,
+        heard: false,
     };
     let options = client_options(args, &target, addr);
     let result = crate::client::config(&args.trust, &options.server_name).and_then(|mut config| {
+        config.set_max_idle_timeout(args.idle_timeout.as_millis() as u64);
         app.receiver.configure(&mut config);
         client::run(&options, &mut config, &mut app, stop)
     });
@@ -288,20 +471,39 @@ fn download(
         bar.finish_and_clear();
     }
     let Some(sha256) = d.done else {
-        let error = match result {
-            Err(e) => e,
-            Ok(conn) => Error::new(format!(
-                "the connection closed before the download finished ({} of {} bytes){}",
-                d.offset,
-                d.size.map_or("?".to_string(), |s| s.to_string()),
-                if conn.quic.is_timed_out() {
-                    ": nothing came from the server for the idle timeout"
-                } else {
-                    ""
-                }
-            )),
+        let (error, timed_out) = match result {
+            Err(e) => (e, false),
+            Ok(conn) => {
+                let timed_out = conn.quic.is_timed_out();
+                let error = Error::new(format!(
+                    "the connection closed before the download finished ({} of {} bytes){}",
+                    d.offset,
+                    d.size.map_or("?".to_string(), |s| s.to_string()),
+                    if timed_out {
+                        ": nothing came from the server for the idle timeout"
+                    } else {
+                        ""
+                    }
+                ));
+                (error, timed_out)
+            }
         };
-        return Err(with_part_note(error, &d.part, &d.meta_path, d.touched));
+        // Lost: the server went quiet on an open connection (the stall
+        // watch or quiche's idle timer said so), or a handshake that was
+        // tried never heard back. A refusal (a TLS alert, an HTTP error, a
+        // close with an error code) is an answer, not a loss.
+        let lost =
+            (app.established && (app.stalled_out || timed_out)) || (app.polled && !app.heard);
+        return Err(Failed {
+            cause: error.to_string(),
+            kept: d.offset,
+            error: with_part_note(error, &d.part, &d.meta_path, d.touched),
+            lost,
+            established: app.established,
+            received: d.received,
+            resumed_from: d.resumed_from,
+            sent: app.sent,
+        });
     };
     let mut summary = summary(args, d, sha256, app.sent, result.ok());
     summary.receiver_window = receiver_window.clone();
@@ -339,6 +541,7 @@ fn summary(
         size: d.offset,
         resumed_from: d.resumed_from,
         bytes_transferred: d.received,
+        reconnects: 0,
         udp_bytes_received: conn.as_ref().map_or(0, |c| c.quic.stats().recv_bytes),
         duration_s,
         goodput_bps: d.received as f64 * 8.0 / duration_s,
