@@ -34,9 +34,6 @@ fn key_value(r: &RunResult, key: &str) -> Option<String> {
 /// order): the keys, the mean of each metric over the row's runs (empty
 /// when no run has it) and `runs`, the number of runs.
 pub fn extract(rows: &RowsSpec, results: &[Results]) -> Result<Csv, String> {
-    let mut header: Vec<String> = rows.keys.clone();
-    header.extend(rows.metrics.iter().cloned());
-    header.push("runs".into());
     let mut groups: Vec<(Vec<String>, Vec<&RunResult>)> = Vec::new();
     for res in results {
         if res.shard.is_some() || res.runs.len() != res.runs_total {
@@ -104,22 +101,104 @@ pub fn extract(rows: &RowsSpec, results: &[Results]) -> Result<Csv, String> {
         }
         groups.sort_by_key(|(key, _)| seen.iter().position(|v| *v == key[col]));
     }
-    let mut out = Vec::new();
-    for (key, runs) in groups {
-        let mut row = key;
+    // Each group's figures: per metric its mean (and with `range` its
+    // lowest and highest), then its runs.
+    let figures = |runs: &[&RunResult]| -> Vec<String> {
+        let mut row = Vec::new();
         for m in &rows.metrics {
             let values: Vec<f64> = runs
                 .iter()
                 .filter_map(|r| crate::sweep::metric(r, m))
                 .filter(|v| v.is_finite())
                 .collect();
-            row.push(match values.len() {
-                0 => String::new(),
-                n => format!("{}", values.iter().sum::<f64>() / n as f64),
-            });
+            let shown = |v: f64| match values.is_empty() {
+                true => String::new(),
+                false => format!("{v}"),
+            };
+            row.push(shown(values.iter().sum::<f64>() / values.len() as f64));
+            if rows.range {
+                row.push(shown(values.iter().copied().fold(f64::INFINITY, f64::min)));
+                row.push(shown(
+                    values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                ));
+            }
         }
         row.push(runs.len().to_string());
-        out.push(row);
+        row
+    };
+    let mut names: Vec<String> = Vec::new();
+    for m in &rows.metrics {
+        names.push(m.clone());
+        if rows.range {
+            names.push(format!("{m}.min"));
+            names.push(format!("{m}.max"));
+        }
+    }
+    names.push("runs".into());
+    if rows.pivot.is_empty() {
+        let mut header: Vec<String> = rows.keys.clone();
+        header.extend(names);
+        let out = groups
+            .into_iter()
+            .map(|(key, runs)| {
+                let mut row = key;
+                row.extend(figures(&runs));
+                row
+            })
+            .collect();
+        return Ok(Csv { header, rows: out });
+    }
+    // Pivoted: a row per value of the other keys, the figures of each
+    // value of the pivot keys side by side (`METRIC@VALUE`).
+    let is_pivot: Vec<bool> = rows.keys.iter().map(|k| rows.pivot.contains(k)).collect();
+    let split = |key: &[String]| -> (Vec<String>, String) {
+        let (mut row, mut col) = (Vec::new(), Vec::new());
+        for (v, p) in key.iter().zip(&is_pivot) {
+            match p {
+                true => col.push(rows.pivot_names.get(v).unwrap_or(v).clone()),
+                false => row.push(v.clone()),
+            }
+        }
+        (row, col.join(","))
+    };
+    let mut values: Vec<String> = Vec::new();
+    let mut row_keys: Vec<Vec<String>> = Vec::new();
+    for (key, _) in &groups {
+        let (r, c) = split(key);
+        if !values.contains(&c) {
+            values.push(c);
+        }
+        if !row_keys.contains(&r) {
+            row_keys.push(r);
+        }
+    }
+    let mut header: Vec<String> = rows
+        .keys
+        .iter()
+        .zip(&is_pivot)
+        .filter(|(_, p)| !**p)
+        .map(|(k, _)| k.clone())
+        .collect();
+    for v in &values {
+        header.extend(names.iter().map(|n| format!("{n}@{v}")));
+    }
+    let mut out: Vec<Vec<String>> = row_keys
+        .iter()
+        .map(|r| {
+            let mut row = r.clone();
+            row.resize(header.len(), String::new());
+            row
+        })
+        .collect();
+    let width = names.len();
+    for (key, runs) in &groups {
+        let (r, c) = split(key);
+        let i = row_keys.iter().position(|x| *x == r).expect("collected");
+        let at =
+            row_keys[i].len() + values.iter().position(|x| *x == c).expect("collected") * width;
+        for (j, f) in figures(runs).into_iter().enumerate() {
+            out[i][at + j] = f;
+        }
     }
     Ok(Csv { header, rows: out })
 }
@@ -186,6 +265,9 @@ mod tests {
             metrics: metrics.iter().map(|s| s.to_string()).collect(),
             filter: Default::default(),
             order_by: order_by.iter().map(|s| s.to_string()).collect(),
+            range: false,
+            pivot: Vec::new(),
+            pivot_names: Default::default(),
         }
     }
 
@@ -229,6 +311,45 @@ mod tests {
              100ms,reno,1,,4,1\n\
              50ms,ledbat,0.5,0.5,1,2\n\
              50ms,reno,0.75,,3,1\n"
+        );
+    }
+
+    #[test]
+    fn a_pivot_puts_each_value_in_columns_with_the_lowest_and_highest() {
+        let pair = results(
+            "pair",
+            [
+                ("100ms", "1", 1.0),
+                ("100ms", "2", 0.5),
+                ("50ms", "1", 0.5),
+                ("50ms", "2", 0.25),
+            ]
+            .iter()
+            .enumerate()
+            .map(|(i, &(buffer, seed, u))| run(i, buffer, seed, u, vec![flow("ledbat", 1e6, 1.0)]))
+            .collect(),
+        );
+        let alone = results(
+            "alone",
+            vec![
+                run(0, "100ms", "1", 0.75, vec![flow("reno", 4e6, 1.0)]),
+                run(1, "50ms", "1", 0.5, vec![flow("reno", 3e6, 1.0)]),
+                run(2, "100ms", "1", 0.125, vec![flow("cubic", 3e6, 1.0)]),
+            ],
+        );
+        let mut rows = spec(&["flow1.cc", "link.buffer"], &["utilization_of_max"], &[]);
+        rows.range = true;
+        rows.pivot = vec!["link.buffer".into()];
+        rows.pivot_names = [("100ms".to_string(), "big".to_string())].into();
+        let csv = extract(&rows, &[pair, alone]).unwrap();
+        assert_eq!(
+            csv.to_text(),
+            "flow1.cc,\
+             utilization_of_max@big,utilization_of_max.min@big,utilization_of_max.max@big,runs@big,\
+             utilization_of_max@50ms,utilization_of_max.min@50ms,utilization_of_max.max@50ms,runs@50ms\n\
+             ledbat,0.75,0.5,1,2,0.375,0.25,0.5,2\n\
+             reno,0.75,0.75,0.75,1,0.5,0.5,0.5,1\n\
+             cubic,0.125,0.125,0.125,1,,,,\n"
         );
     }
 

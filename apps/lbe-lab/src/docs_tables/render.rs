@@ -5,8 +5,10 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::docs_tables::csv::Csv;
+use crate::docs_tables::spec::BarSpec;
 use crate::docs_tables::spec::ColumnSpec;
 use crate::docs_tables::spec::TableSpec;
+use crate::docs_tables::spec::Threshold;
 use crate::docs_tables::template::placeholders;
 use crate::docs_tables::template::Part;
 
@@ -36,20 +38,37 @@ pub fn check_columns(
     data: &Csv,
     seed: Option<&Csv>,
 ) -> Result<(), String> {
+    let known = |f: &str| match data.column(f) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "unknown column '{f}' (docs/data/{name}.csv has {})",
+            data.header.join(", ")
+        )),
+    };
     for c in &spec.columns {
+        for b in &c.bar {
+            known(&b.value)?;
+            for t in [&b.at_least, &b.at_most].into_iter().flatten() {
+                if let Threshold::Column(f) = t {
+                    known(f)?;
+                }
+            }
+            for k in b.when.keys() {
+                known(k)?;
+            }
+        }
         for t in c.value.all() {
             for p in placeholders(t)? {
                 match p {
                     Part::Text(_) => {}
                     Part::Data { factors, .. } => {
                         for f in factors {
-                            if data.column(&f).is_none() {
-                                return Err(format!(
-                                    "unknown column '{f}' (docs/data/{name}.csv has {})",
-                                    data.header.join(", ")
-                                ));
-                            }
+                            known(&f)?;
                         }
+                    }
+                    Part::Range { lo, hi, .. } => {
+                        known(&lo)?;
+                        known(&hi)?;
                     }
                     Part::Seed(col) => match seed {
                         None => {
@@ -118,6 +137,32 @@ fn fill(
                 Some(v) => s.push_str(v),
                 None => return Ok(None),
             },
+            Part::Range { lo, hi, decimals } => {
+                let (Some(a), Some(b)) = (data.get(row, lo), data.get(row, hi)) else {
+                    return Ok(None);
+                };
+                let d = decimals.or(c.decimals).ok_or_else(|| {
+                    format!(
+                        "column '{}': a range ({lo}..{hi}) but no 'decimals'",
+                        c.heading
+                    )
+                })?;
+                let number = |v: &str| {
+                    v.parse::<f64>()
+                        .map(|x| format!("{:.d$}", x * c.scale))
+                        .map_err(|_| {
+                            format!(
+                                "column '{}': a range of values that are not numbers ({a}, {b})",
+                                c.heading
+                            )
+                        })
+                };
+                let (a, b) = (number(a)?, number(b)?);
+                match a == b {
+                    true => s.push_str(&a),
+                    false => s.push_str(&format!("{a}–{b}")),
+                }
+            }
             Part::Data { factors, decimals } => {
                 let raw: Option<Vec<&str>> = factors.iter().map(|f| data.get(row, f)).collect();
                 let Some(raw) = raw else { return Ok(None) };
@@ -154,6 +199,37 @@ fn fill(
         }
     }
     Ok(Some(s))
+}
+
+/// A `bar` column's cell for row `row`: `yes` when every bar that applies
+/// holds, `no` when one does not, `None` (`–`) when none applies or a
+/// value is missing.
+fn bar_cell(bars: &[BarSpec], data: &Csv, row: usize) -> Option<String> {
+    let number = |col: &str| data.get(row, col).and_then(|v| v.parse::<f64>().ok());
+    let mut applied = false;
+    let mut held = true;
+    for b in bars {
+        if !b
+            .when
+            .iter()
+            .all(|(k, v)| data.get(row, k) == Some(v.as_str()))
+        {
+            continue;
+        }
+        applied = true;
+        let value = number(&b.value)?;
+        let threshold = |t: &Threshold| match t {
+            Threshold::Number(x) => Some(*x),
+            Threshold::Column(c) => number(c),
+        };
+        if let Some(t) = &b.at_least {
+            held &= value >= threshold(t)? * b.times;
+        }
+        if let Some(t) = &b.at_most {
+            held &= value <= threshold(t)? * b.times;
+        }
+    }
+    applied.then(|| if held { "yes" } else { "no" }.to_string())
 }
 
 /// A Markdown table cell: its `|` escaped.
@@ -198,7 +274,10 @@ pub fn render(
         // left was: within the group those columns make.
         let mut same_group = true;
         for (i, (c, ts)) in spec.columns.iter().zip(&templates).enumerate() {
-            let mut value = None;
+            let mut value = match c.bar.is_empty() {
+                true => None,
+                false => bar_cell(&c.bar, data, row),
+            };
             for t in ts {
                 if let Some(v) = fill(t, c, data, row, seed)? {
                     value = Some(v);
@@ -243,8 +322,12 @@ fn caption(name: &str, spec: &TableSpec, seed: Option<&Csv>, m: &Measured) -> St
         ("sim", None) => "in the simulator".to_string(),
         _ => "in real time (lbe-netem)".to_string(),
     };
+    let over = match spec.rows.range {
+        true => "the mean, the lowest and the highest over its runs",
+        false => "the mean over its runs",
+    };
     let mut s = format!(
-        "*Generated from `docs/data/{name}.csv` by `lbe-lab docs-tables`: {} runs of {sweeps} {how}, lbe-lab built at commit {} on {}, each row the mean over its runs; re-measured by `scripts/paper-figures.sh --only {name}`.",
+        "*Generated from `docs/data/{name}.csv` by `lbe-lab docs-tables`: {} runs of {sweeps} {how}, lbe-lab built at commit {} on {}, each row {over}; re-measured by `scripts/paper-figures.sh --only {name}`.",
         m.runs, m.commit, m.date
     );
     if let Some(seed) = seed {
@@ -368,6 +451,79 @@ decimals = 2
             render("t", &table(SPEC), &data, Some(&seed), &measured()).unwrap_err(),
             "docs/data/t.seed.csv: rows 3 and 4 both match row 3 of t.csv (on link.buffer, flow1.cc)"
         );
+    }
+
+    #[test]
+    fn ranges_collapse_when_equal_and_bars_say_yes_no_or_nothing() {
+        let spec = table(
+            r#"
+sweeps = ["s.toml"]
+[rows]
+keys = ["rtt", "cc"]
+metrics = ["u", "q"]
+range = true
+pivot = ["cc"]
+[[column]]
+heading = "rtt"
+value = "{rtt}"
+[[column]]
+heading = "draft"
+value = "{u.min@draft..u.max@draft:3}; {q.min@draft..q.max@draft:1}"
+[[column]]
+heading = "full"
+value = "{u.min@full..u.max@full}"
+decimals = 3
+[[column]]
+heading = "met"
+bar = [
+  { value = "u.min@full", at_least = 0.97, when = { rtt = "10ms" } },
+  { value = "q.max@full", at_most = 60, when = { rtt = "10ms" } },
+  { value = "u.min@full", at_least = "u.max@draft", times = 2, when = { rtt = "300ms" } },
+]
+"#,
+        );
+        let data = Csv::parse(
+            "d.csv",
+            "rtt,u.min@draft,u.max@draft,q.min@draft,q.max@draft,u.min@full,u.max@full,q.max@full\n\
+             10ms,0.9701,0.9704,57.49,57.51,0.985,0.999,3.2\n\
+             10ms,0.9,0.9,50,50,0.9699,0.99,3.2\n\
+             10ms,0.9,0.9,50,50,0.98,0.99,60.01\n\
+             300ms,0.2,0.25,1,1,0.5,0.6,1\n\
+             300ms,0.2,0.251,1,1,0.5,0.6,1\n\
+             300ms,0.2,,1,1,0.5,0.6,1\n\
+             50ms,0.2,0.2,1,1,0.5,0.6,1\n",
+        )
+        .unwrap();
+        let lines = render("t", &spec, &data, None, &measured()).unwrap();
+        assert_eq!(
+            lines[..9],
+            [
+                "| rtt | draft | full | met |",
+                "|---|---|---|---|",
+                "| 10ms | 0.970; 57.5 | 0.985–0.999 | yes |",
+                "| 10ms | 0.900; 50.0 | 0.970–0.990 | no |",
+                "| 10ms | 0.900; 50.0 | 0.980–0.990 | no |",
+                "| 300ms | 0.200–0.250; 1.0 | 0.500–0.600 | yes |",
+                "| 300ms | 0.200–0.251; 1.0 | 0.500–0.600 | no |",
+                "| 300ms | – | 0.500–0.600 | – |",
+                "| 50ms | 0.200; 1.0 | 0.500–0.600 | – |",
+            ]
+        );
+        assert_eq!(
+            lines[10],
+            "*Generated from `docs/data/t.csv` by `lbe-lab docs-tables`: 6 runs of `s.toml` in the simulator (engine `quiche`), lbe-lab built at commit abc1234 on 2026-11-28, each row the mean, the lowest and the highest over its runs; re-measured by `scripts/paper-figures.sh --only t`.*"
+        );
+        let bad = spec_with_bar("{ value = \"u.min@seed\", at_least = 1 }");
+        assert_eq!(
+            render("t", &bad, &data, None, &measured()).unwrap_err(),
+            "unknown column 'u.min@seed' (docs/data/t.csv has rtt, u.min@draft, u.max@draft, q.min@draft, q.max@draft, u.min@full, u.max@full, q.max@full)"
+        );
+    }
+
+    fn spec_with_bar(bar: &str) -> TableSpec {
+        table(&format!(
+            "sweeps = [\"s.toml\"]\n[rows]\nkeys = []\nmetrics = []\n[[column]]\nheading = \"met\"\nbar = [{bar}]\n"
+        ))
     }
 
     #[test]

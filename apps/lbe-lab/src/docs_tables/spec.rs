@@ -45,6 +45,20 @@ pub struct RowsSpec {
     /// first appears), e.g. two sweeps' rows interleaved by buffer.
     #[serde(default)]
     pub order_by: Vec<String>,
+    /// Each metric also as `METRIC.min` and `METRIC.max`: the lowest and
+    /// highest over the row's runs (over the seeds).
+    #[serde(default)]
+    pub range: bool,
+    /// Keys whose values become columns instead of rows: a row per value
+    /// of the other keys, and each metric (and `runs`) once per value of
+    /// these, as `METRIC@VALUE` (several keys: their values joined by
+    /// `,`), e.g. the three profiles side by side.
+    #[serde(default)]
+    pub pivot: Vec<String>,
+    /// The name a pivot value takes in its columns' names
+    /// (`"ledbatpp:profile=draft" = "draft"`); without one, the value.
+    #[serde(default)]
+    pub pivot_names: BTreeMap<String, String>,
 }
 
 /// One column of the Markdown table.
@@ -54,9 +68,17 @@ pub struct ColumnSpec {
     pub heading: String,
     /// A template, or several: the first whose every `{...}` has a value
     /// in the row makes the cell (none: `–`). `{COL}` is a column of
-    /// `NAME.csv`, `{A*B}` the product of two, `{COL:N}` with N decimals;
-    /// `{seed.COL}` a column of `NAME.seed.csv`, verbatim.
+    /// `NAME.csv`, `{A*B}` the product of two, `{COL:N}` with N decimals,
+    /// `{LO..HI}` a range of two (`0.985–0.999`, or one number when both
+    /// show the same); `{seed.COL}` a column of `NAME.seed.csv`, verbatim.
+    /// A column has a `value` or a `bar`, not both.
+    #[serde(default)]
     pub value: Templates,
+    /// A bar check instead of a value: `yes` when every bar that applies
+    /// to the row holds, `no` when one does not, `–` when none applies or
+    /// a value is missing.
+    #[serde(default)]
+    pub bar: Vec<BarSpec>,
     /// Decimals of the numbers from `NAME.csv` (after `scale`).
     #[serde(default)]
     pub decimals: Option<usize>,
@@ -73,6 +95,36 @@ pub struct ColumnSpec {
     pub repeat: bool,
 }
 
+/// One bar of a `bar` column: a column of `NAME.csv` against a threshold,
+/// on the unrounded values.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BarSpec {
+    /// The column checked (`utilization_of_max.min@full`).
+    pub value: String,
+    /// The bar holds when the value is at least this (times `times`).
+    #[serde(default)]
+    pub at_least: Option<Threshold>,
+    /// The bar holds when the value is at most this (times `times`).
+    #[serde(default)]
+    pub at_most: Option<Threshold>,
+    /// What the threshold is multiplied by (`2`: twice the draft's).
+    #[serde(default = "one")]
+    pub times: f64,
+    /// Only in the rows whose columns have these values.
+    #[serde(default)]
+    pub when: BTreeMap<String, String>,
+}
+
+/// A bar's threshold: a number, or a column of `NAME.csv` (the same
+/// row's value).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Threshold {
+    Number(f64),
+    Column(String),
+}
+
 fn one() -> f64 {
     1.0
 }
@@ -87,6 +139,12 @@ fn yes() -> bool {
 pub enum Templates {
     One(String),
     Many(Vec<String>),
+}
+
+impl Default for Templates {
+    fn default() -> Self {
+        Templates::Many(Vec::new())
+    }
 }
 
 impl Templates {
@@ -120,9 +178,40 @@ pub fn parse(file: &str, text: &str) -> Result<TableSpec, String> {
             ));
         }
     }
+    for k in &spec.rows.pivot {
+        if !spec.rows.keys.contains(k) {
+            return Err(format!(
+                "{file}: pivot '{k}' is not one of the keys ({})",
+                spec.rows.keys.join(", ")
+            ));
+        }
+        if spec.rows.order_by.contains(k) {
+            return Err(format!(
+                "{file}: '{k}' is both a pivot and an order_by key (a pivot key makes columns, not rows)"
+            ));
+        }
+    }
     for (i, c) in spec.columns.iter().enumerate() {
-        if c.value.all().is_empty() {
-            return Err(format!("{file}: column {} has no value template", i + 1));
+        match (c.value.all().is_empty(), c.bar.is_empty()) {
+            (true, true) => return Err(format!("{file}: column {} has no value template", i + 1)),
+            (false, false) => {
+                return Err(format!(
+                    "{file}: column {} ('{}'): a 'value' or a 'bar', not both",
+                    i + 1,
+                    c.heading
+                ))
+            }
+            _ => {}
+        }
+        for b in &c.bar {
+            if b.at_least.is_some() == b.at_most.is_some() {
+                return Err(format!(
+                    "{file}: column {} ('{}'): each bar has one of 'at_least' and 'at_most' (bar on '{}')",
+                    i + 1,
+                    c.heading,
+                    b.value
+                ));
+            }
         }
         for t in c.value.all() {
             crate::docs_tables::template::placeholders(t)
@@ -157,5 +246,47 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e, "t.toml: order_by 'b' is not one of the keys (a)");
+        let table = |rows: &str, column: &str| {
+            parse(
+                "t.toml",
+                &format!("sweeps = [\"s.toml\"]\n[rows]\nkeys = [\"a\", \"cc\"]\nmetrics = []\n{rows}\n[[column]]\nheading = \"x\"\n{column}\n"),
+            )
+        };
+        assert_eq!(
+            table("pivot = [\"b\"]", "value = \"{a}\"").unwrap_err(),
+            "t.toml: pivot 'b' is not one of the keys (a, cc)"
+        );
+        assert_eq!(
+            table("pivot = [\"a\"]\norder_by = [\"a\"]", "value = \"{a}\"").unwrap_err(),
+            "t.toml: 'a' is both a pivot and an order_by key (a pivot key makes columns, not rows)"
+        );
+        assert_eq!(
+            table(
+                "",
+                "value = \"{a}\"\nbar = [{ value = \"a\", at_least = 1 }]"
+            )
+            .unwrap_err(),
+            "t.toml: column 1 ('x'): a 'value' or a 'bar', not both"
+        );
+        assert_eq!(
+            table("", "bar = [{ value = \"a\" }]").unwrap_err(),
+            "t.toml: column 1 ('x'): each bar has one of 'at_least' and 'at_most' (bar on 'a')"
+        );
+        let spec = table(
+            "range = true\npivot = [\"cc\"]\npivot_names = { \"ledbatpp:profile=full\" = \"full\" }",
+            "bar = [{ value = \"a.min@full\", at_least = \"a.max@draft\", times = 2, when = { a = \"1\" } }]",
+        )
+        .unwrap();
+        assert_eq!(
+            spec.columns[0].bar,
+            [BarSpec {
+                value: "a.min@full".into(),
+                at_least: Some(Threshold::Column("a.max@draft".into())),
+                at_most: None,
+                times: 2.0,
+                when: [("a".to_string(), "1".to_string())].into(),
+            }]
+        );
+        assert_eq!(spec.rows.pivot_names["ledbatpp:profile=full"], "full");
     }
 }

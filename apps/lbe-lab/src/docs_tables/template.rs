@@ -1,5 +1,6 @@
 //! The template of a column's cell (docs/lbe-lab.md, "Tables in docs/
-//! from data"): text, `{COL}`, `{A*B}`, `{COL:N}` and `{seed.COL}`; its
+//! from data"): text, `{COL}`, `{A*B}`, `{COL:N}`, `{LO..HI}` and
+//! `{seed.COL}`; its
 //! one parser, for the description's check (`spec.rs`) and the rendering
 //! (`render.rs`).
 
@@ -11,6 +12,13 @@ pub enum Part {
     /// N decimals.
     Data {
         factors: Vec<String>,
+        decimals: Option<usize>,
+    },
+    /// `{LO..HI}` (`{LO..HI:N}`): two columns of `NAME.csv` as a range,
+    /// `LO–HI`, or one number when both show the same.
+    Range {
+        lo: String,
+        hi: String,
         decimals: Option<usize>,
     },
     /// `{seed.COL}`: a column of `NAME.seed.csv`, verbatim.
@@ -45,6 +53,24 @@ pub fn placeholders(t: &str) -> Result<Vec<Part>, String> {
                 ),
                 None => (inner, None),
             };
+            if let Some((lo, hi)) = expr.split_once("..") {
+                let (lo, hi) = (lo.trim(), hi.trim());
+                if [lo, hi]
+                    .iter()
+                    .any(|c| c.is_empty() || c.contains('*') || c.contains(".."))
+                {
+                    return Err(format!(
+                        "'{{{inner}}}': a range is two columns, '{{LO..HI}}'"
+                    ));
+                }
+                parts.push(Part::Range {
+                    lo: lo.to_string(),
+                    hi: hi.to_string(),
+                    decimals,
+                });
+                rest = &after[close + 1..];
+                continue;
+            }
             let factors: Vec<String> = expr.split('*').map(|f| f.trim().to_string()).collect();
             if factors.iter().any(String::is_empty) {
                 return Err(format!("'{{{inner}}}': an empty factor"));
@@ -93,5 +119,22 @@ mod tests {
             placeholders("{a**b}").unwrap_err(),
             "'{a**b}': an empty factor"
         );
+        assert_eq!(
+            placeholders("{u.min@full..u.max@full:3} x").unwrap(),
+            [
+                Part::Range {
+                    lo: "u.min@full".into(),
+                    hi: "u.max@full".into(),
+                    decimals: Some(3)
+                },
+                Part::Text(" x".into()),
+            ]
+        );
+        for bad in ["{a..}", "{..b}", "{a*b..c}", "{a..b..c}"] {
+            assert_eq!(
+                placeholders(bad).unwrap_err(),
+                format!("'{bad}': a range is two columns, '{{LO..HI}}'")
+            );
+        }
     }
 }
