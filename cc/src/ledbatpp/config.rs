@@ -105,8 +105,9 @@ pub struct LedbatPlusPlusConfig {
     /// Default false. Key `skip_rtt_after_restore`.
     pub(super) skip_rtt_after_restore: bool,
     /// A queuing delay at most this is an empty queue (`restore=guarded`,
-    /// `gentle_freeze`, `loss_on_empty_queue`). Default 15 ms (T/4).
-    /// Key `empty_queue`, 0 to 1 s.
+    /// `gentle_freeze`, `loss_on_empty_queue`). Default 15 ms (T/4). Stated
+    /// for the draft's T of 60 ms: it scales with the T in force (`target`,
+    /// `target_fraction`). Key `empty_queue`, 0 to 1 s.
     pub(super) empty_queue: Duration,
     /// Fraction of time a periodic slowdown may take: when set, the next
     /// slowdown starts `D / duty` after the last one started (clamped to
@@ -165,7 +166,8 @@ pub struct LedbatPlusPlusConfig {
     /// Key `fill_window_limited`.
     pub(super) fill_window_limited: bool,
     /// The decrease applies above T minus this (at most T). Default 0.
-    /// Key `target_margin`, 0 to 1 s.
+    /// Stated for the draft's T of 60 ms, as `empty_queue`. Key
+    /// `target_margin`, 0 to 1 s.
     pub(super) target_margin: Duration,
     /// The round trip the pacing rate spreads the window over. Default
     /// the smoothed RTT. Key `pacing_rtt`, `smoothed` or `current`.

@@ -307,6 +307,10 @@ pub struct LedbatPlusPlus {
     margin_ns: f64,
     /// `empty_queue`, scaled as T is.
     empty_queue: Duration,
+    /// `empty_queue` and `target_margin` are stated for the draft's T
+    /// ([`TARGET`], 60 ms): this is the factor that takes them to the T
+    /// configured at the start, before [`crate::deadline`] moves it.
+    scale_at_start: f64,
     /// Longest wait for the next slowdown: the base-delay history.
     max_slowdown_wait: Duration,
     s: State,
@@ -377,6 +381,7 @@ impl LedbatPlusPlus {
             target_ns: 0.0,
             margin_ns: 0.0,
             empty_queue: Duration::ZERO,
+            scale_at_start: cfg.target.as_secs_f64() / TARGET.as_secs_f64(),
             max_slowdown_wait: history,
             s: State {
                 cwnd,
@@ -420,9 +425,10 @@ impl LedbatPlusPlus {
     /// of the configured T and the base).
     ///
     /// `target_fraction=F` (not the draft's; `profiles.rs`): T is F times
-    /// the base round trip, within `target_min` and the configured T, and
-    /// `empty_queue` and `target_margin` scale by the same factor, so that
-    /// they keep their place relative to T. The slow start's exit stays at
+    /// the base round trip, within `target_min` and the configured T.
+    /// `empty_queue` and `target_margin`, stated for the draft's 60 ms,
+    /// scale with the T in force, so that they keep their place relative
+    /// to T whatever the configured T. The slow start's exit stays at
     /// the configured T's (`profiles.rs` says why). Without a base round
     /// trip yet, T is the configured one; so it is while [`crate::deadline`]
     /// steers the controller above its level 0 (less than
@@ -448,7 +454,13 @@ impl LedbatPlusPlus {
             }
             _ => configured,
         };
-        let scale = target.as_secs_f64() / configured.as_secs_f64();
+        // `empty_queue` and `target_margin` follow the T in force from
+        // what they are at the draft's 60 ms: with `target=10ms` the empty
+        // queue is 2.5 ms, not 15 ms above a T of 10 ms (it was, until
+        // 2026-11-28: `profile=full,target=10ms` then filled far above its
+        // T). A deadline's larger T (`set_target_and_gain_divisor_max`)
+        // leaves them where the start's T put them.
+        let scale = target.as_secs_f64() / configured.as_secs_f64() * self.scale_at_start;
         self.target_ns = delay::nanos(target);
         self.margin_ns = delay::nanos(self.cfg.target_margin.mul_f64(scale)).min(self.target_ns);
         self.empty_queue = self.cfg.empty_queue.mul_f64(scale);

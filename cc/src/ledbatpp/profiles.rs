@@ -1153,6 +1153,48 @@ mod tests {
     }
 
     #[test]
+    fn empty_queue_and_target_margin_follow_t_from_the_drafts_60_ms() {
+        // (spec, base RTT, T in force, empty queue, margin): 15 ms and 4 ms
+        // at 60 ms, scaled to the T in force, whatever `target` says.
+        let us = Duration::from_micros;
+        let cases = [
+            (&[("profile", "full")][..], ms(100), ms(15), us(3750), us(1000)),
+            (
+                &[("profile", "full"), ("target", "10ms")][..],
+                ms(100),
+                ms(10),
+                us(2500),
+                Duration::from_nanos(666_667),
+            ),
+            (
+                &[("profile", "full"), ("target", "10ms")][..],
+                ms(20),
+                ms(3),
+                us(750),
+                us(200),
+            ),
+            (
+                &[("target", "30ms"), ("empty_queue", "15ms")][..],
+                ms(100),
+                ms(30),
+                us(7500),
+                Duration::ZERO,
+            ),
+        ];
+        for (spec, base, target, empty, margin) in cases {
+            let mut d = driver(config(spec));
+            d.ack_old(base, MSS, base);
+            assert_eq!(d.cc.snapshot().target, Some(target), "{spec:?}");
+            assert_eq!(d.cc.empty_queue, empty, "{spec:?}");
+            assert_eq!(
+                Duration::from_nanos(d.cc.margin_ns.round() as u64),
+                margin,
+                "{spec:?}"
+            );
+        }
+    }
+
+    #[test]
     fn jitter_allowance_raises_t_to_its_multiple_of_the_rounds_smallest_spread() {
         // Base 10 ms: T = 0.15 · 10 ms, at least 2.5 ms. Each round: three
         // samples of `high`, then the round-ending one of 10 ms.
