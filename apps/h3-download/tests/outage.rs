@@ -19,33 +19,28 @@ use std::time::Duration;
 
 use common::*;
 use lbe_link::PathChange;
-use lbe_netem::Buffer;
 use lbe_netem::Netem;
 use lbe_netem::NetemHandle;
 
 const MB: u64 = 1_000_000;
-const RATE_BPS: u64 = 20_000_000;
-const RTT: Duration = Duration::from_millis(50);
-const BUFFER: Duration = Duration::from_millis(500);
 
 /// The bottleneck in front of `server`: nothing delivered either way from
 /// `at` for `outage`.
 fn link_with_outage(server: std::net::SocketAddr, at: Duration, outage: Duration) -> NetemHandle {
-    let mut config = lbe_netem::Config::new(
-        "127.0.0.1:0".parse().unwrap(),
-        server,
-        RATE_BPS,
-        RTT,
-        Buffer::Time(BUFFER),
-    );
+    let mut config = bottleneck_to(server);
     let change = PathChange {
         at,
         outage: Some(outage),
         ..PathChange::default()
     };
-    config.down.variation.changes = change.on_direction(RTT, true).into_iter().collect();
-    config.up.variation.changes = change.on_direction(RTT, false).into_iter().collect();
-    config.realtime = false;
+    config.down.variation.changes = change
+        .on_direction(BOTTLENECK_RTT, true)
+        .into_iter()
+        .collect();
+    config.up.variation.changes = change
+        .on_direction(BOTTLENECK_RTT, false)
+        .into_iter()
+        .collect();
     Netem::spawn(config).unwrap()
 }
 

@@ -37,7 +37,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use common::*;
-use lbe_netem::Buffer;
 use lbe_netem::Netem;
 use lbe_netem::NetemHandle;
 use quic_bulk::client::ClientArgs;
@@ -45,9 +44,6 @@ use quic_bulk::protocol::Amount;
 use quic_bulk::protocol::Direction;
 use quic_bulk::server::ServerArgs;
 
-const RATE_BPS: u64 = 20_000_000;
-const RTT: Duration = Duration::from_millis(50);
-const BUFFER: Duration = Duration::from_millis(500);
 const REBIND_AT: Duration = Duration::from_secs(3);
 /// The longest a client may go without stream data across the rebind.
 const STALL_LIMIT: Duration = Duration::from_secs(1);
@@ -55,15 +51,8 @@ const STALL_LIMIT: Duration = Duration::from_secs(1);
 /// The bottleneck in front of `server`, rebinding every flow at
 /// [`REBIND_AT`].
 fn rebinding_link(server: std::net::SocketAddr) -> NetemHandle {
-    let mut config = lbe_netem::Config::new(
-        "127.0.0.1:0".parse().unwrap(),
-        server,
-        RATE_BPS,
-        RTT,
-        Buffer::Time(BUFFER),
-    );
+    let mut config = bottleneck_to(server);
     config.rebind_at = Some(REBIND_AT);
-    config.realtime = false;
     Netem::spawn(config).unwrap()
 }
 

@@ -8,6 +8,7 @@ mod common;
 use common::finished_web_p95_ratio;
 use common::named_flow;
 use common::second_flow_share;
+use common::simulate_file;
 use common::window;
 use common::Scratch;
 use lbe_lab::sim::SimSummary;
@@ -16,12 +17,7 @@ use lbe_lab::sim::SimSummary;
 /// `--baseline` when `baseline`.
 fn run(dir: &Scratch, name: &str, text: &str, baseline: bool) -> SimSummary {
     let file = dir.file(&format!("{name}.toml"), &format!("seed = 1\n{text}"));
-    let options = lbe_lab::sim::RunOptions {
-        report: false,
-        qlog: false,
-        baseline,
-    };
-    lbe_lab::sim::run_file(&file, &dir.join(name), &options, &|_| {}).unwrap()
+    simulate_file(&file, &dir.join(name), baseline)
 }
 
 const FULL: &str = "ledbatpp:profile=full";

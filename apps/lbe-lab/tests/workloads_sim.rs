@@ -9,6 +9,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
+use common::simulate_file;
 use lbe_lab::sim::SimSummary;
 use lbe_test_support::scenario_text::link;
 use lbe_test_support::scenario_text::named_flow;
@@ -31,17 +32,6 @@ fn exact(text: &str) -> Vec<WorkloadFigures> {
 
 fn simulate(text: &str) -> SimSummary {
     lbe_lab::sim::simulate(&parse(text)).unwrap().0
-}
-
-/// `lbe-lab run --sim --no-report FILE --out OUT`, with `--baseline` when
-/// `baseline`.
-fn run_file(file: &Path, out: &Path, baseline: bool) -> SimSummary {
-    let options = lbe_lab::sim::RunOptions {
-        report: false,
-        qlog: false,
-        baseline,
-    };
-    lbe_lab::sim::run_file(file, out, &options, &|_| {}).unwrap()
 }
 
 const IDLE: &str = "seed = 1\n";
@@ -241,7 +231,7 @@ fn runs_are_deterministic_and_a_baseline_gives_the_harm() {
 
     let dir = lbe_test_support::Scratch::new("lbe-sim-baseline");
     let file = dir.file("s.toml", &text);
-    let s = run_file(&file, &dir.join("out"), true);
+    let s = simulate_file(&file, &dir.join("out"), true);
     let alone: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("out/baseline/summary.json")).unwrap())
             .unwrap();
@@ -342,7 +332,7 @@ fn profile_full_keeps_web_and_ping_within_the_bars_over_300_s() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios/foreground/web-ping-beside-ledbatpp-full-300s.toml");
     let dir = lbe_test_support::Scratch::new("lbe-sim-full-300s");
-    let s = run_file(&file, &dir.join("out"), true);
+    let s = simulate_file(&file, &dir.join("out"), true);
     let [web, ping] = &s.tail.workloads[..] else {
         panic!("two workloads: {:?}", s.tail.workloads);
     };
@@ -384,7 +374,7 @@ fn on_the_umts_trace(cc: &str, workloads: bool, dir: &lbe_test_support::Scratch)
     }
     let name = format!("{}-{workloads}.toml", cc.replace([':', '='], "-"));
     let file = dir.file(&name, &text);
-    run_file(&file, &dir.join(name.trim_end_matches(".toml")), workloads)
+    simulate_file(&file, &dir.join(name.trim_end_matches(".toml")), workloads)
 }
 
 /// Links that change, one trace's bars (seed 1; seeds 1-3 and the other

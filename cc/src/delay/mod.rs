@@ -113,6 +113,8 @@ pub use source::Rebase;
 pub use source::Signal;
 pub use source::OWD_HEADROOM;
 pub use spread::RoundSpread;
+pub use spread::MIN_SAMPLES as NOISE_SAMPLES;
+pub use spread::ROUNDS as NOISE_ROUNDS;
 
 use crate::params;
 use crate::ParamError;

@@ -126,12 +126,20 @@ pub struct LedbatPlusPlusConfig {
     pub(super) gentle_freeze: bool,
     /// Two freezes in a row that read the same queue, above T (its round
     /// trip above 2·T) and at most the base delay, read a longer path: the
-    /// base delay is raised to it. Default false. Key `follow_route`.
+    /// base delay is raised to it. A deliberate departure from the base
+    /// history of RFC 6817 §2.4.2 and §3.4.1 (the minimum over ten
+    /// one-minute buckets, [`crate::delay::BASE_HISTORY`]), which takes a
+    /// longer path for a queue until its old minima age out, ten minutes
+    /// later. Default false. Key `follow_route`.
     pub(super) follow_route: bool,
-    /// With `target_fraction`, T is at least this multiple of the delay's
-    /// noise, the smallest spread of a round's delay samples over the last
-    /// 8 rounds ([`crate::delay::RoundSpread`]), up to the configured T.
-    /// Default 0 (off). Key `jitter_allowance`, 0 to 10.
+    /// With `target_fraction`, T is this multiple of the delay's noise,
+    /// the smallest spread of a round's delay samples over the last 16
+    /// rounds of at least 4 samples ([`crate::delay::RoundSpread`]), from
+    /// when that is at least twice the fraction's T until it falls below
+    /// it, and at most the configured T. A deliberate departure from -01
+    /// §4.5's fixed target (quoted at [`TARGET`]): T follows the path's
+    /// delay noise as `target_fraction` follows its base delay. Default 0
+    /// (off). Key `jitter_allowance`, 0 to 10.
     pub(super) jitter_allowance: f64,
     /// In congestion avoidance with an empty queue, grow by one byte per
     /// acknowledged byte instead of GAIN·MSS per round, paced as a slow start.

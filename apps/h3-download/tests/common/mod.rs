@@ -377,3 +377,23 @@ pub fn fetch_missing_is_a_404(url: &str, ca: &str, out: &Path) {
     );
     assert!(!missing.exists());
 }
+
+/// The real-time bottleneck the rebind and outage tests put in front of
+/// `server`: 20 Mbit/s, 50 ms base RTT, 500 ms of buffer, on a listening
+/// port of its own, at normal priority.
+pub fn bottleneck_to(server: SocketAddr) -> lbe_netem::Config {
+    let mut config = lbe_netem::Config::new(
+        "127.0.0.1:0".parse().unwrap(),
+        server,
+        BOTTLENECK_RATE_BPS,
+        BOTTLENECK_RTT,
+        lbe_netem::Buffer::Time(Duration::from_millis(500)),
+    );
+    config.realtime = false;
+    config
+}
+
+/// [`bottleneck_to`]'s rate.
+pub const BOTTLENECK_RATE_BPS: u64 = 20_000_000;
+/// [`bottleneck_to`]'s base round trip.
+pub const BOTTLENECK_RTT: Duration = Duration::from_millis(50);

@@ -43,6 +43,17 @@ pub fn second_flow_share(s: &SimSummary) -> f64 {
     g[1] / (g[0] + g[1])
 }
 
+/// `lbe-lab run --sim --no-report` of the scenario `file` into `out`, with
+/// `--baseline` when `baseline`.
+pub fn simulate_file(file: &Path, out: &Path, baseline: bool) -> SimSummary {
+    let options = lbe_lab::sim::RunOptions {
+        report: false,
+        qlog: false,
+        baseline,
+    };
+    lbe_lab::sim::run_file(file, out, &options, &|_| {}).unwrap()
+}
+
 /// Simulates scenario `text` with `seed` (a `seed = ` line put before it);
 /// the summary and the bulk flows' analysis.
 pub fn simulate_seeded(text: &str, seed: u64) -> (SimSummary, qlog_analysis::Analysis) {
