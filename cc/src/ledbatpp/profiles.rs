@@ -1158,7 +1158,13 @@ mod tests {
         // at 60 ms, scaled to the T in force, whatever `target` says.
         let us = Duration::from_micros;
         let cases = [
-            (&[("profile", "full")][..], ms(100), ms(15), us(3750), us(1000)),
+            (
+                &[("profile", "full")][..],
+                ms(100),
+                ms(15),
+                us(3750),
+                us(1000),
+            ),
             (
                 &[("profile", "full"), ("target", "10ms")][..],
                 ms(100),
