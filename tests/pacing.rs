@@ -125,8 +125,10 @@ fn download(
     client_transport: tls::Transport,
     server_cc: Option<&CcSpec>,
 ) -> Seen {
+    // Under cargo's scratch directory for this package's tests, kept and
+    // overwritten by the next run (not left in /tmp per process).
     let dir = fresh_dir(
-        &std::env::temp_dir().join(format!("quiche-lbe-pacing-{name}-{}", std::process::id())),
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("quiche-lbe-pacing-{name}")),
     );
 
     let cubic: CcSpec = "cubic".parse().unwrap();

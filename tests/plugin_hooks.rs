@@ -423,6 +423,9 @@ fn a_plugin_chosen_by_its_name_in_quiche_is_the_one_that_runs() {
     );
 }
 
+/// A test's qlog directory, emptied, under cargo's scratch directory for
+/// this package's tests (`target/tmp/`): kept to be looked at, and
+/// overwritten by the next run rather than left in /tmp per process.
 fn tempdir(name: &str) -> PathBuf {
-    fresh_dir(&std::env::temp_dir().join(format!("quiche-lbe-hooks-{name}-{}", std::process::id())))
+    fresh_dir(&Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("quiche-lbe-hooks-{name}")))
 }

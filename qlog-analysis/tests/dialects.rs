@@ -21,9 +21,11 @@ fn quic_go_server() -> PathBuf {
         .unwrap()
 }
 
-/// `text` written to a fresh file named `name`.
+/// `text` written to a fresh file named `name`, under cargo's scratch
+/// directory for this package's tests (`target/tmp/`, overwritten by the
+/// next run rather than left in /tmp per process).
 fn write(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("qa-dialects-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("qa-dialects");
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
