@@ -130,6 +130,38 @@ fn a_foreground_download_gives_up_at_the_outage_and_keeps_its_part_file() {
 }
 
 #[test]
+fn a_background_download_gives_up_after_retry_for_and_keeps_its_part_file() {
+    // Lost at about 4 s, one new connection at 5 s that gets no answer by
+    // 6 s; the next would come 2 s later, past the 3 s allowed.
+    let (run, file, _body, s) = fetch_across_outage(
+        "h3-fetch-outage-gives-up",
+        12 * MB,
+        Duration::from_secs(2),
+        Duration::from_secs(30),
+        &[
+            "--background",
+            "--idle-timeout",
+            "2s",
+            "--timeout",
+            "1s",
+            "--retry-for",
+            "3s",
+        ],
+    );
+    assert!(!run.ok);
+    assert!(file.is_none(), "an incomplete file was put in place");
+    let line = run.stderr.lines().last().unwrap_or_default();
+    assert!(
+        line.contains("(gave up after 1 new connection in ") && line.ends_with("--retry-for 3s)"),
+        "{}",
+        run.stderr
+    );
+    assert!(line.contains("--resume"), "{line}");
+    let part = std::fs::metadata(s.path().join("out/big.bin.part")).unwrap();
+    assert!(part.len() > 0 && part.len() < 12 * MB, "{}", part.len());
+}
+
+#[test]
 fn a_background_download_from_a_server_that_never_answers_fails_at_once() {
     // Nothing was ever connected: no reason to wait for a link to come
     // back, so `--retry-for` does not apply.

@@ -374,23 +374,21 @@ fn download_reconnecting(
             last_progress = Instant::now();
             wait = RETRY_WAIT_FIRST;
         }
-        let lost_for = last_progress.elapsed();
-        if !failed.lost
-            || !connected
-            || stop.load(Ordering::Relaxed)
-            || lost_for + wait > args.retry_for
-        {
-            if failed.lost && connected && !args.retry_for.is_zero() {
-                return Err(Error::new(format!(
-                    "{} (gave up after {reconnects} new connection{} in {:.0} s without data; \
-                     --retry-for {})",
-                    failed.error,
-                    if reconnects == 1 { "" } else { "s" },
-                    lost_for.as_secs_f64(),
-                    lbe_units::fmt_duration(args.retry_for),
-                )));
-            }
+        // Not a loss (a refusal, a bad file, an interrupt), or nothing
+        // was ever connected: no link to wait for.
+        if !failed.lost || !connected || stop.load(Ordering::Relaxed) || args.retry_for.is_zero() {
             return Err(failed.error);
+        }
+        let lost_for = last_progress.elapsed();
+        if lost_for + wait > args.retry_for {
+            return Err(Error::new(format!(
+                "{} (gave up after {reconnects} new connection{} in {:.0} s without data; \
+                 --retry-for {})",
+                failed.error,
+                if reconnects == 1 { "" } else { "s" },
+                lost_for.as_secs_f64(),
+                lbe_units::fmt_duration(args.retry_for),
+            )));
         }
         eprintln!(
             "h3-fetch: {}; connecting again in {} to resume after {}",
