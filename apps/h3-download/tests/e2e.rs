@@ -158,8 +158,10 @@ fn the_switch_comes_before_the_response() {
     // one ack-eliciting packet in the packet number space as a probe" and
     // "MAY send up to two full-sized datagrams", which "MUST NOT be blocked
     // by the congestion controller". On a loaded machine a stalled thread
-    // can fire a PTO (quiche's qlog counts them in `pto_count`); from then
-    // on two probe datagrams may stand above the window.
+    // can fire a PTO (quiche's qlog counts them in `pto_count`); each one
+    // may put two probe datagrams above the window, and those of an earlier
+    // PTO are still in flight at the next (a CI run saw 823 bytes above
+    // 4 packets and 2 probes after 2 PTOs).
     let mut ptos = 0;
     let mut most_over_allowed = 0i64;
     for (_, d) in events[first_response_packet..]
@@ -170,14 +172,14 @@ fn the_switch_comes_before_the_response() {
             ptos = ptos.max(p);
         }
         if let Some(in_flight) = d["bytes_in_flight"].as_u64() {
-            let allowed = 4 * MSS + if ptos > 0 { 2 * MSS } else { 0 };
+            let allowed = 4 * MSS + 2 * MSS * ptos;
             most_over_allowed = most_over_allowed.max(in_flight as i64 - allowed as i64);
         }
     }
     assert!(
         most_over_allowed <= 0,
-        "{most_over_allowed} bytes in flight above a 4-packet window (plus 2 probes after \
-         {ptos} PTOs)"
+        "{most_over_allowed} bytes in flight above a 4-packet window (plus 2 probes for each \
+         of {ptos} PTOs)"
     );
     assert!(cc_states(&qlog[0]).iter().any(|s| s == "fixed"));
 }
