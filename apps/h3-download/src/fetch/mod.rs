@@ -226,7 +226,11 @@ impl ClientApp for FetchApp {
     fn progress(&mut self, conn: &mut Conn) -> Result<(), Error> {
         self.polled = true;
         self.established |= conn.quic.is_established();
-        self.heard |= conn.quic.stats().recv > 0;
+        // quiche builds its whole `Stats` to answer: asked until the
+        // first packet, not on every turn of the loop.
+        if !self.heard {
+            self.heard = conn.quic.stats().recv > 0;
+        }
         if self.download.done.is_some() {
             return Ok(());
         }
