@@ -25,14 +25,22 @@
 # all runs done of all runs, the CPU used so far and an estimate of the
 # CPU to the end (CPU so far per run done, times the runs left).
 #
+# LBE_LAB=PATH runs that lbe-lab binary and builds nothing (a machine
+# with a prebuilt binary; the commit recorded is still this tree's HEAD, so
+# build it from HEAD).
+#
 # The former use is kept: `scripts/paper-figures.sh OUT SWEEP.toml...`
 # runs those sweeps (default: every sweeps/*.toml) into OUT/<sweep>/ with
 # their figures (SVG + CSV) and changes nothing in docs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lab=target/release/lbe-lab
+lab=${LBE_LAB:-target/release/lbe-lab}
 
 build() {
+    if [ -n "${LBE_LAB:-}" ]; then
+        [ -x "$LBE_LAB" ] || { echo "paper-figures: LBE_LAB=$LBE_LAB is not an executable" >&2; exit 2; }
+        return
+    fi
     make -s quiche >/dev/null
     cargo build --release -q -p lbe-lab --bins
 }
@@ -69,7 +77,7 @@ while [ $# -gt 0 ]; do
         --shard) shard=$2; shift 2 ;;
         --no-run) run=0; shift ;;
         --list) list=1; shift ;;
-        -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "paper-figures: unknown argument '$1' (--help)" >&2; exit 2 ;;
     esac
 done
