@@ -606,14 +606,15 @@ mod model {
             let yielded = self.yielded();
             let q = ns(q);
             let from = self.target_ns - self.margin_ns;
-            let band = if q <= ns(self.empty) {
-                Band::Empty
-            } else if q <= from {
-                Band::BelowT
-            } else if q <= SHARP_DECREASE * self.target_ns {
-                Band::NearT
-            } else {
+            // From the top: the page's bands.
+            let band = if q > SHARP_DECREASE * self.target_ns {
                 Band::FarAbove
+            } else if q > from {
+                Band::NearT
+            } else if q <= ns(self.empty) {
+                Band::Empty
+            } else {
+                Band::BelowT
             };
             let sent_while_full = match (self.s.window_full_since, ack.largest) {
                 (Some(full), Some(sent)) => sent >= full,

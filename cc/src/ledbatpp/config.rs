@@ -107,7 +107,9 @@ pub struct LedbatPlusPlusConfig {
     /// A queuing delay at most this is an empty queue (`restore=guarded`,
     /// `gentle_freeze`, `loss_on_empty_queue`). Default 15 ms (T/4). Stated
     /// for the draft's T of 60 ms: it scales with the T in force (`target`,
-    /// `target_fraction`). Key `empty_queue`, 0 to 1 s.
+    /// `target_fraction`). Key `empty_queue`, 0 to 1 s. In congestion
+    /// avoidance (`fill_empty_queue`) a queue above T − `target_margin` is
+    /// near T even when it is at most this (`QueueBand`).
     pub(super) empty_queue: Duration,
     /// Fraction of time a periodic slowdown may take: when set, the next
     /// slowdown starts `D / duty` after the last one started (clamped to

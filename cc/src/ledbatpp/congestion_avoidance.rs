@@ -42,6 +42,11 @@ impl LedbatPlusPlus {
     /// The §4.3 rule for one ACK of `bytes` at queuing delay `q` in
     /// congestion avoidance; `largest` is the newest packet it acknowledges
     /// and `skipping` says its sample is ignored (`skip_rtt_after_restore`).
+    ///
+    /// Three steps, as docs/ledbatpp-full.md's "Per-ACK congestion
+    /// avoidance as a table" states them: the queue's [`QueueBand`], the
+    /// [`Permit`] (the first growth whose guards all hold), then the change
+    /// the table gives for the pair.
     pub(super) fn congestion_avoidance_on_ack(
         &mut self,
         now: Instant,
@@ -57,18 +62,110 @@ impl LedbatPlusPlus {
         // §4.3, seed Eqs. (3) and (4): per RTT, CW += GAIN if q < T,
         // CW += max(−CW/2, GAIN − C·CW·(q/T − 1)) if q > T (in MSS),
         // spread over the round's ACKs.
-        let w = self.round_cwnd.max(self.bounds.min);
+        // (Comparisons rather than `f64::max`/`min`, which also handle NaN:
+        // none of these is NaN, so the results are the same in fewer
+        // instructions on the per-ACK path.)
+        let w = if self.round_cwnd < self.bounds.min {
+            self.bounds.min
+        } else {
+            self.round_cwnd
+        };
         // `fq_yield`: a yielded window does not grow (`flow_queue.rs`).
         let yielded = !self.flow_queue_allows_growth();
+        let q_ns = delay::nanos(q);
+        let band = self.queue_band(q, q_ns);
+        let permit = self.permit(now, band, q_ns, largest, may_grow, yielded);
+        self.s.fill.active = permit == Permit::Fill;
+        let growth = match permit {
+            // `fill_empty_queue`: one byte per byte acknowledged.
+            Permit::Fill => bytes,
+            Permit::Gain => self.gain * self.bounds.mss * bytes / w,
+            Permit::None => 0.0,
+        };
+        let mut change = match band {
+            QueueBand::Empty | QueueBand::BelowTarget => growth,
+            // The decrease, unless [`crate::deadline`] steers the
+            // controller at its top level (no delay response at all).
+            QueueBand::NearTarget | QueueBand::FarAbove if self.deference == Deference::None => {
+                growth
+            }
+            QueueBand::NearTarget | QueueBand::FarAbove => {
+                // `sharp_decrease`: far above T the excess is measured
+                // against T, as §4.3's `C·CW·(q/T − 1)` quoted above,
+                // bounded by its −CW/2 (a deviation from `excess_queue`,
+                // ours, not the draft's; profiles.rs has what it measured).
+                // An LBE rule, as the GAIN rules; not in a recovery period,
+                // whose loss already halved the window this round trip.
+                let sharp = band == QueueBand::FarAbove
+                    && self.deference == Deference::Full
+                    && !self.s.recovery.in_recovery();
+                // `decrease=excess_queue`: the excess over one RTT,
+                // (q − T)/srtt of the window, instead of (q − T)/T.
+                let per = match (self.cfg.decrease, self.srtt) {
+                    (Decrease::ExcessQueue, Some(srtt)) if !srtt.is_zero() && !sharp => {
+                        delay::nanos(srtt)
+                    }
+                    _ => self.target_ns,
+                };
+                // `target_margin`: the decrease starts that much below T.
+                let from = self.target_ns - self.margin_ns;
+                let decreased = growth - self.cfg.decrease_constant * ((q_ns - from) / per) * bytes;
+                let floor = -bytes / 2.0;
+                if decreased < floor {
+                    floor
+                } else {
+                    decreased
+                }
+            }
+        };
+        // Growth caps: in recovery, application-limited, yielded.
+        if (!may_grow || yielded) && change > 0.0 {
+            change = 0.0;
+        }
+        if permit == Permit::Fill && change > 0.0 {
+            self.s.gain_quiet.fast_growth_at = Some(now);
+        }
+        self.s.cwnd = self.bounds.clamp(self.s.cwnd + change);
+    }
+
+    /// The band the queuing delay `q` (`q_ns` in nanoseconds) is in. The
+    /// decrease's bands come first: with research keys that put
+    /// `empty_queue` above T − `target_margin` (never so in a profile),
+    /// the overlap is near T, so the window does not fill while it
+    /// decreases (until 2026-11-28 it did both there).
+    fn queue_band(&self, q: Duration, q_ns: f64) -> QueueBand {
+        if q_ns > self.target_ns - self.margin_ns {
+            // `sharp_decrease`: above that multiple of T.
+            match self.cfg.sharp_decrease {
+                Some(above) if q_ns > above * self.target_ns => QueueBand::FarAbove,
+                _ => QueueBand::NearTarget,
+            }
+        } else if q <= self.empty_queue {
+            QueueBand::Empty
+        } else {
+            QueueBand::BelowTarget
+        }
+    }
+
+    /// The growth this ACK may bring: the first of fill, GAIN and none
+    /// whose guards all hold. The cheap tests first: most ACKs fail them.
+    fn permit(
+        &self,
+        now: Instant,
+        band: QueueBand,
+        q_ns: f64,
+        largest: Option<Instant>,
+        may_grow: bool,
+        yielded: bool,
+    ) -> Permit {
         // `fill_empty_queue`, on an empty queue, unless yielded or the
         // window may not grow (recovery, application-limited: the fill's
         // pacing would then speed up a window that stays), after
         // `fill_quiet` without a loss, and (`fill_window_limited`) when the
         // ACKed packets went out with the window full (an empty queue
-        // behind a sender that did not send is no sign of room). The
-        // cheap tests first: most ACKs fail them.
-        self.s.fill.active = self.cfg.fill_empty_queue
-            && q <= self.empty_queue
+        // behind a sender that did not send is no sign of room).
+        let fill = self.cfg.fill_empty_queue
+            && band == QueueBand::Empty
             && !yielded
             && may_grow
             && self
@@ -81,61 +178,52 @@ impl LedbatPlusPlus {
                     (self.s.fill.window_full_since, largest),
                     (Some(since), Some(sent)) if sent >= since
                 ));
-        let q = delay::nanos(q);
+        if fill {
+            return Permit::Fill;
+        }
         // `gain_max_queue` (no GAIN above that multiple of T) and
         // `gain_quiet` (none for a while after a congestion loss) are LBE
         // rules: not while [`crate::deadline`] steers the controller above
-        // its level 0. Not asked while filling.
-        let gains = || {
-            self.gain_quiet_allows_gain(now)
-                && (self.deference != Deference::Full
-                    || self
-                        .cfg
-                        .gain_max_queue
-                        .is_none_or(|limit| q <= limit * self.target_ns))
-        };
-        let mut change = if self.s.fill.active {
-            // `fill_empty_queue`: one byte per byte acknowledged.
-            bytes
-        } else if gains() {
-            self.gain * self.bounds.mss * bytes / w
-        } else {
-            0.0
-        };
-        // `target_margin`: the decrease starts that much below T.
-        let from = self.target_ns - self.margin_ns;
-        if q > from && self.deference != Deference::None {
-            // `sharp_decrease`: far above T the excess is measured
-            // against T, as §4.3's `C·CW·(q/T − 1)` quoted above, bounded
-            // by its −CW/2 (a deviation from `excess_queue`, ours, not the
-            // draft's; profiles.rs has what it measured). An LBE rule, as
-            // the GAIN rules; not in a recovery period, whose loss already
-            // halved the window this round trip.
-            let sharp = self.deference == Deference::Full
-                && !self.s.recovery.in_recovery()
-                && self
+        // its level 0.
+        let gain = self.gain_quiet_allows_gain(now)
+            && (self.deference != Deference::Full
+                || self
                     .cfg
-                    .sharp_decrease
-                    .is_some_and(|above| q > above * self.target_ns);
-            // `decrease=excess_queue`: the excess over one RTT,
-            // (q − T)/srtt of the window, instead of (q − T)/T.
-            let per = match (self.cfg.decrease, self.srtt) {
-                (Decrease::ExcessQueue, Some(srtt)) if !srtt.is_zero() && !sharp => {
-                    delay::nanos(srtt)
-                }
-                _ => self.target_ns,
-            };
-            change -= self.cfg.decrease_constant * ((q - from) / per) * bytes;
-            change = change.max(-bytes / 2.0);
+                    .gain_max_queue
+                    .is_none_or(|limit| q_ns <= limit * self.target_ns));
+        if gain {
+            Permit::Gain
+        } else {
+            Permit::None
         }
-        if !may_grow || yielded {
-            change = change.min(0.0);
-        }
-        if self.s.fill.active && change > 0.0 {
-            self.s.gain_quiet.fast_growth_at = Some(now);
-        }
-        self.s.cwnd = self.bounds.clamp(self.s.cwnd + change);
     }
+}
+
+/// Where the queuing delay sits against T (docs/ledbatpp-full.md's table;
+/// -01 §4.3 has two: below T and above it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum QueueBand {
+    /// At most `empty_queue`: the room `fill_empty_queue` may take.
+    Empty,
+    /// Above `empty_queue`, at most T − `target_margin`: GAIN alone.
+    BelowTarget,
+    /// Above T − `target_margin`, at most `sharp_decrease`·T (or above it
+    /// without that rule): the decrease, from T − `target_margin`, over
+    /// srtt with `decrease=excess_queue`, else over T.
+    NearTarget,
+    /// Above `sharp_decrease`·T: the decrease over T, as -01 §4.3 states it.
+    FarAbove,
+}
+
+/// The growth an ACK of congestion avoidance may bring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Permit {
+    /// `fill_empty_queue`: one byte per byte acknowledged.
+    Fill,
+    /// -01 §4.3's GAIN·MSS per window acknowledged.
+    Gain,
+    /// No growth: the decrease alone, if any.
+    None,
 }
 
 #[cfg(test)]

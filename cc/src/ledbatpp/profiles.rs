@@ -930,6 +930,32 @@ mod tests {
         );
     }
 
+    /// The decrease's band comes before the empty one: with research keys
+    /// that put `empty_queue` (50 ms) above T − `target_margin` (40 ms), a
+    /// queue of 45 ms is near T, so the ACK decreases and does not fill
+    /// (until 2026-11-28 it did both: + 1200 bytes less the decrease). At
+    /// 35 ms, below T − margin and at most the empty queue, it fills.
+    #[test]
+    fn a_queue_above_t_less_the_margin_decreases_even_below_empty_queue() {
+        let overlap = [
+            ("research", "true"),
+            ("fill_empty_queue", "true"),
+            ("empty_queue", "50ms"),
+            ("target_margin", "20ms"),
+        ];
+        let mut d = base_30_at_48000(&overlap);
+        // q = 45 ms: GAIN 1/5 (6 bytes) less C·(45 − 40)/60 of 1200 bytes.
+        d.ack_old(ms(1), MSS, ms(75));
+        assert_eq!(
+            (state(&d), d.cc.window()),
+            ("congestion_avoidance", 48_000 + 6 - 100)
+        );
+        let mut d = base_30_at_48000(&overlap);
+        // q = 35 ms: the fill's byte per byte.
+        d.ack_old(ms(1), MSS, ms(65));
+        assert_eq!((state(&d), d.cc.window()), ("filling", 49_200));
+    }
+
     /// A fill needs a window that may grow: an ACK on the empty queue with
     /// less than half the window in flight (application-limited) neither
     /// grows the window nor paces as a fill (it did pace as one, at 2 ×);
