@@ -347,6 +347,66 @@ fn a_sharded_sweep_merges_into_the_unsharded_results() {
     std::fs::remove_dir_all(dir.path()).unwrap();
 }
 
+/// A sweep's flow of `bytes` that finishes has `took_s`, the seconds from
+/// its start to its last byte acknowledged, as the simulated run's
+/// transfer gives it (in results.json, results.csv and as the metric
+/// `flowN.took_s`); a flow of a duration (here one that stops before the
+/// other starts) has none.
+#[test]
+fn a_sweep_records_when_a_flow_of_bytes_finished() {
+    let text = r#"
+name = "took"
+seeds = 1
+[link]
+rate = "10mbit"
+rtt = "20ms"
+buffer = "50ms"
+[analysis]
+from = "1s"
+to = "6s"
+[[flow]]
+cc = ["cubic", "ledbatpp"]
+start = "1s"
+bytes = "2MB"
+[[flow]]
+cc = "cubic"
+stop = "1s"
+"#;
+    let (dir, file) = temp_file("lbe-sweep-took", "took.toml", text);
+    let sweep = lbe_lab::sweep::load(&file).unwrap();
+    let options = lbe_lab::sweep::Options {
+        jobs: 1,
+        shard: None,
+        real: false,
+        baseline: false,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let results = lbe_lab::sweep::run(&sweep, &dir.join("out"), &options, &stop, &|_| {}).unwrap();
+    for (i, r) in results.runs.iter().enumerate() {
+        let (alone, _) = lbe_lab::sim::simulate(&sweep.scenario(i).unwrap()).unwrap();
+        let finished = alone.flows[0]
+            .transfer
+            .finished_s
+            .expect("2 MB finish in 6 s");
+        let took = finished - alone.flows[0].start_s;
+        assert_eq!(r.flows[0].took_s, Some(took), "run {i}");
+        assert!(took > 1.6 && took < 5.0, "run {i}: took {took} s");
+        assert_eq!(lbe_lab::sweep::metric(r, "flow1.took_s"), Some(took));
+        assert_eq!(r.flows[1].took_s, None, "run {i}: a flow of a duration");
+        assert_eq!(lbe_lab::sweep::metric(r, "flow2.took_s"), None);
+    }
+    let csv = std::fs::read_to_string(dir.join("out/results.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "flow1.took_s").unwrap();
+    let first: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(
+        first[col].parse::<f64>().ok(),
+        results.runs[0].flows[0].took_s
+    );
+    let json = std::fs::read_to_string(dir.join("out/results.json")).unwrap();
+    assert!(json.contains("\"took_s\""), "results.json keeps it");
+}
+
 #[test]
 fn sweep_files_with_mistakes_are_refused_naming_the_run() {
     let bad = |text: &str| lbe_lab::sweep::parse(Path::new("s.toml"), text).unwrap_err();

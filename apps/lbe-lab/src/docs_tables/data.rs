@@ -86,7 +86,7 @@ pub fn extract(rows: &RowsSpec, results: &[Results]) -> Result<Csv, String> {
             .any(|r| crate::sweep::metric(r, m).is_some());
         if !any {
             return Err(format!(
-                "metric '{m}' has no value in any run (a sweep's metric name: utilization, utilization_of_max, jain_index, total_goodput_mbps, flowN.goodput_mbps, flowN.share, flowN.queue_mean_ms, flowN.queue_p95_ms, flowN.lost_packets, or a workload flow's figure)"
+                "metric '{m}' has no value in any run (a sweep's metric name: utilization, utilization_of_max, jain_index, total_goodput_mbps, flowN.goodput_mbps, flowN.share, flowN.queue_mean_ms, flowN.queue_p95_ms, flowN.lost_packets, flowN.took_s, or a workload flow's figure)"
             ));
         }
     }
@@ -218,6 +218,7 @@ mod tests {
             queue_mean_ms: None,
             queue_p95_ms: None,
             lost_packets: 0,
+            took_s: None,
         }
     }
 

@@ -25,7 +25,7 @@ fn result_of(
     index: usize,
     params: BTreeMap<String, String>,
     parts: &qlog_analysis::SummaryParts,
-    flows: &[(String, String)],
+    flows: &[BulkFlow],
     workloads: Vec<crate::workload::WorkloadSummary>,
 ) -> RunResult {
     let total: f64 = parts.flows.iter().map(|f| f.goodput_bps).sum();
@@ -40,26 +40,37 @@ fn result_of(
             .flows
             .iter()
             .zip(flows)
-            .map(|(f, (name, cc))| FlowResult {
-                name: name.clone(),
-                cc: cc.clone(),
+            .map(|(f, b)| FlowResult {
+                name: b.name.clone(),
+                cc: b.cc.clone(),
                 goodput_bps: f.goodput_bps,
                 share: (total > 0.0).then(|| f.goodput_bps / total),
                 queue_mean_ms: f.queuing_delay_ms.mean,
                 queue_p95_ms: f.queuing_delay_ms.p95,
                 lost_packets: f.lost_packets,
+                took_s: b.took_s,
             })
             .collect(),
     }
 }
 
+/// What a run's result keeps of a bulk flow beside the analysis' figures.
+struct BulkFlow {
+    name: String,
+    cc: String,
+    /// Seconds from its start to its last byte acknowledged (a simulated
+    /// flow of `bytes` that finished).
+    took_s: Option<f64>,
+}
+
 /// The figures across flows of a run's summary, as the analysis gave them,
-/// and each bulk flow's name and `cc`; `flow` reads a flow's figures, name
-/// and `cc` off its summary (a real run's or a simulated one's).
+/// and each bulk flow's name, `cc` and time to finish; `flow` reads a
+/// flow's figures, name, `cc` and time to finish off its summary (a real
+/// run's or a simulated one's).
 fn parts_of<F, T>(
     s: &crate::summary::RunSummary<F, T>,
-    flow: impl Fn(&F) -> (&qlog_analysis::FlowSummary, &String, &String),
-) -> (qlog_analysis::SummaryParts, Vec<(String, String)>) {
+    flow: impl Fn(&F) -> (&qlog_analysis::FlowSummary, &String, &String, Option<f64>),
+) -> (qlog_analysis::SummaryParts, Vec<BulkFlow>) {
     let parts = qlog_analysis::SummaryParts {
         window: qlog_analysis::Window {
             from_s: s.window.from_s,
@@ -75,8 +86,12 @@ fn parts_of<F, T>(
         .flows
         .iter()
         .map(|f| {
-            let (_, name, cc) = flow(f);
-            (name.clone(), cc.clone())
+            let (_, name, cc, took_s) = flow(f);
+            BulkFlow {
+                name: name.clone(),
+                cc: cc.clone(),
+                took_s,
+            }
         })
         .collect();
     (parts, flows)
@@ -132,7 +147,10 @@ pub fn run_sim(
 ) -> Result<RunResult, String> {
     let scenario = sweep.scenario(index)?;
     let (s, _) = crate::sim::simulate(&scenario)?;
-    let (parts, flows) = parts_of(&s, |f| (&f.figures, &f.name, &f.cc));
+    let (parts, flows) = parts_of(&s, |f| {
+        let took_s = f.transfer.finished_s.map(|at| at - f.start_s);
+        (&f.figures, &f.name, &f.cc, took_s)
+    });
     let mut workloads = s.tail.workloads;
     if let Some(baselines) = baseline {
         let alone = crate::baseline::baseline_scenario(&scenario, Path::new(&sweep.path))?;
@@ -182,7 +200,8 @@ pub fn run(
             let scenario = sweep.scenario(i)?;
             let dir = out.join("runs").join(i.to_string());
             let s = crate::run::run(&scenario, &dir, stop, &|_| {})?;
-            let (parts, flows) = parts_of(&s, |f| (&f.figures, &f.name, &f.cc));
+            // (A real run's client reports no time to its last byte.)
+            let (parts, flows) = parts_of(&s, |f| (&f.figures, &f.name, &f.cc, None));
             let mut workloads = s.tail.workloads;
             if options.baseline {
                 let alone = crate::baseline::baseline_scenario(&scenario, Path::new(&sweep.path))?;

@@ -48,6 +48,7 @@ pub fn csv(results: &Results) -> String {
             "queue_mean_ms",
             "queue_p95_ms",
             "lost_packets",
+            "took_s",
         ] {
             let _ = write!(s, ",flow{n}.{m}");
         }
@@ -77,13 +78,14 @@ pub fn csv(results: &Results) -> String {
         for f in &r.flows {
             let _ = write!(
                 s,
-                ",{},{},{},{},{},{}",
+                ",{},{},{},{},{},{},{}",
                 field(&f.cc),
                 f.goodput_bps,
                 opt(f.share),
                 opt(f.queue_mean_ms),
                 opt(f.queue_p95_ms),
-                f.lost_packets
+                f.lost_packets,
+                opt(f.took_s)
             );
         }
         for (n, paths) in &workloads {
@@ -286,6 +288,7 @@ mod tests {
             queue_mean_ms: None,
             queue_p95_ms: None,
             lost_packets: 0,
+            took_s: None,
         };
         let cbr = |flow: usize, goodput_bps: f64| WorkloadResult {
             flow,

@@ -323,6 +323,7 @@ mod tests {
                 queue_mean_ms: None,
                 queue_p95_ms: None,
                 lost_packets: 0,
+                took_s: None,
             }],
             workloads: vec![
                 WorkloadResult {

@@ -118,6 +118,12 @@ pub struct FlowResult {
     pub queue_mean_ms: Option<f64>,
     pub queue_p95_ms: Option<f64>,
     pub lost_packets: u64,
+    /// Seconds from the flow's start to its last byte acknowledged: a
+    /// simulated flow of `bytes` that finished; `None` for a flow that did
+    /// not, a flow of a duration, or a real-time run (results of earlier
+    /// builds have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took_s: Option<f64>,
 }
 
 /// Which runs of a sweep one process does.
