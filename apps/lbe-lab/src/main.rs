@@ -133,15 +133,16 @@ fn docs_tables(docs: &std::path::Path, check: bool, list: bool) -> Result<(), St
         let root = docs.parent().unwrap_or(std::path::Path::new("."));
         for name in docs_tables::table_names(docs)? {
             let spec = docs_tables::load_spec(&docs.join("data"), &name)?;
+            let sweeps = spec.all_sweeps();
             let mut runs = Vec::new();
-            for s in &spec.sweeps {
+            for s in &sweeps {
                 runs.push(lbe_lab::sweep::load(&root.join(s))?.len());
             }
             out!(
                 "{name}\t{}\t{}\t{}",
                 runs.iter().sum::<usize>(),
                 if spec.baseline { "baseline" } else { "-" },
-                spec.sweeps
+                sweeps
                     .iter()
                     .zip(&runs)
                     .map(|(s, n)| format!("{s}:{n}"))
@@ -197,16 +198,21 @@ fn docs_data(
     use lbe_lab::docs_tables;
     let data_dir = docs.join("data");
     let spec = docs_tables::load_spec(&data_dir, name)?;
-    if results.len() != spec.sweeps.len() {
+    let sweeps = spec.all_sweeps();
+    if results.len() != sweeps.len() {
         return Err(format!(
-            "table {name} has {} sweeps ({}): give one results directory for each",
-            spec.sweeps.len(),
-            spec.sweeps.join(", ")
+            "table {name} has {} sweeps ({}): give one results directory for each, in that order",
+            sweeps.len(),
+            sweeps
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     let root = docs.parent().unwrap_or(std::path::Path::new("."));
     let mut all = Vec::new();
-    for (dir, sweep) in results.iter().zip(&spec.sweeps) {
+    for (dir, sweep) in results.iter().zip(&sweeps) {
         let p = dir.join("results.json");
         let text =
             std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
@@ -229,7 +235,12 @@ fn docs_data(
             r.sweep, r.mode, r.engine, all[0].sweep
         ));
     }
-    let csv = docs_tables::extract(&spec.rows, &all)?;
+    let (main, references) = all.split_at(spec.sweeps.len());
+    let reference = spec.reference.as_ref().map(|r| docs_tables::Reference {
+        on: &r.on,
+        results: references,
+    });
+    let csv = docs_tables::extract(&spec.rows, main, reference.as_ref())?;
     let measured = docs_tables::Measured {
         mode,
         engine,

@@ -30,10 +30,108 @@ fn key_value(r: &RunResult, key: &str) -> Option<String> {
     r.flows.get(i).map(|f| f.cc.clone())
 }
 
+/// The `[reference]` of a table: the keys a run and its reference share,
+/// and the reference sweeps' results.
+pub struct Reference<'a> {
+    pub on: &'a [String],
+    pub results: &'a [Results],
+}
+
+/// Each reference run by its values of `on`.
+struct RefIndex<'a> {
+    on: Vec<String>,
+    runs: Vec<(Vec<String>, &'a RunResult)>,
+}
+
+impl<'a> RefIndex<'a> {
+    fn new(reference: Option<&Reference<'a>>) -> Result<Self, String> {
+        let Some(reference) = reference else {
+            return Ok(RefIndex {
+                on: Vec::new(),
+                runs: Vec::new(),
+            });
+        };
+        let mut runs: Vec<(Vec<String>, &'a RunResult)> = Vec::new();
+        for res in reference.results {
+            for r in &res.runs {
+                let key = on_values(r, reference.on, res)?;
+                if runs.iter().any(|(k, _)| *k == key) {
+                    return Err(format!(
+                        "reference sweep '{}': two runs with {} (its 'on' keys must tell its runs apart)",
+                        res.sweep,
+                        describe(reference.on, &key)
+                    ));
+                }
+                runs.push((key, r));
+            }
+        }
+        Ok(RefIndex {
+            on: reference.on.to_vec(),
+            runs,
+        })
+    }
+
+    /// `r`'s reference run (checked to exist before any is asked for).
+    fn of(&self, r: &RunResult) -> Option<&'a RunResult> {
+        let key: Vec<String> = self
+            .on
+            .iter()
+            .map(|k| key_value(r, k))
+            .collect::<Option<_>>()?;
+        self.runs
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, run)| *run)
+    }
+}
+
+/// Run `r`'s values of `keys` (of sweep `res`, for the error).
+fn on_values(r: &RunResult, keys: &[String], res: &Results) -> Result<Vec<String>, String> {
+    keys.iter()
+        .map(|k| {
+            key_value(r, k).ok_or_else(|| {
+                format!(
+                    "sweep '{}': key '{k}' is neither one of its axes ({}) nor a bulk flow's flowN.cc",
+                    res.sweep,
+                    axis_names(res)
+                )
+            })
+        })
+        .collect()
+}
+
+/// `k1 = v1, k2 = v2`.
+fn describe(keys: &[String], values: &[String]) -> String {
+    keys.iter()
+        .zip(values)
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Metric `m` of run `r`: a sweep's metric, `ref.M` (M of `r`'s reference
+/// run) or `A/B` (A over B, each of those; none when B is 0).
+fn value(r: &RunResult, m: &str, refs: &RefIndex) -> Option<f64> {
+    if let Some((a, b)) = m.split_once('/') {
+        let (a, b) = (value(r, a, refs)?, value(r, b, refs)?);
+        return (b != 0.0).then(|| a / b);
+    }
+    match m.strip_prefix("ref.") {
+        Some(m) => crate::sweep::metric(refs.of(r)?, m),
+        None => crate::sweep::metric(r, m),
+    }
+}
+
 /// The rows `rows` keeps of `results` (one per sweep, in the table's
 /// order): the keys, the mean of each metric over the row's runs (empty
-/// when no run has it) and `runs`, the number of runs.
-pub fn extract(rows: &RowsSpec, results: &[Results]) -> Result<Csv, String> {
+/// when no run has it) and `runs`, the number of runs. With a
+/// `reference`, every kept run must have its reference run.
+pub fn extract(
+    rows: &RowsSpec,
+    results: &[Results],
+    reference: Option<&Reference>,
+) -> Result<Csv, String> {
+    let refs = RefIndex::new(reference)?;
     let mut groups: Vec<(Vec<String>, Vec<&RunResult>)> = Vec::new();
     for res in results {
         if res.shard.is_some() || res.runs.len() != res.runs_total {
@@ -57,19 +155,15 @@ pub fn extract(rows: &RowsSpec, results: &[Results]) -> Result<Csv, String> {
             if !rows.filter.iter().all(|(a, v)| r.params.get(a) == Some(v)) {
                 continue;
             }
-            let key: Vec<String> = rows
-                .keys
-                .iter()
-                .map(|k| {
-                    key_value(r, k).ok_or_else(|| {
-                        format!(
-                            "sweep '{}': key '{k}' is neither one of its axes ({}) nor a bulk flow's flowN.cc",
-                            res.sweep,
-                            axis_names(res)
-                        )
-                    })
-                })
-                .collect::<Result<_, _>>()?;
+            let key = on_values(r, &rows.keys, res)?;
+            if reference.is_some() && refs.of(r).is_none() {
+                return Err(format!(
+                    "sweep '{}': run {} ({}) has no run of the reference sweeps with the same values",
+                    res.sweep,
+                    r.index,
+                    describe(&refs.on, &on_values(r, &refs.on, res)?)
+                ));
+            }
             match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, runs)) => runs.push(r),
                 None => groups.push((key, vec![r])),
@@ -83,7 +177,7 @@ pub fn extract(rows: &RowsSpec, results: &[Results]) -> Result<Csv, String> {
         let any = groups
             .iter()
             .flat_map(|(_, runs)| runs)
-            .any(|r| crate::sweep::metric(r, m).is_some());
+            .any(|r| value(r, m, &refs).is_some());
         if !any {
             return Err(format!(
                 "metric '{m}' has no value in any run (a sweep's metric name: utilization, utilization_of_max, jain_index, total_goodput_mbps, flowN.goodput_mbps, flowN.share, flowN.queue_mean_ms, flowN.queue_p95_ms, flowN.lost_packets, flowN.took_s, or a workload flow's figure)"
@@ -108,7 +202,7 @@ pub fn extract(rows: &RowsSpec, results: &[Results]) -> Result<Csv, String> {
         for m in &rows.metrics {
             let values: Vec<f64> = runs
                 .iter()
-                .filter_map(|r| crate::sweep::metric(r, m))
+                .filter_map(|r| value(r, m, &refs))
                 .filter(|v| v.is_finite())
                 .collect();
             let shown = |v: f64| match values.is_empty() {
@@ -304,7 +398,12 @@ mod tests {
         );
         let keys = ["link.buffer", "flow1.cc"];
         let metrics = ["utilization_of_max", "flow2.share", "flow1.goodput_mbps"];
-        let csv = extract(&spec(&keys, &metrics, &["link.buffer"]), &[pair, alone]).unwrap();
+        let csv = extract(
+            &spec(&keys, &metrics, &["link.buffer"]),
+            &[pair, alone],
+            None,
+        )
+        .unwrap();
         assert_eq!(
             csv.to_text(),
             "link.buffer,flow1.cc,utilization_of_max,flow2.share,flow1.goodput_mbps,runs\n\
@@ -342,7 +441,7 @@ mod tests {
         rows.range = true;
         rows.pivot = vec!["link.buffer".into()];
         rows.pivot_names = [("100ms".to_string(), "big".to_string())].into();
-        let csv = extract(&rows, &[pair, alone]).unwrap();
+        let csv = extract(&rows, &[pair, alone], None).unwrap();
         assert_eq!(
             csv.to_text(),
             "flow1.cc,\
@@ -351,6 +450,76 @@ mod tests {
              ledbat,0.75,0.5,1,2,0.375,0.25,0.5,2\n\
              reno,0.75,0.75,0.75,1,0.5,0.5,0.5,1\n\
              cubic,0.125,0.125,0.125,1,,,,\n"
+        );
+    }
+
+    /// Each run's reference run shares its `on` values (here the buffer
+    /// and the seed); `ref.M` is its M, `A/B` a ratio taken run by run
+    /// before the mean, the lowest and the highest.
+    #[test]
+    fn a_reference_sweep_gives_ref_metrics_and_ratios_run_by_run() {
+        let one = |i: usize, buffer: &str, seed: &str, goodput: f64| {
+            run(i, buffer, seed, 1.0, vec![flow("ledbat", goodput, 1.0)])
+        };
+        let beside = results(
+            "beside",
+            vec![
+                one(0, "100ms", "1", 1e6),
+                one(1, "100ms", "2", 3e6),
+                one(2, "50ms", "1", 2e6),
+                one(3, "50ms", "2", 2e6),
+            ],
+        );
+        let alone = results(
+            "alone",
+            vec![
+                one(0, "50ms", "2", 8e6),
+                one(1, "100ms", "1", 4e6),
+                one(2, "100ms", "2", 4e6),
+                one(3, "50ms", "1", 2e6),
+            ],
+        );
+        let on = ["link.buffer".to_string(), "seed".to_string()];
+        let reference = Reference {
+            on: &on,
+            results: std::slice::from_ref(&alone),
+        };
+        let metrics = [
+            "flow1.goodput_mbps",
+            "ref.flow1.goodput_mbps",
+            "flow1.goodput_mbps/ref.flow1.goodput_mbps",
+        ];
+        let mut rows = spec(&["link.buffer"], &metrics, &[]);
+        rows.range = true;
+        let csv = extract(&rows, std::slice::from_ref(&beside), Some(&reference)).unwrap();
+        assert_eq!(
+            csv.to_text(),
+            "link.buffer,\
+             flow1.goodput_mbps,flow1.goodput_mbps.min,flow1.goodput_mbps.max,\
+             ref.flow1.goodput_mbps,ref.flow1.goodput_mbps.min,ref.flow1.goodput_mbps.max,\
+             flow1.goodput_mbps/ref.flow1.goodput_mbps,flow1.goodput_mbps/ref.flow1.goodput_mbps.min,flow1.goodput_mbps/ref.flow1.goodput_mbps.max,\
+             runs\n\
+             100ms,2,1,3,4,4,4,0.5,0.25,0.75,2\n\
+             50ms,2,2,2,5,2,8,0.625,0.25,1,2\n"
+        );
+        // A run without its reference, and a reference that two runs share.
+        let short = results("alone", alone.runs[..3].to_vec());
+        let reference = Reference {
+            on: &on,
+            results: std::slice::from_ref(&short),
+        };
+        assert_eq!(
+            extract(&rows, std::slice::from_ref(&beside), Some(&reference)).unwrap_err(),
+            "sweep 'beside': run 2 (link.buffer = 50ms, seed = 1) has no run of the reference sweeps with the same values"
+        );
+        let on_buffer = ["link.buffer".to_string()];
+        let reference = Reference {
+            on: &on_buffer,
+            results: std::slice::from_ref(&alone),
+        };
+        assert_eq!(
+            extract(&rows, std::slice::from_ref(&beside), Some(&reference)).unwrap_err(),
+            "reference sweep 'alone': two runs with link.buffer = 100ms (its 'on' keys must tell its runs apart)"
         );
     }
 
@@ -365,14 +534,19 @@ mod tests {
         let mut shard = one();
         shard.runs_total = 4;
         assert_eq!(
-            extract(&spec(&["seed"], &["utilization_of_max"], &[]), &[shard]).unwrap_err(),
+            extract(
+                &spec(&["seed"], &["utilization_of_max"], &[]),
+                &[shard],
+                None
+            )
+            .unwrap_err(),
             "sweep 's': 1 of its 4 runs (a shard: merge the shards first, `lbe-lab merge`)"
         );
         assert_eq!(
-            extract(&spec(&["link.rtt"], &["utilization_of_max"], &[]), &[one()]).unwrap_err(),
+            extract(&spec(&["link.rtt"], &["utilization_of_max"], &[]), &[one()], None).unwrap_err(),
             "sweep 's': key 'link.rtt' is neither one of its axes (link.buffer, seed) nor a bulk flow's flowN.cc"
         );
-        let e = extract(&spec(&["seed"], &["flow2.share"], &[]), &[one()]).unwrap_err();
+        let e = extract(&spec(&["seed"], &["flow2.share"], &[]), &[one()], None).unwrap_err();
         assert!(
             e.starts_with("metric 'flow2.share' has no value in any run"),
             "{e}"
@@ -380,7 +554,7 @@ mod tests {
         let mut filtered = spec(&["seed"], &["utilization_of_max"], &[]);
         filtered.filter.insert("link.rate".into(), "10mbit".into());
         assert_eq!(
-            extract(&filtered, &[one()]).unwrap_err(),
+            extract(&filtered, &[one()], None).unwrap_err(),
             "sweep 's': 'where' names 'link.rate', not one of its axes (link.buffer, seed)"
         );
     }

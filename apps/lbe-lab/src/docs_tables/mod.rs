@@ -29,6 +29,7 @@ use std::path::Path;
 use std::path::PathBuf;
 
 pub use data::extract;
+pub use data::Reference;
 pub use render::Measured;
 
 use csv::Csv;

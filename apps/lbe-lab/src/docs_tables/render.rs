@@ -311,12 +311,11 @@ pub fn render(
 }
 
 fn caption(name: &str, spec: &TableSpec, seed: Option<&Csv>, m: &Measured) -> String {
-    let sweeps = spec
-        .sweeps
-        .iter()
-        .map(|s| format!("`{s}`"))
-        .collect::<Vec<_>>()
-        .join(" and ");
+    let mut names: Vec<String> = spec.sweeps.iter().map(|s| format!("`{s}`")).collect();
+    if let Some(r) = &spec.reference {
+        names.extend(r.sweeps.iter().map(|s| format!("`{s}` (the references)")));
+    }
+    let sweeps = names.join(" and ");
     let how = match (m.mode.as_str(), &m.engine) {
         ("sim", Some(e)) => format!("in the simulator (engine `{e}`)"),
         ("sim", None) => "in the simulator".to_string(),

@@ -21,9 +21,39 @@ pub struct TableSpec {
     /// `flowN.baseline.*` metrics.
     #[serde(default)]
     pub baseline: bool,
+    /// Other sweeps each run of `sweeps` is matched to, run for run, for
+    /// the metrics `ref.M` and `A/B` (`[rows]`).
+    #[serde(default)]
+    pub reference: Option<ReferenceSpec>,
     pub rows: RowsSpec,
     #[serde(rename = "column")]
     pub columns: Vec<ColumnSpec>,
+}
+
+/// `[reference]`: the sweeps whose runs are the table's runs' references.
+/// Each run of `sweeps` has exactly one run of these with the same values
+/// of `on`; its metric M is the run's `ref.M`, and `A/B` divides two
+/// metrics of the run (either may be a `ref.`), run by run before the
+/// mean: a download's goodput beside an upload over its goodput alone,
+/// seed by seed (`flow1.goodput_mbps/ref.flow1.goodput_mbps`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceSpec {
+    /// Sweep files, as `sweeps`.
+    pub sweeps: Vec<String>,
+    /// What a run and its reference share: axes, or `flowN.cc`
+    /// (`seed` for seed by seed).
+    pub on: Vec<String>,
+}
+
+impl TableSpec {
+    /// Every sweep the table's data comes from: `sweeps`, then
+    /// `[reference]`'s (the results directories `lbe-lab docs-data` takes,
+    /// in this order).
+    pub fn all_sweeps(&self) -> Vec<&String> {
+        let reference = self.reference.iter().flat_map(|r| &r.sweeps);
+        self.sweeps.iter().chain(reference).collect()
+    }
 }
 
 /// Which rows and columns of the sweeps' results `NAME.csv` keeps.
@@ -170,6 +200,24 @@ pub fn parse(file: &str, text: &str) -> Result<TableSpec, String> {
     if spec.columns.is_empty() {
         return Err(format!("{file}: no [[column]]"));
     }
+    match &spec.reference {
+        Some(r) if r.sweeps.is_empty() => {
+            return Err(format!("{file}: [reference] 'sweeps' names no sweep"))
+        }
+        Some(r) if r.on.is_empty() => {
+            return Err(format!(
+                "{file}: [reference] 'on' names no key (the axes a run and its reference share)"
+            ))
+        }
+        Some(_) => (),
+        None => {
+            if let Some(m) = spec.rows.metrics.iter().find(|m| m.contains("ref.")) {
+                return Err(format!(
+                    "{file}: metric '{m}' reads a reference run, but the table has no [reference]"
+                ));
+            }
+        }
+    }
     for k in &spec.rows.order_by {
         if !spec.rows.keys.contains(k) {
             return Err(format!(
@@ -246,6 +294,24 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e, "t.toml: order_by 'b' is not one of the keys (a)");
+        let body = "[rows]\nkeys = [\"a\"]\nmetrics = [\"m/ref.m\"]\n[[column]]\nheading = \"x\"\nvalue = \"{a}\"\n";
+        let e = parse("t.toml", &format!("sweeps = [\"s.toml\"]\n{body}")).unwrap_err();
+        assert_eq!(
+            e,
+            "t.toml: metric 'm/ref.m' reads a reference run, but the table has no [reference]"
+        );
+        let with = |reference: &str| {
+            parse(
+                "t.toml",
+                &format!("sweeps = [\"s.toml\"]\n[reference]\n{reference}\n{body}"),
+            )
+        };
+        assert_eq!(
+            with("sweeps = [\"r.toml\"]\non = []").unwrap_err(),
+            "t.toml: [reference] 'on' names no key (the axes a run and its reference share)"
+        );
+        let spec = with("sweeps = [\"r.toml\"]\non = [\"seed\"]").unwrap();
+        assert_eq!(spec.all_sweeps(), ["s.toml", "r.toml"]);
         let table = |rows: &str, column: &str| {
             parse(
                 "t.toml",
