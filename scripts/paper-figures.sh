@@ -21,6 +21,9 @@
 #                "COMMIT YYYY-MM-DD" into it by hand)
 #   --list       each table, its runs and its sweeps; runs nothing
 #
+# A sweep that several tables list runs once: the first table's results
+# serve the others (target/paper/OTHER/<sweep> is a link to them).
+#
 # Progress, on stderr: the table and the sweep, its runs done of its runs,
 # all runs done of all runs, the CPU used so far and an estimate of the
 # CPU to the end (CPU so far per run done, times the runs left).
@@ -77,7 +80,7 @@ while [ $# -gt 0 ]; do
         --shard) shard=$2; shift 2 ;;
         --no-run) run=0; shift ;;
         --list) list=1; shift ;;
-        -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "paper-figures: unknown argument '$1' (--help)" >&2; exit 2 ;;
     esac
 done
@@ -116,13 +119,19 @@ runs_in_shard() {
     if [ "$i" -ge "$n" ]; then echo 0; else echo $(((n - i + c - 1) / c)); fi
 }
 
+# A sweep that two tables list (with the same `baseline`) runs once, for
+# the first; the others' target/paper/NAME/<sweep> is a link to its results.
 all_runs=0
+declare -A counted=()
 for t in "${tables[@]}"; do
-    IFS=$'\t' read -r _ _ _ sweeps <<<"$t"
+    IFS=$'\t' read -r _ _ baseline sweeps <<<"$t"
     for s in $sweeps; do
+        [ -n "${counted[${s%:*} $baseline]:-}" ] && continue
+        counted[${s%:*} $baseline]=1
         all_runs=$((all_runs + $(runs_in_shard "${s##*:}")))
     done
 done
+declare -A ran=()
 
 tick=$(getconf CLK_TCK)
 times_file=$(mktemp)
@@ -179,6 +188,16 @@ for t in "${tables[@]}"; do
         fi
         dirs+=("$dir")
         [ "$run" = 1 ] || continue
+        first=${ran[$sweep $baseline]:-}
+        if [ -n "$first" ]; then
+            rm -rf "$dir"
+            mkdir -p "$(dirname "$dir")"
+            ln -s "$(realpath --relative-to="$(dirname "$dir")" "$first")" "$dir"
+            echo "paper-figures: [$k/${#tables[@]} $name] $sweep: the runs of $first" >&2
+            continue
+        fi
+        ran[$sweep $baseline]=$dir
+        [ -L "$dir" ] && rm "$dir"
         mkdir -p "$dir"
         log=$dir/sweep.log
         "$lab" sweep "$sweep" --out "$dir" "${jobs[@]}" "${baseline_flag[@]}" ${shard:+--shard "$shard"} 2>"$log" >/dev/null &
