@@ -203,6 +203,7 @@ for t in "${tables[@]}"; do
         "$lab" sweep "$sweep" --out "$dir" "${jobs[@]}" "${baseline_flag[@]}" ${shard:+--shard "$shard"} 2>"$log" >/dev/null &
         pid=$!
         last=
+        last_at=$SECONDS
         while kill -0 "$pid" 2>/dev/null; do
             sleep 2
             done_now=$(grep -oE '[0-9]+/[0-9]+ runs done' "$log" | tail -1 | cut -d/ -f1 || true)
@@ -213,10 +214,12 @@ for t in "${tables[@]}"; do
             left=$(awk -v c="$cpu" -v d="$all_done" -v l="$((all_runs - all_done))" \
                 'BEGIN { if (d > 0) printf "about %.0f s", c / d * l; else printf "unknown until a run is done" }')
             line="paper-figures: [$k/${#tables[@]} $name] $sweep: $done_now/$n runs; all: $all_done/$all_runs runs, CPU ${cpu} s, to the end: $left of CPU"
-            # A line when something changed, else every 30 s.
-            if [ "$line" != "$last" ] || [ $((SECONDS % 30)) -lt 2 ]; then
+            # A line when a run is done, else every 30 s (the CPU moves
+            # every poll, so it is not what counts as a change).
+            if [ "$all_done" != "$last" ] || [ $((SECONDS - last_at)) -ge 30 ]; then
                 echo "$line" >&2
-                last=$line
+                last=$all_done
+                last_at=$SECONDS
             fi
         done
         if ! wait "$pid"; then
