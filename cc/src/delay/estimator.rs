@@ -37,15 +37,22 @@ pub const DRIFT_MIN_BUCKETS: usize = 3;
 /// alone, for its pacing round trip on a one-way signal.
 #[derive(Clone, Debug)]
 pub struct CurrentFilter {
-    /// Ring of the last samples; only the first `len` slots are used.
-    samples: [Duration; MAX_CURRENT_FILTER],
-    /// When each slot of `samples` was taken (`None`: never filled).
+    /// Ring of the last samples, in nanoseconds (a `u64` compares in one
+    /// instruction, a `Duration` in two fields: this is on every ACK's
+    /// path); only the first `len` slots are used.
+    samples_ns: [u64; MAX_CURRENT_FILTER],
+    /// When each slot of `samples_ns` was taken (`None`: never filled).
     taken_at: [Option<Instant>; MAX_CURRENT_FILTER],
     len: usize,
     filled: usize,
     next: usize,
-    /// Minimum of the filled slots, kept up to date on insert.
-    min: Option<Duration>,
+    /// Minimum of the filled slots (ns), kept up to date on insert.
+    min_ns: Option<u64>,
+}
+
+/// `d` in nanoseconds (saturating: 584 years).
+fn nanos_u64(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl CurrentFilter {
@@ -53,19 +60,21 @@ impl CurrentFilter {
     /// [`MAX_CURRENT_FILTER`]).
     pub fn new(len: usize) -> Self {
         Self {
-            samples: [Duration::ZERO; MAX_CURRENT_FILTER],
+            samples_ns: [0; MAX_CURRENT_FILTER],
             taken_at: [None; MAX_CURRENT_FILTER],
             len: len.clamp(1, MAX_CURRENT_FILTER),
             filled: 0,
             next: 0,
-            min: None,
+            min_ns: None,
         }
     }
 
     /// Records a sample taken at `now`.
+    #[inline]
     pub fn on_sample(&mut self, now: Instant, delay: Duration) {
-        let evicted = self.samples[self.next];
-        self.samples[self.next] = delay;
+        let delay = nanos_u64(delay);
+        let evicted = self.samples_ns[self.next];
+        self.samples_ns[self.next] = delay;
         self.taken_at[self.next] = Some(now);
         // `(next + 1) % len` without a division on every sample.
         self.next = if self.next + 1 == self.len {
@@ -75,35 +84,37 @@ impl CurrentFilter {
         };
         if self.filled < self.len {
             self.filled += 1;
-            self.min = Some(self.min.map_or(delay, |c| c.min(delay)));
-        } else if self.min == Some(evicted) && delay > evicted {
+            self.min_ns = Some(self.min_ns.map_or(delay, |c| c.min(delay)));
+        } else if self.min_ns == Some(evicted) && delay > evicted {
             // The minimum may have left the window: recompute (≤ 32 slots).
-            self.min = self.samples[..self.len].iter().min().copied();
+            self.min_ns = self.samples_ns[..self.len].iter().min().copied();
         } else {
-            self.min = Some(self.min.map_or(delay, |c| c.min(delay)));
+            self.min_ns = Some(self.min_ns.map_or(delay, |c| c.min(delay)));
         }
     }
 
     /// Keeps in the minimum only the samples taken at or after `oldest`
     /// (RFC 6817 §3.4.2's age limit, [`DelayEstimator::on_sample_within`]).
     fn limit_age(&mut self, oldest: Instant) {
-        self.min = (0..self.filled)
+        self.min_ns = (0..self.filled)
             .filter(|&i| self.taken_at[i].is_some_and(|at| at >= oldest))
-            .map(|i| self.samples[i])
+            .map(|i| self.samples_ns[i])
             .min();
     }
 
     /// Moves every stored sample up by `d`.
     fn shift(&mut self, d: Duration) {
-        for c in &mut self.samples[..self.filled] {
+        let d = nanos_u64(d);
+        for c in &mut self.samples_ns[..self.filled] {
             *c = c.saturating_add(d);
         }
-        self.min = self.min.map(|c| c.saturating_add(d));
+        self.min_ns = self.min_ns.map(|c| c.saturating_add(d));
     }
 
     /// The minimum of the last `len` samples, `None` before any.
+    #[inline]
     pub fn current(&self) -> Option<Duration> {
-        self.min
+        self.min_ns.map(Duration::from_nanos)
     }
 }
 
@@ -151,6 +162,7 @@ impl BaseHistory {
         }
     }
 
+    #[inline]
     fn on_sample(&mut self, now: Instant, delay: Duration) {
         self.advance(now);
         if self.bucket_end.is_none() {
@@ -336,6 +348,7 @@ impl DelayEstimator {
 
     /// Applies a [`DelaySample`]'s rebase, then records its delay at `now`
     /// (with RFC 6817 §3.4.2's age limit `rtt` when given).
+    #[inline]
     pub fn on_delay_sample(&mut self, now: Instant, sample: DelaySample, rtt: Option<Duration>) {
         match sample.rebase {
             Rebase::None => (),
@@ -350,6 +363,7 @@ impl DelayEstimator {
     }
 
     /// Records a delay sample taken at `now`.
+    #[inline]
     pub fn on_sample(&mut self, now: Instant, delay: Duration) {
         self.base.on_sample(now, delay);
         self.current.on_sample(now, delay);

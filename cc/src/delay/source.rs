@@ -130,6 +130,7 @@ impl DelaySource {
 
     /// The delay sample of `ack`, `None` when it has none (no new RTT
     /// sample, or no one-way delay once the source is one-way).
+    #[inline]
     pub fn sample(&mut self, ack: &AckEvent<'_>) -> Option<DelaySample> {
         if !ack.rtt.new_sample {
             return None;
@@ -177,6 +178,7 @@ impl DelaySource {
 
 /// The per-ACK delay sample: `latest_rtt` minus the (capped) ACK delay, when
 /// the result stays at or above `min_rtt` (see the module docs).
+#[inline]
 pub fn adjusted_rtt(rtt: &RttInfo) -> Duration {
     let ack_delay = rtt.ack_delay.min(rtt.max_ack_delay);
     match rtt.latest_rtt.checked_sub(ack_delay) {

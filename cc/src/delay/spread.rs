@@ -59,6 +59,7 @@ pub struct RoundSpread {
 
 impl RoundSpread {
     /// Records a delay sample of the round under way.
+    #[inline]
     pub fn on_sample(&mut self, delay: Duration) {
         self.round = Some(match self.round {
             Some(r) => Round {
