@@ -21,6 +21,9 @@
 #                "COMMIT YYYY-MM-DD" into it by hand)
 #   --list       each table, its runs and its sweeps; runs nothing
 #
+# After the tables it redraws the figures drawn from docs/data/
+# (scripts/lbe-vs-bbr-heatmap.py: docs/lbe-vs-bbr-heatmap.svg).
+#
 # A sweep that several tables list runs once: the first table's results
 # serve the others (target/paper/OTHER/<sweep> is a link to them).
 #
@@ -80,7 +83,7 @@ while [ $# -gt 0 ]; do
         --shard) shard=$2; shift 2 ;;
         --no-run) run=0; shift ;;
         --list) list=1; shift ;;
-        -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "paper-figures: unknown argument '$1' (--help)" >&2; exit 2 ;;
     esac
 done
@@ -249,6 +252,8 @@ if [ -n "$shard" ]; then
     exit 0
 fi
 "$lab" docs-tables
+# The figures drawn from docs/data/ (SVG, committed beside their pages).
+python3 scripts/lbe-vs-bbr-heatmap.py >/dev/null
 if [ "$run" = 1 ]; then
     update_child_cpu
     echo "paper-figures: $all_runs runs, CPU $child_cpu s, $((SECONDS - start)) s of wall time" >&2
