@@ -1,13 +1,13 @@
 //! `docs/data/NAME.csv` from the sweeps' `results.json`: the rows a
 //! table shows, each the mean of its runs' metrics.
 
+use std::collections::HashMap;
+
 use crate::docs_tables::csv::Csv;
 use crate::docs_tables::spec::RowsSpec;
 use crate::sweep::Results;
 use crate::sweep::RunResult;
 
-/// Run `r`'s value of key `key`: its axis value, or for `flowN.cc` (a
-/// column of `results.csv`) the bulk flow's controller when it is fixed.
 /// A sweep's axes by name, for an error that lists them.
 fn axis_names(res: &Results) -> String {
     res.axes
@@ -17,6 +17,8 @@ fn axis_names(res: &Results) -> String {
         .join(", ")
 }
 
+/// Run `r`'s value of key `key`: its axis value, or for `flowN.cc` (a
+/// column of `results.csv`) the bulk flow's controller when it is fixed.
 fn key_value(r: &RunResult, key: &str) -> Option<String> {
     if let Some(v) = r.params.get(key) {
         return Some(v.clone());
@@ -40,7 +42,7 @@ pub struct Reference<'a> {
 /// Each reference run by its values of `on`.
 struct RefIndex<'a> {
     on: Vec<String>,
-    runs: Vec<(Vec<String>, &'a RunResult)>,
+    runs: HashMap<Vec<String>, &'a RunResult>,
 }
 
 impl<'a> RefIndex<'a> {
@@ -48,21 +50,21 @@ impl<'a> RefIndex<'a> {
         let Some(reference) = reference else {
             return Ok(RefIndex {
                 on: Vec::new(),
-                runs: Vec::new(),
+                runs: HashMap::new(),
             });
         };
-        let mut runs: Vec<(Vec<String>, &'a RunResult)> = Vec::new();
+        let mut runs: HashMap<Vec<String>, &'a RunResult> = HashMap::new();
         for res in reference.results {
             for r in &res.runs {
                 let key = on_values(r, reference.on, res)?;
-                if runs.iter().any(|(k, _)| *k == key) {
+                if runs.contains_key(&key) {
                     return Err(format!(
                         "reference sweep '{}': two runs with {} (its 'on' keys must tell its runs apart)",
                         res.sweep,
                         describe(reference.on, &key)
                     ));
                 }
-                runs.push((key, r));
+                runs.insert(key, r);
             }
         }
         Ok(RefIndex {
@@ -78,10 +80,7 @@ impl<'a> RefIndex<'a> {
             .iter()
             .map(|k| key_value(r, k))
             .collect::<Option<_>>()?;
-        self.runs
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, run)| *run)
+        self.runs.get(&key).copied()
     }
 }
 
