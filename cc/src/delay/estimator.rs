@@ -127,6 +127,9 @@ struct BaseHistory {
     minima: [Duration; MAX_BASE_HISTORY],
     /// When each bucket's minimum was taken.
     taken_at: [Option<Instant>; MAX_BASE_HISTORY],
+    /// Each bucket's least round trip (`Duration::MAX`: none given), the
+    /// reference the drift is fitted against ([`Self::drift`]).
+    round_trips: [Duration; MAX_BASE_HISTORY],
     /// Whether the base corrects clock drift (one-way signals).
     track_drift: bool,
     len: usize,
@@ -151,6 +154,7 @@ impl BaseHistory {
         Self {
             minima: [Duration::MAX; MAX_BASE_HISTORY],
             taken_at: [None; MAX_BASE_HISTORY],
+            round_trips: [Duration::MAX; MAX_BASE_HISTORY],
             track_drift: false,
             len: len.clamp(1, MAX_BASE_HISTORY),
             newest: 0,
@@ -162,11 +166,18 @@ impl BaseHistory {
         }
     }
 
+    /// Records `delay` at `now`; `round_trip` is the same ACK's round trip
+    /// when the caller has it (a one-way history fits its drift against
+    /// the buckets' least round trips).
     #[inline]
-    fn on_sample(&mut self, now: Instant, delay: Duration) {
+    fn on_sample(&mut self, now: Instant, delay: Duration, round_trip: Option<Duration>) {
         self.advance(now);
         if self.bucket_end.is_none() {
             self.bucket_end = Some(now.checked_add(self.bucket_len).unwrap_or(now));
+        }
+        if let Some(rt) = round_trip {
+            let least = &mut self.round_trips[self.newest];
+            *least = (*least).min(rt);
         }
         let slot = &mut self.minima[self.newest];
         if delay < *slot {
@@ -212,11 +223,13 @@ impl BaseHistory {
         if steps >= self.len as u128 {
             self.minima[..self.len].fill(Duration::MAX);
             self.taken_at[..self.len].fill(None);
+            self.round_trips[..self.len].fill(Duration::MAX);
         } else {
             for _ in 0..steps {
                 self.newest = (self.newest + 1) % self.len;
                 self.minima[self.newest] = Duration::MAX;
                 self.taken_at[self.newest] = None;
+                self.round_trips[self.newest] = Duration::MAX;
             }
         }
         self.buckets_changed();
@@ -239,10 +252,25 @@ impl BaseHistory {
 
     /// See [`DelayEstimator::drift`].
     fn drift(&self) -> f64 {
+        let complete = || {
+            (0..self.len)
+                .filter(|&i| i != self.newest)
+                .filter(|&i| self.minima[i] != Duration::MAX)
+        };
+        // Against the round trip when every complete bucket has one: a
+        // queue on the forward path raises a bucket's least one-way delay
+        // and its least round trip alike, a clock skew the one-way delay
+        // only.
+        let against_round_trip = complete().all(|i| self.round_trips[i] != Duration::MAX);
         let points = || {
-            (0..self.len).filter(|&i| i != self.newest).filter_map(|i| {
+            complete().filter_map(move |i| {
                 let at = self.taken_at[i]?;
-                (self.minima[i] != Duration::MAX).then_some((at, nanos(self.minima[i])))
+                let reference = if against_round_trip {
+                    nanos(self.round_trips[i])
+                } else {
+                    0.0
+                };
+                Some((at, nanos(self.minima[i]) - reference))
             })
         };
         let Some(t0) = points().map(|(at, _)| at).min() else {
@@ -356,16 +384,19 @@ impl DelayEstimator {
             Rebase::Shift(d) => self.shift(d),
         }
         self.set_track_drift(sample.signal == Signal::OneWay);
-        match rtt {
-            Some(rtt) => self.on_sample_within(now, sample.delay, rtt),
-            None => self.on_sample(now, sample.delay),
+        self.base
+            .on_sample(now, sample.delay, Some(sample.round_trip));
+        self.current.on_sample(now, sample.delay);
+        if let Some(oldest) = rtt.and_then(|rtt| now.checked_sub(rtt)) {
+            self.current.limit_age(oldest);
         }
     }
 
-    /// Records a delay sample taken at `now`.
+    /// Records a delay sample taken at `now`, without its round trip (a
+    /// drift is then fitted to the one-way minima alone).
     #[inline]
     pub fn on_sample(&mut self, now: Instant, delay: Duration) {
-        self.base.on_sample(now, delay);
+        self.base.on_sample(now, delay, None);
         self.current.on_sample(now, delay);
     }
 
@@ -390,10 +421,12 @@ impl DelayEstimator {
     }
 
     /// The clock drift the base history shows, as a fraction: the least
-    /// squares slope of the complete buckets' minima over the times they
-    /// were taken, 0 with fewer than [`DRIFT_MIN_BUCKETS`] of them, capped
-    /// to `[0, MAX_CLOCK_DRIFT]`. The bucket time is in now is left out: a
-    /// queue of the last seconds would tilt the line.
+    /// squares slope of the complete buckets' minima less their least
+    /// round trips (the minima alone when a bucket has no round trip) over
+    /// the times the minima were taken, 0 with fewer than
+    /// [`DRIFT_MIN_BUCKETS`] of them, capped to `[0, MAX_CLOCK_DRIFT]`.
+    /// The bucket time is in now is left out: a queue of the last seconds
+    /// would tilt the line.
     pub fn drift(&self) -> f64 {
         self.base.drift()
     }
@@ -672,6 +705,107 @@ mod tests {
             q.max(expect) - q.min(expect) <= Duration::from_micros(1),
             "{q:?}"
         );
+    }
+
+    /// A one-way sample of `delay` on an ACK whose round trip is
+    /// `round_trip`.
+    fn one_way(delay: Duration, round_trip: Duration) -> DelaySample {
+        DelaySample {
+            delay,
+            signal: Signal::OneWay,
+            rebase: Rebase::None,
+            round_trip,
+        }
+    }
+
+    /// A flow that never empties its queue (RFC 6817 LEDBAT at its
+    /// target): 20 ms one way and 40 ms round trip for the first 30 s, then
+    /// 25 ms more of queue on both for 10 minutes, the clocks in step. The
+    /// one-way minima alone climb from the first bucket to the second and
+    /// stay: a line through them tilts up, and it did, projecting the
+    /// first bucket's 20 ms to the queue's level and reading the queue as
+    /// drift. Fitted against the round trip, the tilt is gone.
+    #[test]
+    fn a_standing_queue_is_not_read_as_clock_drift() {
+        let t0 = Instant::now();
+        let mut against_round_trip = DelayEstimator::new(&DelayConfig::default());
+        let mut one_way_alone = DelayEstimator::new(&DelayConfig::default());
+        one_way_alone.set_track_drift(true);
+        let mut t = Duration::ZERO;
+        while t < Duration::from_secs(570) {
+            let queue = if t < Duration::from_secs(30) {
+                Duration::ZERO
+            } else {
+                ms(25)
+            };
+            against_round_trip.on_delay_sample(
+                t0 + t,
+                one_way(ms(20) + queue, ms(40) + queue),
+                None,
+            );
+            one_way_alone.on_sample(t0 + t, ms(20) + queue);
+            t += ms(100);
+        }
+        assert_eq!(against_round_trip.drift(), 0.0);
+        assert_eq!(against_round_trip.base(), Some(ms(20)));
+        assert_eq!(against_round_trip.queuing(), ms(25));
+        // The fit on the one-way minima alone (20 ms at 0 s, 45 ms at 60,
+        // 120, …, 480 s): a slope of 1/36 000 (27.8 ppm), which projects
+        // the first minute's 20 ms to 35.83 ms at 569.9 s: the 25 ms
+        // queue reads as 9.17 ms. LEDBAT then fills the queue further,
+        // which tilts the next fit more (in the simulator it held 100 ms
+        // for a 25 ms target).
+        let drift = one_way_alone.drift();
+        assert!((drift - 1.0 / 36_000.0).abs() < 1e-12, "{drift}");
+        let q = one_way_alone.queuing();
+        assert!(
+            Duration::from_micros(9_160) < q && q < Duration::from_micros(9_180),
+            "{q:?}"
+        );
+    }
+
+    /// The same standing queue seen through a receiver clock 100 ppm fast:
+    /// against the round trip the fit finds the skew, and the queue is
+    /// read as a queue.
+    #[test]
+    fn a_clock_skew_under_a_standing_queue_is_fitted_against_the_round_trip() {
+        let t0 = Instant::now();
+        let mut d = DelayEstimator::new(&DelayConfig::default());
+        let mut t = Duration::ZERO;
+        while t < Duration::from_secs(570) {
+            let queue = if t < Duration::from_secs(30) {
+                Duration::ZERO
+            } else {
+                ms(25)
+            };
+            d.on_delay_sample(t0 + t, one_way(skewed(t) + queue, ms(40) + queue), None);
+            t += ms(100);
+        }
+        assert!((d.drift() - 100e-6).abs() < 1e-9, "{}", d.drift());
+        let q = d.queuing();
+        let expect = ms(25);
+        assert!(
+            q.max(expect) - q.min(expect) <= Duration::from_micros(100),
+            "{q:?}"
+        );
+    }
+
+    /// A queue on the reverse path (an upload) raises the round trips and
+    /// not the one-way delay: the fit falls, and a falling fit is not
+    /// applied.
+    #[test]
+    fn a_reverse_queue_does_not_tilt_the_one_way_base() {
+        let t0 = Instant::now();
+        let mut d = DelayEstimator::new(&DelayConfig::default());
+        let mut t = Duration::ZERO;
+        while t < Duration::from_secs(570) {
+            let reverse = ms(t.as_secs() / 60 * 10);
+            d.on_delay_sample(t0 + t, one_way(ms(20), ms(40) + reverse), None);
+            t += ms(100);
+        }
+        assert_eq!(d.drift(), 0.0);
+        assert_eq!(d.base(), Some(ms(20)));
+        assert_eq!(d.queuing(), Duration::ZERO);
     }
 
     #[test]

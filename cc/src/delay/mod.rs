@@ -78,14 +78,27 @@
 //! delay grows by 6 ms a minute, and a ten-minute minimum lags the true
 //! base by up to 60 ms, the whole target. With a one-way signal the
 //! estimator therefore fits a line through its complete buckets' minima
-//! (least squares over the times of the minima, at least
+//! less each bucket's least round trip (each [`DelaySample`] carries its
+//! ACK's round trip): a queue on the forward path raises a bucket's least
+//! one-way delay and its least round trip alike, a clock skew the one-way
+//! delay only. (A line through the one-way minima alone read a queue that
+//! the flow never empties as drift: RFC 6817 LEDBAT, whose first bucket
+//! holds the empty path and every later one its queue at the target, saw a
+//! slope, projected the base up to the queue, and filled the queue again
+//! above it; in the simulator, 100.3 ms of queue for a 25 ms target over
+//! the last 5 minutes of 10, 25.5 ms on the round trip; docs/one-way-delay.md.)
+//! The fit is
+//! least squares over the times of the minima, at least
 //! [`DRIFT_MIN_BUCKETS`] buckets; the bucket under way is left out, so that
-//! a queue of the last seconds does not tilt it) and, when the slope is
-//! positive, projects each bucket's minimum
-//! to now along it before taking the minimum; the slope is capped at
-//! [`MAX_CLOCK_DRIFT`] (200 ppm, two ±100 ppm crystals). A slow receiver
-//! clock needs nothing: new minima follow it. Round-trip samples use one
-//! clock and never drift.
+//! a queue of the last seconds does not tilt it; when the slope is
+//! positive, each bucket's minimum is projected to now along it before
+//! taking the minimum; the slope is capped at [`MAX_CLOCK_DRIFT`] (200 ppm,
+//! two ±100 ppm crystals). A slow receiver clock needs nothing: new minima
+//! follow it. A queue on the reverse path (an upload) raises the round
+//! trips only, which makes the fit fall, and a falling fit is not applied
+//! (a fast receiver clock under a growing reverse queue is then corrected
+//! less, or not at all). Round-trip samples use one clock and never
+//! drift.
 //!
 //! [`DelaySource`] (`source.rs`) picks the signal and maps its samples;
 //! [`DelayEstimator`] (`estimator.rs`) keeps the current and base delays.
@@ -245,6 +258,7 @@ mod tests {
                 delay: Duration::ZERO,
                 signal: Signal::OneWay,
                 rebase: Rebase::Shift(ms(500)),
+                round_trip: ms(50),
             }
         );
         let mut shifted = d.clone();

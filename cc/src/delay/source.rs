@@ -86,6 +86,9 @@ pub struct DelaySample {
     pub signal: Signal,
     /// What to do to the stored delays first.
     pub rebase: Rebase,
+    /// The same ACK's round trip ([`adjusted_rtt`]): a one-way history fits
+    /// its clock drift against it (see the module docs).
+    pub round_trip: Duration,
 }
 
 /// Picks each ACK's delay signal and maps one-way samples to durations
@@ -144,10 +147,12 @@ impl DelaySource {
                 return None;
             }
             self.signal = Some(Signal::RoundTrip);
+            let round_trip = adjusted_rtt(&ack.rtt);
             return Some(DelaySample {
-                delay: adjusted_rtt(&ack.rtt),
+                delay: round_trip,
                 signal: Signal::RoundTrip,
                 rebase: Rebase::None,
+                round_trip,
             });
         };
         let epoch = *self.epoch.get_or_insert(s.local_time());
@@ -172,6 +177,7 @@ impl DelaySource {
             delay: Duration::from_nanos(u64::try_from(value).unwrap_or(u64::MAX)),
             signal: Signal::OneWay,
             rebase,
+            round_trip: adjusted_rtt(&ack.rtt),
         })
     }
 }
@@ -248,11 +254,18 @@ pub(super) mod tests {
         }
     }
 
-    fn sample(delay: Duration, signal: Signal, rebase: Rebase) -> Option<DelaySample> {
+    /// The sample of an ACK whose round trip is `round_trip`.
+    fn sample(
+        delay: Duration,
+        signal: Signal,
+        rebase: Rebase,
+        round_trip: Duration,
+    ) -> Option<DelaySample> {
         Some(DelaySample {
             delay,
             signal,
             rebase,
+            round_trip,
         })
     }
 
@@ -265,21 +278,21 @@ pub(super) mod tests {
         let a = ack_at(t, ms(50), true, None);
         assert_eq!(
             src.sample(&a),
-            sample(ms(50), Signal::RoundTrip, Rebase::None)
+            sample(ms(50), Signal::RoundTrip, Rebase::None, ms(50))
         );
         // The first one-way sample maps to OWD_HEADROOM and restarts the
         // history.
         let a = ack_at(t + ms(150), ms(50), true, Some((ms(5000), t + ms(100))));
         assert_eq!(
             src.sample(&a),
-            sample(ms(1000), Signal::OneWay, Rebase::Restart)
+            sample(ms(1000), Signal::OneWay, Rebase::Restart, ms(50))
         );
         // 130 ms more on the peer's clock, 100 ms more on ours: 30 ms more
         // one-way delay.
         let a = ack_at(t + ms(250), ms(80), true, Some((ms(5130), t + ms(200))));
         assert_eq!(
             src.sample(&a),
-            sample(ms(1030), Signal::OneWay, Rebase::None)
+            sample(ms(1030), Signal::OneWay, Rebase::None, ms(80))
         );
         // Once one-way, an ACK without a timestamp gives no sample, nor does
         // an ACK without a new RTT sample.
@@ -325,23 +338,28 @@ pub(super) mod tests {
         };
         assert_eq!(
             src.sample(&ack(t + ms(20), ms(3000))),
-            sample(ms(1000), Signal::OneWay, Rebase::None)
+            sample(ms(1000), Signal::OneWay, Rebase::None, ms(50))
         );
         // Sent 100 ms later by the peer's clock, arrived 130 ms later.
         assert_eq!(
             src.sample(&ack(t + ms(150), ms(3100))),
-            sample(ms(1030), Signal::OneWay, Rebase::None)
+            sample(ms(1030), Signal::OneWay, Rebase::None, ms(50))
         );
         // 50 ms less than the first one's delay.
         assert_eq!(
             src.sample(&ack(t + ms(170), ms(3200))),
-            sample(ms(950), Signal::OneWay, Rebase::None)
+            sample(ms(950), Signal::OneWay, Rebase::None, ms(50))
         );
         // 1050 ms less (the peer's clock jumped): below zero, so the
         // history moves up by 50 ms, as for a sender's samples.
         assert_eq!(
             src.sample(&ack(t + ms(190), ms(4220))),
-            sample(Duration::ZERO, Signal::OneWay, Rebase::Shift(ms(50)))
+            sample(
+                Duration::ZERO,
+                Signal::OneWay,
+                Rebase::Shift(ms(50)),
+                ms(50)
+            )
         );
     }
 
@@ -354,16 +372,16 @@ pub(super) mod tests {
         assert_eq!(owd.sample(&without), None);
         assert_eq!(
             owd.sample(&with_ts),
-            sample(ms(1000), Signal::OneWay, Rebase::None)
+            sample(ms(1000), Signal::OneWay, Rebase::None, ms(50))
         );
         let mut rtt = DelaySource::new(DelayMode::RoundTrip);
         assert_eq!(
             rtt.sample(&with_ts),
-            sample(ms(50), Signal::RoundTrip, Rebase::None)
+            sample(ms(50), Signal::RoundTrip, Rebase::None, ms(50))
         );
         assert_eq!(
             rtt.sample(&without),
-            sample(ms(60), Signal::RoundTrip, Rebase::None)
+            sample(ms(60), Signal::RoundTrip, Rebase::None, ms(60))
         );
     }
 
