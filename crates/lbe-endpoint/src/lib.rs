@@ -54,10 +54,16 @@ pub const MAX_DATAGRAM_SIZE: usize = 1350;
 /// and the simulator's.
 #[derive(Clone, Copy, Debug)]
 pub struct Transport {
-    /// Connection-level flow-control window, bytes.
+    /// Connection-level flow-control window at the start, bytes.
     pub max_data: u64,
-    /// Per-stream flow-control window, bytes.
+    /// Per-stream flow-control window at the start, bytes.
     pub max_stream_data: u64,
+    /// Largest connection-level window quiche's autotuning may grow
+    /// `max_data` to, bytes (quiche's `set_max_connection_window`).
+    pub max_connection_window: u64,
+    /// Largest per-stream window quiche's autotuning may grow
+    /// `max_stream_data` to, bytes (quiche's `set_max_stream_window`).
+    pub max_stream_window: u64,
     /// Idle timeout.
     pub idle_timeout: Duration,
     /// Release datagrams at the times quiche's pacer sets (quiche's
@@ -66,14 +72,34 @@ pub struct Transport {
     pub pacing: bool,
 }
 
+/// Largest per-stream window autotuning may reach: 256 MiB, a 1 Gbit/s
+/// path's bandwidth-delay product at 300 ms (37.5 MB) with as much again
+/// in a 1-BDP buffer, and room to spare.
+pub const MAX_STREAM_WINDOW: u64 = 256 << 20;
+
+/// Largest connection window autotuning may reach: 1.5 stream windows
+/// (quiche keeps the connection window at least 1.5 times a stream's,
+/// `CONNECTION_WINDOW_FACTOR`).
+pub const MAX_CONNECTION_WINDOW: u64 = 384 << 20;
+
 impl Default for Transport {
     fn default() -> Self {
-        // Windows large enough for a 1 Gbit/s × 200 ms path, so a bulk
-        // transfer is limited by its congestion controller, not by flow
-        // control.
+        // Windows that start large enough for a 1 Gbit/s × 130 ms path
+        // (32 MiB a stream), so that a bulk transfer is limited by its
+        // congestion controller, not by flow control; quiche doubles a
+        // window when the receiver renews it twice within two smoothed
+        // round trips (`autotune_window`), up to the maxima above. A
+        // stream renews after half its window (16 MiB), so only a path
+        // that carries 8 MiB in a smoothed round trip (1 Gbit/s at 67 ms,
+        // 100 Mbit/s at 670 ms) ever grows one: below that, the windows
+        // and every datagram sent are what they were with fixed windows.
+        // What a peer can make us buffer (data beyond a hole) is bounded
+        // by the grown windows: 384 MiB a connection.
         Self {
             max_data: 64 << 20,
             max_stream_data: 32 << 20,
+            max_connection_window: MAX_CONNECTION_WINDOW,
+            max_stream_window: MAX_STREAM_WINDOW,
             idle_timeout: Duration::from_secs(30),
             pacing: true,
         }
@@ -92,8 +118,8 @@ impl Transport {
         config.set_initial_max_stream_data_uni(self.max_stream_data);
         config.set_initial_max_streams_bidi(1000);
         config.set_initial_max_streams_uni(1000);
-        config.set_max_connection_window(self.max_data);
-        config.set_max_stream_window(self.max_stream_data);
+        config.set_max_connection_window(self.max_connection_window.max(self.max_data));
+        config.set_max_stream_window(self.max_stream_window.max(self.max_stream_data));
         config.set_disable_active_migration(true);
         config.enable_pacing(self.pacing);
         // Every endpoint of ours offers the timestamp extension
