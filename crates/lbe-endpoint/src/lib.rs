@@ -89,10 +89,14 @@ impl Default for Transport {
         // congestion controller, not by flow control; quiche doubles a
         // window when the receiver renews it twice within two smoothed
         // round trips (`autotune_window`), up to the maxima above. A
-        // stream renews after half its window (16 MiB), so only a path
-        // that carries 8 MiB in a smoothed round trip (1 Gbit/s at 67 ms,
-        // 100 Mbit/s at 670 ms) ever grows one: below that, the windows
-        // and every datagram sent are what they were with fixed windows.
+        // stream renews after half its window (16 MiB) is read, so a
+        // window grows only where the application reads 16 MiB within
+        // two smoothed round trips: 8 MiB a round trip on average
+        // (1 Gbit/s at 67 ms), or less where the data held behind a loss
+        // is read at once (100 Mbit/s at 300 ms with a full 300 ms buffer
+        // grew one). Below that the windows, and every datagram sent,
+        // are what they were with fixed windows (the simulated tables at
+        // 40 Mbit/s and below: docs/testing.md).
         // What a peer can make us buffer (data beyond a hole) is bounded
         // by the grown windows: 384 MiB a connection.
         Self {
