@@ -72,15 +72,21 @@ pub struct Transport {
     pub pacing: bool,
 }
 
-/// Largest per-stream window autotuning may reach: 256 MiB, a 1 Gbit/s
-/// path's bandwidth-delay product at 300 ms (37.5 MB) with as much again
-/// in a 1-BDP buffer, and room to spare.
-pub const MAX_STREAM_WINDOW: u64 = 256 << 20;
+/// Largest per-stream window autotuning may reach: 64 MiB (67 MB), above a
+/// 1 Gbit/s path's bandwidth-delay product at 300 ms (37.5 MB) with room
+/// for the queue an LBE keeps, below that path's BDP and its 1-BDP buffer
+/// together (75 MB). At 256 MiB CUBIC overshot that buffer by tens of
+/// megabytes in slow start: tens of thousands of datagrams lost at once,
+/// which the simulator took 10 s of CPU a simulated second to replay (a
+/// LEDBAT flow beside CUBIC over 30 s: 192 s of CPU and 382 MB against
+/// 6.7 s and 161 MB at 64 MiB), and a sweep of two such runs ran out of
+/// 24 GiB of memory.
+pub const MAX_STREAM_WINDOW: u64 = 64 << 20;
 
 /// Largest connection window autotuning may reach: 1.5 stream windows
 /// (quiche keeps the connection window at least 1.5 times a stream's,
 /// `CONNECTION_WINDOW_FACTOR`).
-pub const MAX_CONNECTION_WINDOW: u64 = 384 << 20;
+pub const MAX_CONNECTION_WINDOW: u64 = 96 << 20;
 
 impl Default for Transport {
     fn default() -> Self {
@@ -98,7 +104,7 @@ impl Default for Transport {
         // are what they were with fixed windows (the simulated tables at
         // 40 Mbit/s and below: docs/testing.md).
         // What a peer can make us buffer (data beyond a hole) is bounded
-        // by the grown windows: 384 MiB a connection.
+        // by the grown windows: 96 MiB a connection.
         Self {
             max_data: 64 << 20,
             max_stream_data: 32 << 20,

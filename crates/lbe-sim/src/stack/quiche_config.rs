@@ -60,7 +60,7 @@ fn identity() -> Result<
 
 /// Our apps' transport settings (`lbe_endpoint::Transport`'s defaults:
 /// flow-control windows that start at 32 MiB a stream and grow up to
-/// 256 MiB where the path needs it, so flow control never limits a bulk
+/// 64 MiB where the path needs it, so flow control never limits a bulk
 /// transfer; a 30 s idle timeout; the timestamp extension offered).
 fn transport(config: &mut quiche::Config, pacing: bool) {
     lbe_endpoint::Transport {
