@@ -718,6 +718,21 @@ mod tests {
         }
     }
 
+    /// Calls `sample(t, queue)` every 100 ms for 570 s: no queue for the
+    /// first 30 s, then 25 ms of it that never drains.
+    fn standing_queue(mut sample: impl FnMut(Duration, Duration)) {
+        let mut t = Duration::ZERO;
+        while t < Duration::from_secs(570) {
+            let queue = if t < Duration::from_secs(30) {
+                Duration::ZERO
+            } else {
+                ms(25)
+            };
+            sample(t, queue);
+            t += ms(100);
+        }
+    }
+
     /// A flow that never empties its queue (RFC 6817 LEDBAT at its
     /// target): 20 ms one way and 40 ms round trip for the first 30 s, then
     /// 25 ms more of queue on both for 10 minutes, the clocks in step. The
@@ -731,21 +746,14 @@ mod tests {
         let mut against_round_trip = DelayEstimator::new(&DelayConfig::default());
         let mut one_way_alone = DelayEstimator::new(&DelayConfig::default());
         one_way_alone.set_track_drift(true);
-        let mut t = Duration::ZERO;
-        while t < Duration::from_secs(570) {
-            let queue = if t < Duration::from_secs(30) {
-                Duration::ZERO
-            } else {
-                ms(25)
-            };
+        standing_queue(|t, queue| {
             against_round_trip.on_delay_sample(
                 t0 + t,
                 one_way(ms(20) + queue, ms(40) + queue),
                 None,
             );
             one_way_alone.on_sample(t0 + t, ms(20) + queue);
-            t += ms(100);
-        }
+        });
         assert_eq!(against_round_trip.drift(), 0.0);
         assert_eq!(against_round_trip.base(), Some(ms(20)));
         assert_eq!(against_round_trip.queuing(), ms(25));
@@ -771,16 +779,9 @@ mod tests {
     fn a_clock_skew_under_a_standing_queue_is_fitted_against_the_round_trip() {
         let t0 = Instant::now();
         let mut d = DelayEstimator::new(&DelayConfig::default());
-        let mut t = Duration::ZERO;
-        while t < Duration::from_secs(570) {
-            let queue = if t < Duration::from_secs(30) {
-                Duration::ZERO
-            } else {
-                ms(25)
-            };
+        standing_queue(|t, queue| {
             d.on_delay_sample(t0 + t, one_way(skewed(t) + queue, ms(40) + queue), None);
-            t += ms(100);
-        }
+        });
         assert!((d.drift() - 100e-6).abs() < 1e-9, "{}", d.drift());
         let q = d.queuing();
         let expect = ms(25);
