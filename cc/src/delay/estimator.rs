@@ -127,8 +127,9 @@ struct BaseHistory {
     minima: [Duration; MAX_BASE_HISTORY],
     /// When each bucket's minimum was taken.
     taken_at: [Option<Instant>; MAX_BASE_HISTORY],
-    /// Each bucket's least round trip (`Duration::MAX`: none given), the
-    /// reference the drift is fitted against ([`Self::drift`]).
+    /// Each bucket's least round trip while drift is tracked
+    /// (`Duration::MAX`: none given), the reference the drift is fitted
+    /// against ([`Self::drift`]).
     round_trips: [Duration; MAX_BASE_HISTORY],
     /// Whether the base corrects clock drift (one-way signals).
     track_drift: bool,
@@ -167,17 +168,13 @@ impl BaseHistory {
     }
 
     /// Records `delay` at `now`; `round_trip` is the same ACK's round trip
-    /// when the caller has it (a one-way history fits its drift against
-    /// the buckets' least round trips).
+    /// when the caller has it (a one-way history, which tracks drift, fits
+    /// it against the buckets' least round trips).
     #[inline]
     fn on_sample(&mut self, now: Instant, delay: Duration, round_trip: Option<Duration>) {
         self.advance(now);
         if self.bucket_end.is_none() {
             self.bucket_end = Some(now.checked_add(self.bucket_len).unwrap_or(now));
-        }
-        if let Some(rt) = round_trip {
-            let least = &mut self.round_trips[self.newest];
-            *least = (*least).min(rt);
         }
         let slot = &mut self.minima[self.newest];
         if delay < *slot {
@@ -186,6 +183,11 @@ impl BaseHistory {
             self.unprojected = Some(self.unprojected.map_or(delay, |m| m.min(delay)));
         }
         if self.track_drift {
+            // Only the drift fit reads the round trips.
+            if let Some(rt) = round_trip {
+                let least = &mut self.round_trips[self.newest];
+                *least = (*least).min(rt);
+            }
             self.refresh_base(now);
         } else {
             // What `refresh_base` sets without drift, without its call.
@@ -384,33 +386,44 @@ impl DelayEstimator {
             Rebase::Shift(d) => self.shift(d),
         }
         self.set_track_drift(sample.signal == Signal::OneWay);
-        self.base
-            .on_sample(now, sample.delay, Some(sample.round_trip));
-        self.current.on_sample(now, sample.delay);
-        if let Some(oldest) = rtt.and_then(|rtt| now.checked_sub(rtt)) {
-            self.current.limit_age(oldest);
-        }
+        self.record(now, sample.delay, Some(sample.round_trip), rtt);
     }
 
     /// Records a delay sample taken at `now`, without its round trip (a
     /// drift is then fitted to the one-way minima alone).
     #[inline]
     pub fn on_sample(&mut self, now: Instant, delay: Duration) {
-        self.base.on_sample(now, delay, None);
-        self.current.on_sample(now, delay);
+        self.record(now, delay, None, None);
     }
 
-    /// Records a delay sample taken at `now` under [RFC 6817 §3.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-3.4.2)'s age
-    /// limit: "The value of CURRENT_FILTER will depend on the filter being
-    /// employed, but CURRENT_FILTER MUST be limited such that samples in the
-    /// list are not older than an RTT in the past." The current delay is then
-    /// the minimum of those of the last `current_filter` samples taken at or
-    /// after `now − rtt` (the sample just taken always counts). LEDBAT
-    /// (RFC 6817) uses this; LEDBAT++ -01 §4.5 asks only for "the minimum of
-    /// the 4 most recent delay samples" and uses [`Self::on_sample`].
+    /// Records a delay sample taken at `now` under RFC 6817 §3.4.2's age
+    /// limit `rtt` (see [`Self::record`]).
     pub fn on_sample_within(&mut self, now: Instant, delay: Duration, rtt: Duration) {
-        self.on_sample(now, delay);
-        if let Some(oldest) = now.checked_sub(rtt) {
+        self.record(now, delay, None, Some(rtt));
+    }
+
+    /// Records a delay sample taken at `now`: into the base history (with
+    /// its ACK's `round_trip` when known, for the drift fit) and into the
+    /// current filter, under [RFC 6817 §3.4.2](https://www.rfc-editor.org/rfc/rfc6817#section-3.4.2)'s age limit when
+    /// `age_limit` is given: "The value of CURRENT_FILTER will depend on the
+    /// filter being employed, but CURRENT_FILTER MUST be limited such that
+    /// samples in the list are not older than an RTT in the past." The
+    /// current delay is then the minimum of those of the last
+    /// `current_filter` samples taken at or after `now − age_limit` (the
+    /// sample just taken always counts). LEDBAT (RFC 6817) passes its
+    /// smoothed RTT; LEDBAT++ -01 §4.5 asks only for "the minimum of the 4
+    /// most recent delay samples" and passes none.
+    #[inline]
+    fn record(
+        &mut self,
+        now: Instant,
+        delay: Duration,
+        round_trip: Option<Duration>,
+        age_limit: Option<Duration>,
+    ) {
+        self.base.on_sample(now, delay, round_trip);
+        self.current.on_sample(now, delay);
+        if let Some(oldest) = age_limit.and_then(|rtt| now.checked_sub(rtt)) {
             self.current.limit_age(oldest);
         }
     }
