@@ -147,6 +147,38 @@ pub struct FlowSeries {
     pub delivered: ByteBuckets,
 }
 
+impl FlowSeries {
+    /// When a flow that started at `start_s` reached steady state, on the
+    /// analysis clock: the end of the first 1 s window over which the mean
+    /// of the [`FlowSeries::rtt_above_base_ms`] samples is at least
+    /// `queue_ms`.
+    ///
+    /// The windows are `[end − 1 s, end)` with `end` at `start_s` + 2.0,
+    /// 2.1, 2.2 ... s (0.1 s apart; the flow's first second, its
+    /// handshake's samples, is in none), up to the last sample's time. A
+    /// window without samples does not count. `None` when no window
+    /// reaches `queue_ms` (or the series is empty).
+    ///
+    /// Over the whole series, not the analysis window: a time to steady
+    /// state is not an average over a window. The samples are the series'
+    /// points (per [`crate::Options::series_resolution_s`] bucket the
+    /// first, smallest, largest and last), in time order.
+    pub fn steady_at_s(&self, start_s: f64, queue_ms: f64) -> Option<f64> {
+        let q = &self.rtt_above_base_ms;
+        let last = q.last()?.0;
+        (20..)
+            .map(|tenths| start_s + f64::from(tenths) / 10.0)
+            .take_while(|end| *end <= last)
+            .find(|end| {
+                let lo = q.partition_point(|(t, _)| *t < end - 1.0);
+                let hi = q.partition_point(|(t, _)| t < end);
+                let window = &q[lo..hi.max(lo)];
+                !window.is_empty()
+                    && window.iter().map(|(_, v)| v).sum::<f64>() / window.len() as f64 >= queue_ms
+            })
+    }
+}
+
 /// Everything known about one flow (one trace).
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowAnalysis {
@@ -847,5 +879,64 @@ impl FlowAnalyzer {
                 delivered,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flow's series with these RTT-above-base points.
+    fn queue(points: &[(f64, f64)]) -> FlowSeries {
+        FlowSeries {
+            rtt_above_base_ms: points.to_vec(),
+            ..FlowSeries::default()
+        }
+    }
+
+    /// Points every 0.25 s over `[from, to)`, each `ms`.
+    fn flat(from: f64, to: f64, ms: f64) -> Vec<(f64, f64)> {
+        (0..)
+            .map(|k| from + f64::from(k) * 0.25)
+            .take_while(|t| *t < to)
+            .map(|t| (t, ms))
+            .collect()
+    }
+
+    #[test]
+    fn steady_state_is_the_end_of_the_first_second_whose_mean_reaches_it() {
+        // 0 ms until 3 s, 40 ms from then: [2.2, 3.2) holds 2.25, 2.5,
+        // 2.75 and 3.0 (mean 10), [2.3, 3.3) 2.5 to 3.25 (mean 20).
+        let mut points = flat(0.0, 3.0, 0.0);
+        points.extend(flat(3.0, 6.0, 40.0));
+        let s = queue(&points);
+        assert_eq!(s.steady_at_s(0.0, 20.0), Some(3.3));
+        // At least the threshold: a mean of 20 reaches 20 ms; 20.5 needs
+        // three 40s of four points, [2.6, 3.6).
+        assert_eq!(s.steady_at_s(0.0, 20.5), Some(3.6));
+        // The same series 10 s later, for a flow started then.
+        let later: Vec<(f64, f64)> = points.iter().map(|&(t, v)| (t + 10.0, v)).collect();
+        assert_eq!(queue(&later).steady_at_s(10.0, 20.0), Some(10.0 + 3.3));
+    }
+
+    #[test]
+    fn a_queue_never_reached_or_no_samples_gives_none() {
+        let s = queue(&flat(0.0, 60.0, 19.9));
+        assert_eq!(s.steady_at_s(0.0, 20.0), None);
+        assert_eq!(queue(&[]).steady_at_s(0.0, 0.0), None);
+        // The windows end by the last sample: one reached only past it is
+        // not.
+        let s = queue(&[(2.0, 0.0), (2.5, 50.0)]);
+        assert_eq!(s.steady_at_s(0.0, 20.0), None);
+    }
+
+    #[test]
+    fn the_first_second_and_windows_without_samples_do_not_count() {
+        // A queue in the flow's first second only, then nothing until 5 s:
+        // with a threshold of 0 ms any sample reaches it, so the windows
+        // up to [4.0, 5.0), which hold none, are not reached.
+        let s = queue(&[(0.5, 50.0), (5.0, 50.0), (5.5, 50.0), (6.0, 50.0)]);
+        assert_eq!(s.steady_at_s(0.0, 0.0), Some(5.1));
+        assert_eq!(s.steady_at_s(0.0, 50.0), Some(5.1));
     }
 }
