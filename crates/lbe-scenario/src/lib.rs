@@ -37,6 +37,12 @@
 //! [analysis]            # the window the figures are computed over (optional)
 //! from = "10s"
 //! to = "40s"
+//! steady_queue = "20ms" # optional: each bulk flow's summary gets
+//!                       # steady_s, the seconds from its start to the end
+//!                       # of the first 1 s over which its mean RTT above
+//!                       # base is at least this (windows ending 2 s after
+//!                       # its start and every 0.1 s on), over the whole
+//!                       # run, not the window; absent when never reached
 //! [ports]               # optional fixed ports (default: any free ones)
 //! server = 4433
 //! netem = 5000          # and netem+1, netem+2... for extra base RTTs

@@ -15,6 +15,10 @@ pub struct Scenario {
     pub link: Link,
     /// The analysis window, scenario time.
     pub window: Option<(Duration, Duration)>,
+    /// `[analysis] steady_queue`: the mean RTT above base over 1 s that
+    /// marks a bulk flow's steady state, its summary's `steady_s`
+    /// (`qlog_analysis::flow::FlowSeries::steady_at_s`); none without it.
+    pub steady_queue: Option<Duration>,
     pub ports: Ports,
     pub flows: Vec<Flow>,
     /// Seeds the bottleneck's random loss (`lbe-netem`'s own seed when

@@ -71,6 +71,7 @@ pub(crate) struct RawChange {
 pub(crate) struct RawAnalysis {
     pub(crate) from: Spanned<String>,
     pub(crate) to: Spanned<String>,
+    pub(crate) steady_queue: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

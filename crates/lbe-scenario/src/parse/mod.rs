@@ -1,7 +1,8 @@
 //! Reading a scenario file and checking it, section by section: the link
 //! ([`link`]), the flows ([`flow`], with each flow's kind in [`kind`] and
-//! the workloads' settings in [`workload`]), the analysis window and the
-//! ports. Every error names the file and the line ([`source`]).
+//! the workloads' settings in [`workload`]), the analysis window (and
+//! its steady-state queue) and the ports. Every error names the file and
+//! the line ([`source`]).
 
 mod change;
 mod flow;
@@ -52,6 +53,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
     let raw_link = raw.link.into_inner();
     let link = link::link(&src, link_span.clone(), &raw_link)?;
     let window = window(&src, raw.analysis.as_ref())?;
+    let steady_queue = raw
+        .analysis
+        .as_ref()
+        .and_then(|a| a.steady_queue.as_ref())
+        .map(|q| src.value(q, "analysis steady_queue", lbe_units::parse_duration))
+        .transpose()?;
 
     if raw.flow.is_empty() {
         return Err(src.error(link_span, "the scenario has no [[flow]]"));
@@ -67,6 +74,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
     Ok(Scenario {
         link,
         window,
+        steady_queue,
         ports,
         flows,
         seed: raw.seed,

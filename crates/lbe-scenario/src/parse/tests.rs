@@ -347,6 +347,18 @@ fn direction_and_clock_keys() {
     );
 }
 
+/// `[analysis] steady_queue`, beside the window.
+#[test]
+fn the_steady_state_queue_is_a_duration() {
+    let text = GOOD.replace("to = \"40s\"", "to = \"40s\"\nsteady_queue = \"20ms\"");
+    let s = parse(Path::new("s.toml"), &text).unwrap();
+    assert_eq!(s.steady_queue, Some(Duration::from_millis(20)));
+    assert_eq!(
+        s.window,
+        Some((Duration::from_secs(10), Duration::from_secs(40)))
+    );
+}
+
 #[test]
 fn parses_the_design_example() {
     let s = parse(Path::new("s.toml"), GOOD).unwrap();
@@ -356,6 +368,7 @@ fn parses_the_design_example() {
         s.window,
         Some((Duration::from_secs(10), Duration::from_secs(40)))
     );
+    assert_eq!(s.steady_queue, None);
     assert_eq!(s.flows.len(), 2);
     assert_eq!(s.flows[0].name, "flow1");
     assert_eq!(s.flows[0].end, FlowEnd::Stop(Duration::from_secs(40)));
@@ -495,6 +508,14 @@ fn errors_name_the_line() {
         (
             GOOD.replace("to = \"40s\"", "to = \"5s\""),
             "s.toml:8: analysis 'to' must be after 'from'",
+        ),
+        (
+            GOOD.replace("to = \"40s\"", "to = \"40s\"\nsteady_queue = \"20\""),
+            "s.toml:9: analysis steady_queue: bad duration '20': missing unit; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)",
+        ),
+        (
+            GOOD.replace("to = \"40s\"", "to = \"40s\"\nsteady_queue = \"20mbit\""),
+            "s.toml:9: analysis steady_queue: bad duration '20mbit': unknown unit 'mbit'; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)",
         ),
         (
             GOOD.replace("name = \"fg\"", "name = \"flow1\""),
