@@ -113,6 +113,11 @@ pub struct FlowSummary {
     pub stop_s: Option<f64>,
     #[serde(flatten)]
     pub figures: qlog_analysis::FlowSummary,
+    /// With `[analysis] steady_queue`: the seconds from the flow's start to
+    /// its steady state ([`crate::summary::steady_s`]); absent when it
+    /// never got there or without the key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_s: Option<f64>,
     /// The qlog the figures come from, relative to the output directory:
     /// the sender's for a quic-bulk flow, the client's for an h3 flow.
     pub qlog: String,
@@ -545,29 +550,38 @@ fn summarize(
             .cc(f.cc.as_str())
             .flow(f.name.clone())
     });
-    let parts = if bulk.is_empty() {
+    let analysis = if bulk.is_empty() {
         // Workloads alone (a --baseline run): no bulk flow, no qlog.
-        crate::summary::workloads_only_parts(scenario)
+        None
     } else {
-        qlog_analysis::summary_parts(inputs, &options).map_err(|e| e.to_string())?
+        Some(qlog_analysis::analyze(inputs, &options).map_err(|e| e.to_string())?)
     };
+    let parts = match &analysis {
+        Some(a) => a.summary_parts(),
+        None => crate::summary::workloads_only_parts(scenario),
+    };
+    let steady = crate::summary::steady_s(scenario, analysis.as_ref());
 
     let flows = |figures: Vec<qlog_analysis::FlowSummary>| {
         bulk.iter()
             .zip(figures)
             .zip(transfers)
             .zip(&qlogs)
-            .map(|(((flow, figures), transfer), qlog)| FlowSummary {
-                id: flow.id,
-                name: flow.name.clone(),
-                kind: flow.kind.name(),
-                cc: flow.cc.to_string(),
-                start_s: flow.start.as_secs_f64(),
-                stop_s: flow.stop().map(|d| d.as_secs_f64()),
-                figures,
-                qlog: qlog.strip_prefix(out).unwrap_or(qlog).display().to_string(),
-                transfer,
-            })
+            .zip(steady)
+            .map(
+                |((((flow, figures), transfer), qlog), steady_s)| FlowSummary {
+                    id: flow.id,
+                    name: flow.name.clone(),
+                    kind: flow.kind.name(),
+                    cc: flow.cc.to_string(),
+                    start_s: flow.start.as_secs_f64(),
+                    stop_s: flow.stop().map(|d| d.as_secs_f64()),
+                    figures,
+                    steady_s,
+                    qlog: qlog.strip_prefix(out).unwrap_or(qlog).display().to_string(),
+                    transfer,
+                },
+            )
             .collect()
     };
     let tail = |window: &qlog_analysis::Window| RealTail {

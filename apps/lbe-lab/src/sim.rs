@@ -51,6 +51,11 @@ pub struct SimFlowSummary {
     pub stop_s: Option<f64>,
     #[serde(flatten)]
     pub figures: qlog_analysis::FlowSummary,
+    /// With `[analysis] steady_queue`: the seconds from the flow's start to
+    /// its steady state ([`crate::summary::steady_s`]); absent when it
+    /// never got there or without the key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_s: Option<f64>,
     /// The flow's qlog, relative to the output directory, when `--qlog`
     /// asked for one (the figures come from the events in memory either way).
     pub qlog: Option<String>,
@@ -124,6 +129,7 @@ pub fn simulate_into(
     };
     let fifo = scenario.link.aqm == lbe_link::Aqm::Fifo;
     let flow_drops = out.flow_drops;
+    let steady = crate::summary::steady_s(scenario, out.analysis.as_ref());
     let bulk: Vec<(usize, &crate::scenario::Flow)> = scenario
         .flows
         .iter()
@@ -135,23 +141,27 @@ pub fn simulate_into(
             .zip(figures)
             .zip(out.flows)
             .zip(qlogs)
-            .map(|((((i, flow), figures), transfer), qlog)| SimFlowSummary {
-                aqm_drops: (!fifo).then(|| flow_drops.get(*i).copied().unwrap_or_default()),
-                id: flow.id,
-                name: flow.name.clone(),
-                cc: flow.cc.to_string(),
-                start_s: flow.start.as_secs_f64(),
-                stop_s: flow.stop().map(|d| d.as_secs_f64()),
-                figures,
-                qlog,
-                deadline_s: flow.deadline.map(|d| d.as_secs_f64()),
-                met: flow.deadline.map(|d| {
-                    transfer
-                        .finished_s
-                        .is_some_and(|f| f - flow.start.as_secs_f64() <= d.as_secs_f64())
-                }),
-                transfer,
-            })
+            .zip(steady)
+            .map(
+                |(((((i, flow), figures), transfer), qlog), steady_s)| SimFlowSummary {
+                    aqm_drops: (!fifo).then(|| flow_drops.get(*i).copied().unwrap_or_default()),
+                    id: flow.id,
+                    name: flow.name.clone(),
+                    cc: flow.cc.to_string(),
+                    start_s: flow.start.as_secs_f64(),
+                    stop_s: flow.stop().map(|d| d.as_secs_f64()),
+                    figures,
+                    steady_s,
+                    qlog,
+                    deadline_s: flow.deadline.map(|d| d.as_secs_f64()),
+                    met: flow.deadline.map(|d| {
+                        transfer
+                            .finished_s
+                            .is_some_and(|f| f - flow.start.as_secs_f64() <= d.as_secs_f64())
+                    }),
+                    transfer,
+                },
+            )
             .collect()
     };
     let workloads = out

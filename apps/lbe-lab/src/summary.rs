@@ -172,6 +172,27 @@ impl<F, T> RunSummary<F, T> {
     }
 }
 
+/// Each bulk flow's `steady_s`, in scenario order, from the analysis of
+/// the bulk flows (in the same order): with `[analysis] steady_queue`, the
+/// seconds from the flow's start to its steady state
+/// ([`qlog_analysis::flow::FlowSeries::steady_at_s`], over the whole run);
+/// `None` when it never got there, without the key, or without an
+/// analysis.
+pub fn steady_s(
+    scenario: &crate::scenario::Scenario,
+    analysis: Option<&qlog_analysis::Analysis>,
+) -> Vec<Option<f64>> {
+    let bulk = scenario.flows.iter().filter(|f| f.kind.is_bulk());
+    bulk.enumerate()
+        .map(|(k, flow)| {
+            let queue_ms = scenario.steady_queue?.as_secs_f64() * 1e3;
+            let start_s = flow.start.as_secs_f64();
+            let series = &analysis?.flows.get(k)?.series;
+            series.steady_at_s(start_s, queue_ms).map(|at| at - start_s)
+        })
+        .collect()
+}
+
 /// The figures across flows of a run of workloads alone (a `--baseline`
 /// run): no bulk flow, so none; the window is the scenario's, else the
 /// workloads' span.

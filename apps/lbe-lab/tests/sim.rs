@@ -407,6 +407,82 @@ stop = "1s"
     assert!(json.contains("\"took_s\""), "results.json keeps it");
 }
 
+/// With `[analysis] steady_queue`, a sweep's bulk flow has `steady_s`:
+/// the seconds from its start to the end of the first 1 s over which its
+/// mean RTT above base reached the queue, as `qlog-analysis` reads it off
+/// the flow's whole series (here CUBIC filling a 100 ms buffer reaches
+/// 20 ms, and never 1 s); in `summary.json`, results.json, results.csv and
+/// as the metric `flowN.steady_s`. Without the key the summary has no
+/// `steady_s` at all.
+#[test]
+fn a_sweep_records_when_a_flow_reached_its_steady_queue() {
+    let text = r#"
+name = "steady"
+seeds = 1
+[link]
+rate = "10mbit"
+rtt = "20ms"
+buffer = "100ms"
+[analysis]
+from = "1s"
+to = "7s"
+steady_queue = ["20ms", "1s"]
+[[flow]]
+cc = "cubic"
+start = "1s"
+stop = "7s"
+"#;
+    let (dir, file) = temp_file("lbe-sweep-steady", "steady.toml", text);
+    let sweep = lbe_lab::sweep::load(&file).unwrap();
+    let options = lbe_lab::sweep::Options {
+        jobs: 1,
+        shard: None,
+        real: false,
+        baseline: false,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let results = lbe_lab::sweep::run(&sweep, &dir.join("out"), &options, &stop, &|_| {}).unwrap();
+    let mut steady = Vec::new();
+    for (i, r) in results.runs.iter().enumerate() {
+        let scenario = sweep.scenario(i).unwrap();
+        let (s, a) = lbe_lab::sim::simulate(&scenario).unwrap();
+        let queue_ms = scenario.steady_queue.unwrap().as_secs_f64() * 1e3;
+        let at = a.unwrap().flows[0].series.steady_at_s(1.0, queue_ms);
+        assert_eq!(s.flows[0].steady_s, at.map(|t| t - 1.0), "run {i}");
+        assert_eq!(r.flows[0].steady_s, s.flows[0].steady_s, "run {i}");
+        assert_eq!(
+            lbe_lab::sweep::metric(r, "flow1.steady_s"),
+            r.flows[0].steady_s
+        );
+        steady.push(r.flows[0].steady_s);
+    }
+    let reached = steady[0].expect("CUBIC queues 20 ms in a 100 ms buffer");
+    assert!((2.0..=5.0).contains(&reached), "steady at {reached} s");
+    assert_eq!(steady[1], None, "a queue of 1 s in a 100 ms buffer");
+    let csv = std::fs::read_to_string(dir.join("out/results.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "flow1.steady_s").unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows[0][col].parse::<f64>().ok(), Some(reached));
+    assert_eq!(rows[1][col], "");
+    let json = std::fs::read_to_string(dir.join("out/results.json")).unwrap();
+    assert_eq!(json.matches("\"steady_s\"").count(), 1, "{json}");
+    let without = scenario(
+        &text
+            .replace("name = \"steady\"\nseeds = 1\n", "")
+            .replace("steady_queue = [\"20ms\", \"1s\"]\n", ""),
+    );
+    assert_eq!(without.steady_queue, None);
+    let (s, _) = lbe_lab::sim::simulate(&without).unwrap();
+    assert_eq!(s.flows[0].steady_s, None);
+    let summary = serde_json::to_string(&s).unwrap();
+    assert!(!summary.contains("steady_s"), "{summary}");
+}
+
 #[test]
 fn sweep_files_with_mistakes_are_refused_naming_the_run() {
     let bad = |text: &str| lbe_lab::sweep::parse(Path::new("s.toml"), text).unwrap_err();

@@ -49,6 +49,7 @@ fn result_of(
                 queue_p95_ms: f.queuing_delay_ms.p95,
                 lost_packets: f.lost_packets,
                 took_s: b.took_s,
+                steady_s: b.steady_s,
             })
             .collect(),
     }
@@ -61,15 +62,17 @@ struct BulkFlow {
     /// Seconds from its start to its last byte acknowledged (a simulated
     /// flow of `bytes` that finished).
     took_s: Option<f64>,
+    /// Seconds from its start to its steady state (`[analysis]
+    /// steady_queue`).
+    steady_s: Option<f64>,
 }
 
 /// The figures across flows of a run's summary, as the analysis gave them,
-/// and each bulk flow's name, `cc` and time to finish; `flow` reads a
-/// flow's figures, name, `cc` and time to finish off its summary (a real
-/// run's or a simulated one's).
+/// and what the result keeps of each bulk flow beside them; `flow` reads
+/// both off a flow's summary (a real run's or a simulated one's).
 fn parts_of<F, T>(
     s: &crate::summary::RunSummary<F, T>,
-    flow: impl Fn(&F) -> (&qlog_analysis::FlowSummary, &String, &String, Option<f64>),
+    flow: impl Fn(&F) -> (&qlog_analysis::FlowSummary, BulkFlow),
 ) -> (qlog_analysis::SummaryParts, Vec<BulkFlow>) {
     let parts = qlog_analysis::SummaryParts {
         window: qlog_analysis::Window {
@@ -82,18 +85,7 @@ fn parts_of<F, T>(
         utilization_of_max: s.utilization_of_max,
         jain_index: s.jain_index,
     };
-    let flows = s
-        .flows
-        .iter()
-        .map(|f| {
-            let (_, name, cc, took_s) = flow(f);
-            BulkFlow {
-                name: name.clone(),
-                cc: cc.clone(),
-                took_s,
-            }
-        })
-        .collect();
+    let flows = s.flows.iter().map(|f| flow(f).1).collect();
     (parts, flows)
 }
 
@@ -148,8 +140,13 @@ pub fn run_sim(
     let scenario = sweep.scenario(index)?;
     let (s, _) = crate::sim::simulate(&scenario)?;
     let (parts, flows) = parts_of(&s, |f| {
-        let took_s = f.transfer.finished_s.map(|at| at - f.start_s);
-        (&f.figures, &f.name, &f.cc, took_s)
+        let bulk = BulkFlow {
+            name: f.name.clone(),
+            cc: f.cc.clone(),
+            took_s: f.transfer.finished_s.map(|at| at - f.start_s),
+            steady_s: f.steady_s,
+        };
+        (&f.figures, bulk)
     });
     let mut workloads = s.tail.workloads;
     if let Some(baselines) = baseline {
@@ -200,8 +197,16 @@ pub fn run(
             let scenario = sweep.scenario(i)?;
             let dir = out.join("runs").join(i.to_string());
             let s = crate::run::run(&scenario, &dir, stop, &|_| {})?;
-            // (A real run's client reports no time to its last byte.)
-            let (parts, flows) = parts_of(&s, |f| (&f.figures, &f.name, &f.cc, None));
+            let (parts, flows) = parts_of(&s, |f| {
+                let bulk = BulkFlow {
+                    name: f.name.clone(),
+                    cc: f.cc.clone(),
+                    // A real run's client reports no time to its last byte.
+                    took_s: None,
+                    steady_s: f.steady_s,
+                };
+                (&f.figures, bulk)
+            });
             let mut workloads = s.tail.workloads;
             if options.baseline {
                 let alone = crate::baseline::baseline_scenario(&scenario, Path::new(&sweep.path))?;

@@ -63,13 +63,14 @@ const RUN_METRICS: [&str; 4] = [
     "jain_index",
     "total_goodput_mbps",
 ];
-const FLOW_METRICS: [&str; 6] = [
+const FLOW_METRICS: [&str; 7] = [
     "goodput_mbps",
     "share",
     "queue_mean_ms",
     "queue_p95_ms",
     "lost_packets",
     "took_s",
+    "steady_s",
 ];
 
 /// Checks figure metric `y` against the sweep's flows (`kinds`, each
@@ -125,6 +126,7 @@ pub fn metric(r: &RunResult, y: &str) -> Option<f64> {
                 "queue_p95_ms" => fl.queue_p95_ms,
                 "lost_packets" => Some(fl.lost_packets as f64),
                 "took_s" => fl.took_s,
+                "steady_s" => fl.steady_s,
                 _ => None,
             }
         }

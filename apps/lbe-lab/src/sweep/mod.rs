@@ -32,7 +32,10 @@
 //! `seed`. Metrics: `utilization`, `utilization_of_max`, `jain_index`,
 //! `total_goodput_mbps`, and per bulk flow `flowN.goodput_mbps`,
 //! `flowN.share`, `flowN.queue_mean_ms`, `flowN.queue_p95_ms`,
-//! `flowN.lost_packets`; per workload flow (web, ping, video, cbr) the
+//! `flowN.lost_packets`, `flowN.took_s` (a flow of `bytes` that finished:
+//! seconds from its start to its last byte acknowledged), `flowN.steady_s`
+//! (with `[analysis] steady_queue`: seconds from its start to its steady
+//! state); per workload flow (web, ping, video, cbr) the
 //! dotted keys of its `summary.json` figures, `flowN.fct_s.p95`,
 //! `flowN.added_delay_ms.p95`, `flowN.stall_s`, and with `--baseline`
 //! `flowN.baseline.…` and `flowN.harm.…` (a wrong key is refused with the

@@ -49,6 +49,7 @@ pub fn csv(results: &Results) -> String {
             "queue_p95_ms",
             "lost_packets",
             "took_s",
+            "steady_s",
         ] {
             let _ = write!(s, ",flow{n}.{m}");
         }
@@ -78,14 +79,15 @@ pub fn csv(results: &Results) -> String {
         for f in &r.flows {
             let _ = write!(
                 s,
-                ",{},{},{},{},{},{},{}",
+                ",{},{},{},{},{},{},{},{}",
                 field(&f.cc),
                 f.goodput_bps,
                 opt(f.share),
                 opt(f.queue_mean_ms),
                 opt(f.queue_p95_ms),
                 f.lost_packets,
-                opt(f.took_s)
+                opt(f.took_s),
+                opt(f.steady_s)
             );
         }
         for (n, paths) in &workloads {
@@ -289,6 +291,7 @@ mod tests {
             queue_p95_ms: None,
             lost_packets: 0,
             took_s: None,
+            steady_s: None,
         };
         let cbr = |flow: usize, goodput_bps: f64| WorkloadResult {
             flow,

@@ -324,6 +324,7 @@ mod tests {
                 queue_p95_ms: None,
                 lost_packets: 0,
                 took_s: None,
+                steady_s: None,
             }],
             workloads: vec![
                 WorkloadResult {

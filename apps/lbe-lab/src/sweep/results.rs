@@ -124,6 +124,12 @@ pub struct FlowResult {
     /// builds have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub took_s: Option<f64>,
+    /// Seconds from the flow's start to its steady state, with `[analysis]
+    /// steady_queue` (its `summary.json`'s `steady_s`); `None` for a flow
+    /// that never got there or without the key (results of earlier builds
+    /// have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_s: Option<f64>,
 }
 
 /// Which runs of a sweep one process does.
