@@ -167,48 +167,32 @@ fn eq4_time_to_steady_state_s(mu: f64, rtt_s: f64, target_s: f64, w0: f64, g0: f
     (rtt_s * (mu * rtt_s - w0) / target_s + mu * (2.0 * rtt_s + target_s)) / g0
 }
 
-/// The end of the first 1 s stretch, stepping by 0.1 s from 2 s (past the
-/// handshake's samples), over which flow 0's mean queuing delay is at
-/// least `ms`.
-fn first_second_with_mean_queue(a: &qlog_analysis::Analysis, ms: f64) -> Option<f64> {
-    let q = &a.flows[0].series.rtt_above_base_ms;
-    let end = q.last()?.0;
-    (20..)
-        .map(|tenths| f64::from(tenths) / 10.0)
-        .take_while(|t| *t <= end)
-        .find(|t| {
-            let v: Vec<f64> = q
-                .iter()
-                .filter(|(s, _)| *s >= t - 1.0 && *s < *t)
-                .map(|(_, q)| *q)
-                .collect();
-            !v.is_empty() && v.iter().sum::<f64>() / v.len() as f64 >= ms
-        })
-}
-
 /// Seed `ledbat-dynamic-gain` Eq. 4 and Figs. 3-4 (docs/seeds/ledbat-dynamic-gain.md):
 /// without high gain LEDBAT takes long to reach steady state. The seed's
 /// link: C = 15 Mbit/s, base RTT 120 ms, B = 1.6 s, T = 25 ms, LEDBAT
 /// alone; G0 = 40 and 400 per second of target are RFC GAINs of 1 and 10.
 ///
 /// Steady state is taken as the mean queuing delay over 1 s first reaching
-/// 0.8 T (20 ms): LEDBAT's growth slows as the queue nears T (off_target),
-/// so the last fifth takes another 10 s (T itself at 37.2-39.2 s for
+/// 0.8 T (20 ms): `[analysis] steady_queue = "20ms"`, the flow's
+/// `steady_s` (qlog-analysis' `FlowSeries::steady_at_s`), which
+/// `sweeps/seed003-fig3-start-up.toml` reports as `flow1.steady_s` for the
+/// same runs. LEDBAT's growth slows as the queue nears T (off_target), so
+/// the last fifth takes another 9-17 s (T itself at 37.8, 45.4, 40.6 s for
 /// G0 = 40), the slow final approach the seed names as the reason its
 /// simulation lags Eq. 4 at G0 = 40. Eq. 4 with μ in our datagrams (1350
 /// bytes + 28 of IPv4/UDP on the link: 1361 per second): 28.4 s at G0 = 40,
-/// 2.84 s at 400. Measured (45 s runs): G0 = 40 28.3, 28.3, 28.4 s; G0 = 400
-/// 4.1 s on every seed. Bars: G0 = 40 within 10 % of Eq. 4; G0 = 400 in
-/// under a quarter of G0 = 40's time (Eq. 4: a tenth; ours 0.145). Fig. 4,
-/// the same runs over a 30 s session: G0 = 40 0.6446, 0.6454, 0.6439 of the
-/// link (a window growing one packet per round fills the 163-packet BDP at
-/// 19.6 s, which predicts 0.67), G0 = 400 0.9411, 0.9410, 0.9389; bars
-/// 0.60-0.70 and 0.90 or more.
+/// 2.84 s at 400. Measured (45 s runs, the shipped engine at 55330bc):
+/// G0 = 40 28.4, 28.3, 29.2 s; G0 = 400 4.0, 4.0, 4.1 s. Bars: G0 = 40
+/// within 10 % of Eq. 4; G0 = 400 in under a quarter of G0 = 40's time
+/// (Eq. 4: a tenth; ours 0.14). Fig. 4, the same runs over a 30 s session:
+/// G0 = 40 0.6484, 0.6475, 0.6411 of the link (a window growing one packet
+/// per round fills the 163-packet BDP at 19.6 s, which predicts 0.67),
+/// G0 = 400 0.9424, 0.9423, 0.9423; bars 0.60-0.70 and 0.90 or more.
 ///
 /// The dynamic gain (`dynamic_gain=true`, t_stdy = 10 s) does NOT reach
-/// steady state in t_stdy here, nor faster than G0 = 40: 0.8 T at 36.1,
-/// 36.1, 35.9 s (seed 1 with t_stdy = 2 s: 9.4 s; 5 s: 20.0 s), 30 s
-/// utilisation 0.166-0.171.
+/// steady state in t_stdy here, nor faster than G0 = 40: 0.8 T at 36.0,
+/// 36.2, 36.2 s (seed 1 with t_stdy = 2 s: 9.3 s; 5 s: 20.1 s), 30 s
+/// utilisation 0.166-0.168.
 /// Eq. 4 needs μ, the available bandwidth; our μ is the delivery rate of
 /// the last round, which during start-up is the window's own rate, so
 /// the start-up gain begins at its 1/16 floor and grows with the window
@@ -229,13 +213,14 @@ fn ledbat_start_up_takes_the_time_eq4_gives_and_ten_times_the_gain_cuts_it() {
     let run = |cc: &str, seed: u64| {
         let text = link("15mbit", "120ms", "1600ms")
             + &window("0s", "30s")
+            + "steady_queue = \"20ms\"\n"
             + &flow(
                 &format!("ledbat:research=true,target=25ms,{cc}"),
                 "0s",
                 "45s",
             );
-        let (s, a) = simulate_seeded(&text, seed);
-        let steady = first_second_with_mean_queue(&a, 20.0).unwrap_or(f64::INFINITY);
+        let (s, _) = simulate_seeded(&text, seed);
+        let steady = s.flows[0].steady_s.unwrap_or(f64::INFINITY);
         (steady, s.utilization_of_max.unwrap())
     };
     for seed in SEEDS {
