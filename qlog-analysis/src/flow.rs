@@ -177,7 +177,38 @@ impl FlowSeries {
                     && window.iter().map(|(_, v)| v).sum::<f64>() / window.len() as f64 >= queue_ms
             })
     }
+
+    /// When `flows` together took the link back after `after_s`, on the
+    /// analysis clock: the end of the first [`REFILL_BIN_S`] bin (bins
+    /// aligned to t = 0, as [`ByteBuckets::rate_bps`] makes them) whose
+    /// centre is later than `after_s` and in which the flows' delivered
+    /// bytes together come to at least `level_bps`. `None` when no such
+    /// bin comes (or no flow delivered anything).
+    ///
+    /// Each flow's rate per bin is [`ByteBuckets::rate_bps`]'s, added up
+    /// in the order of `flows`. Over the whole series, not the analysis
+    /// window. (`rate_bps` widens its bins for a flow whose bytes span more
+    /// than [`crate::series::MAX_BINS`] of them, about 7 hours; the bins
+    /// are 250 ms below that.)
+    pub fn refill_at_s(flows: &[&FlowSeries], after_s: f64, level_bps: f64) -> Option<f64> {
+        // By bin centre in ms: (centre in s, the flows' bit/s together).
+        let mut bins = BTreeMap::<i64, (f64, f64)>::new();
+        for f in flows {
+            for (centre, bps) in f.delivered.rate_bps(REFILL_BIN_S) {
+                let bin = bins
+                    .entry((centre * 1e3).round() as i64)
+                    .or_insert((centre, 0.0));
+                bin.1 += bps;
+            }
+        }
+        bins.into_values()
+            .find(|&(centre, bps)| centre > after_s && bps >= level_bps)
+            .map(|(centre, _)| centre + REFILL_BIN_S / 2.0)
+    }
 }
+
+/// The bins [`FlowSeries::refill_at_s`] reads the flows' goodput in.
+pub const REFILL_BIN_S: f64 = 0.25;
 
 /// Everything known about one flow (one trace).
 #[derive(Debug, Clone, Serialize)]
@@ -938,5 +969,116 @@ mod tests {
         let s = queue(&[(0.5, 50.0), (5.0, 50.0), (5.5, 50.0), (6.0, 50.0)]);
         assert_eq!(s.steady_at_s(0.0, 0.0), Some(5.1));
         assert_eq!(s.steady_at_s(0.0, 50.0), Some(5.1));
+    }
+
+    /// A flow's series that delivered `bytes(k)` in the 250 ms bin `k`
+    /// (at its middle, clear of bucket edges), for `k` in `bins`.
+    fn delivered(bins: std::ops::Range<i64>, bytes: impl Fn(i64) -> u64) -> FlowSeries {
+        let mut s = FlowSeries::default();
+        for k in bins {
+            s.delivered.add(k as f64 * 0.25 + 0.1, bytes(k));
+        }
+        s
+    }
+
+    #[test]
+    fn the_link_is_back_at_the_end_of_the_first_bin_the_flows_fill_together() {
+        // 100 000 bytes a bin is 3.2 Mbit/s; a from 0 to 10 s, b from 5 s
+        // with 200 000 (6.4 Mbit/s): 9.6 together from the bin [5, 5.25).
+        let a = delivered(0..40, |_| 100_000);
+        let b = delivered(20..40, |_| 200_000);
+        assert_eq!(FlowSeries::refill_at_s(&[&a, &b], 2.0, 8e6), Some(5.25));
+        assert_eq!(FlowSeries::refill_at_s(&[&b, &a], 2.0, 9.6e6), Some(5.25));
+        // Neither alone, nor together above 9.6.
+        assert_eq!(FlowSeries::refill_at_s(&[&a], 2.0, 8e6), None);
+        assert_eq!(FlowSeries::refill_at_s(&[&b], 2.0, 8e6), None);
+        assert_eq!(FlowSeries::refill_at_s(&[&a, &b], 2.0, 9.7e6), None);
+        assert_eq!(FlowSeries::refill_at_s(&[], 0.0, 0.0), None);
+        let none = FlowSeries::default();
+        assert_eq!(FlowSeries::refill_at_s(&[&none], 0.0, 0.0), None);
+        // Only bins whose centre is later than `after_s`: [5, 5.25)'s is
+        // 5.125.
+        assert_eq!(FlowSeries::refill_at_s(&[&a, &b], 5.1, 8e6), Some(5.25));
+        assert_eq!(FlowSeries::refill_at_s(&[&a, &b], 5.125, 8e6), Some(5.5));
+        assert_eq!(FlowSeries::refill_at_s(&[&a, &b], 7.0, 8e6), Some(7.25));
+        // A bin between the flows' bytes counts as nothing delivered.
+        let gap = delivered(0..4, |_| 300_000);
+        let late = delivered(12..16, |_| 300_000);
+        assert_eq!(
+            FlowSeries::refill_at_s(&[&gap, &late], 0.0, 8e6),
+            Some(0.25)
+        );
+        assert_eq!(
+            FlowSeries::refill_at_s(&[&gap, &late], 1.0, 1.0),
+            Some(3.25)
+        );
+    }
+
+    /// The computations the lbe-lab tests made before this one:
+    /// `reverse_path.rs`' skew bars (the flows' 250 ms bins added up by
+    /// their centres in ms, from `after_s` on a bin edge) and
+    /// `ledbatpp_profiles.rs`' `time_back` (one flow, bins whose centre is
+    /// after any `after_s`), both as seconds after `after_s`. The shared
+    /// one gives the same numbers, to the last bit.
+    #[test]
+    fn the_same_times_as_the_tests_computations_it_replaces() {
+        let skew_bars = |flows: &[&FlowSeries], after_s: f64, level: f64| {
+            let mut sum = BTreeMap::<i64, f64>::new();
+            for f in flows {
+                for (t, bps) in f.delivered.rate_bps(0.25) {
+                    *sum.entry((t * 1000.0).round() as i64).or_default() += bps;
+                }
+            }
+            let back_ms = sum
+                .range((after_s * 1000.0) as i64..)
+                .find(|(_, bps)| **bps >= level)
+                .map(|(centre, _)| *centre)?;
+            Some((back_ms + 125) as f64 / 1000.0 - after_s)
+        };
+        let time_back = |f: &FlowSeries, after_s: f64, level: f64| {
+            let bins = f.delivered.rate_bps(0.25);
+            let (centre, _) = bins.iter().find(|(t, bps)| *t > after_s && *bps >= level)?;
+            Some(centre + 0.125 - after_s)
+        };
+        // Uneven bytes in uneven buckets (a fixed linear congruential
+        // sequence), over a 10-minute run, two flows (0.8 and 0.6 Mbit/s
+        // on average).
+        let mut x: u64 = 12345;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let (mut a, mut b) = (FlowSeries::default(), FlowSeries::default());
+        for k in 0..60_000_i64 {
+            let t = k as f64 * 0.01 + 0.005;
+            a.delivered.add(t, next() % 2_000);
+            if k >= 1_000 {
+                b.delivered.add(t, next() % 1_500);
+            }
+        }
+        let mut checked = 0;
+        for after_s in [0.0, 10.0, 240.0, 420.0, 480.25, 599.0] {
+            for level in [1e6, 1.4e6, 1.5e6, 1.6e6, 4e6] {
+                let shared =
+                    FlowSeries::refill_at_s(&[&a, &b], after_s, level).map(|at| at - after_s);
+                assert_eq!(
+                    shared,
+                    skew_bars(&[&a, &b], after_s, level),
+                    "{after_s} {level}"
+                );
+                checked += usize::from(shared.is_some());
+            }
+        }
+        for after_s in [0.0, 3.3, 100.01, 420.125, 420.2, 599.9] {
+            for level in [0.5e6, 0.8e6, 0.9e6, 2e6] {
+                let shared = FlowSeries::refill_at_s(&[&a], after_s, level).map(|at| at - after_s);
+                assert_eq!(shared, time_back(&a, after_s, level), "{after_s} {level}");
+                checked += usize::from(shared.is_some());
+            }
+        }
+        // Most of them found a bin (not only agreeing on none).
+        assert!(checked >= 30, "{checked}");
     }
 }
