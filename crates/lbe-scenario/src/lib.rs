@@ -43,6 +43,14 @@
 //!                       # base is at least this (windows ending 2 s after
 //!                       # its start and every 0.1 s on), over the whole
 //!                       # run, not the window; absent when never reached
+//! refill_after = "28min" # optional: the summary gets refill_s, the
+//!                       # seconds from this time to the end of the first
+//!                       # 250 ms bin (bins from t = 0, its centre later)
+//!                       # in which the bulk flows still running (each
+//!                       # one's stop later than this, or of bytes)
+//!                       # together deliver at least 0.9 of the most
+//!                       # goodput the link carries; over the whole run,
+//!                       # not the window; absent when never
 //! [ports]               # optional fixed ports (default: any free ones)
 //! server = 4433
 //! netem = 5000          # and netem+1, netem+2... for extra base RTTs

@@ -19,6 +19,11 @@ pub struct Scenario {
     /// marks a bulk flow's steady state, its summary's `steady_s`
     /// (`qlog_analysis::flow::FlowSeries::steady_at_s`); none without it.
     pub steady_queue: Option<Duration>,
+    /// `[analysis] refill_after`: the time after which the run's
+    /// `refill_s` counts the seconds until the bulk flows still running
+    /// take the link back (`qlog_analysis::flow::FlowSeries::refill_at_s`);
+    /// none without it.
+    pub refill_after: Option<Duration>,
     pub ports: Ports,
     pub flows: Vec<Flow>,
     /// Seeds the bottleneck's random loss (`lbe-netem`'s own seed when

@@ -72,6 +72,7 @@ pub(crate) struct RawAnalysis {
     pub(crate) from: Spanned<String>,
     pub(crate) to: Spanned<String>,
     pub(crate) steady_queue: Option<Spanned<String>>,
+    pub(crate) refill_after: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

@@ -1,7 +1,7 @@
 //! Reading a scenario file and checking it, section by section: the link
 //! ([`link`]), the flows ([`flow`], with each flow's kind in [`kind`] and
 //! the workloads' settings in [`workload`]), the analysis window (and
-//! its steady-state queue) and the ports. Every error names the file and
+//! its steady-state queue and refill time) and the ports. Every error names the file and
 //! the line ([`source`]).
 
 mod change;
@@ -59,6 +59,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
         .and_then(|a| a.steady_queue.as_ref())
         .map(|q| src.value(q, "analysis steady_queue", lbe_units::parse_duration))
         .transpose()?;
+    let refill_after = raw
+        .analysis
+        .as_ref()
+        .and_then(|a| a.refill_after.as_ref())
+        .map(|t| src.value(t, "analysis refill_after", lbe_units::parse_duration))
+        .transpose()?;
 
     if raw.flow.is_empty() {
         return Err(src.error(link_span, "the scenario has no [[flow]]"));
@@ -75,6 +81,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
         link,
         window,
         steady_queue,
+        refill_after,
         ports,
         flows,
         seed: raw.seed,

@@ -359,6 +359,22 @@ fn the_steady_state_queue_is_a_duration() {
     );
 }
 
+/// `[analysis] refill_after`, beside the window (and the steady queue).
+#[test]
+fn the_refill_time_is_a_duration() {
+    let text = GOOD.replace(
+        "to = \"40s\"",
+        "to = \"40s\"\nrefill_after = \"28min\"\nsteady_queue = \"20ms\"",
+    );
+    let s = parse(Path::new("s.toml"), &text).unwrap();
+    assert_eq!(s.refill_after, Some(Duration::from_secs(1680)));
+    assert_eq!(s.steady_queue, Some(Duration::from_millis(20)));
+    assert_eq!(
+        s.window,
+        Some((Duration::from_secs(10), Duration::from_secs(40)))
+    );
+}
+
 #[test]
 fn parses_the_design_example() {
     let s = parse(Path::new("s.toml"), GOOD).unwrap();
@@ -369,6 +385,7 @@ fn parses_the_design_example() {
         Some((Duration::from_secs(10), Duration::from_secs(40)))
     );
     assert_eq!(s.steady_queue, None);
+    assert_eq!(s.refill_after, None);
     assert_eq!(s.flows.len(), 2);
     assert_eq!(s.flows[0].name, "flow1");
     assert_eq!(s.flows[0].end, FlowEnd::Stop(Duration::from_secs(40)));
@@ -516,6 +533,10 @@ fn errors_name_the_line() {
         (
             GOOD.replace("to = \"40s\"", "to = \"40s\"\nsteady_queue = \"20mbit\""),
             "s.toml:9: analysis steady_queue: bad duration '20mbit': unknown unit 'mbit'; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)",
+        ),
+        (
+            GOOD.replace("to = \"40s\"", "to = \"40s\"\nrefill_after = \"28\""),
+            "s.toml:9: analysis refill_after: bad duration '28': missing unit; expected a number with a unit ns, us, ms, s, m or h (e.g. 30s)",
         ),
         (
             GOOD.replace("name = \"fg\"", "name = \"flow1\""),
