@@ -561,6 +561,7 @@ fn summarize(
         None => crate::summary::workloads_only_parts(scenario),
     };
     let steady = crate::summary::steady_s(scenario, analysis.as_ref());
+    let refill_s = crate::summary::refill_s(scenario, analysis.as_ref());
 
     let flows = |figures: Vec<qlog_analysis::FlowSummary>| {
         bulk.iter()
@@ -596,7 +597,7 @@ fn summarize(
             .map_or(0, |d| d.as_millis()),
         netem,
     };
-    Ok(RunSummary::new(
+    let mut summary = RunSummary::new(
         Mode::Real,
         None,
         &scenario.link,
@@ -604,7 +605,9 @@ fn summarize(
         parts,
         flows,
         tail,
-    ))
+    );
+    summary.refill_s = refill_s;
+    Ok(summary)
 }
 
 /// The bottleneck's queue over `window` (scenario seconds), from

@@ -130,6 +130,7 @@ pub fn simulate_into(
     let fifo = scenario.link.aqm == lbe_link::Aqm::Fifo;
     let flow_drops = out.flow_drops;
     let steady = crate::summary::steady_s(scenario, out.analysis.as_ref());
+    let refill_s = crate::summary::refill_s(scenario, out.analysis.as_ref());
     let bulk: Vec<(usize, &crate::scenario::Flow)> = scenario
         .flows
         .iter()
@@ -176,7 +177,7 @@ pub fn simulate_into(
         events: out.events,
         workloads,
     };
-    let summary = RunSummary::new(
+    let mut summary = RunSummary::new(
         Mode::Sim,
         Some(config.seed),
         &scenario.link,
@@ -185,6 +186,7 @@ pub fn simulate_into(
         flows,
         tail,
     );
+    summary.refill_s = refill_s;
     Ok((summary, out.analysis))
 }
 

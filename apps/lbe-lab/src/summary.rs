@@ -7,7 +7,8 @@
 //!
 //! The keys, in order: `mode`, `seed` (simulated runs), `link`, `window`,
 //! `flows`, `utilization`, `max_goodput_bps`, `utilization_of_max`,
-//! `jain_index`, then the tail's.
+//! `jain_index`, `refill_s` (with `[analysis] refill_after`), `groups`
+//! (with a `count` group), then the tail's.
 
 use std::time::Duration;
 
@@ -41,6 +42,12 @@ pub struct RunSummary<F, T> {
     /// Sum of the flows' goodputs over `max_goodput_bps`.
     pub utilization_of_max: Option<f64>,
     pub jain_index: Option<f64>,
+    /// With `[analysis] refill_after`: the seconds from then until the bulk
+    /// flows still running took the link back ([`refill_s`]); absent when
+    /// they never did or without the key. Set by the caller after
+    /// [`RunSummary::new`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refill_s: Option<f64>,
     /// The `count` groups (absent without one): their share and fairness.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupSummary>,
@@ -167,6 +174,7 @@ impl<F, T> RunSummary<F, T> {
             max_goodput_bps: parts.max_goodput_bps,
             utilization_of_max: parts.utilization_of_max,
             jain_index: parts.jain_index,
+            refill_s: None,
             tail: tail(&parts.window),
         }
     }
@@ -191,6 +199,38 @@ pub fn steady_s(
             series.steady_at_s(start_s, queue_ms).map(|at| at - start_s)
         })
         .collect()
+}
+
+/// The share of the most goodput the link carries at which [`refill_s`]
+/// counts the link as taken back.
+pub const REFILL_OF_MAX: f64 = 0.9;
+
+/// The run's `refill_s`, from the analysis of the bulk flows (in scenario
+/// order): with `[analysis] refill_after`, the seconds from that time to
+/// the end of the first 250 ms bin after it in which the bulk flows still
+/// running then (each one's `stop` later than it, or a flow of `bytes`)
+/// together delivered at least [`REFILL_OF_MAX`] of the most goodput the
+/// link carries ([`qlog_analysis::flow::FlowSeries::refill_at_s`], over
+/// the whole run). `None` without the key, an analysis or the link's
+/// most, when no flow runs past that time, or when they never got there.
+pub fn refill_s(
+    scenario: &crate::scenario::Scenario,
+    analysis: Option<&qlog_analysis::Analysis>,
+) -> Option<f64> {
+    let after = scenario.refill_after?;
+    let analysis = analysis?;
+    let level_bps = REFILL_OF_MAX * analysis.max_goodput_bps?;
+    let running: Vec<&qlog_analysis::flow::FlowSeries> = scenario
+        .flows
+        .iter()
+        .filter(|f| f.kind.is_bulk())
+        .zip(&analysis.flows)
+        .filter(|(flow, _)| flow.stop().is_none_or(|stop| stop > after))
+        .map(|(_, a)| &a.series)
+        .collect();
+    let after_s = after.as_secs_f64();
+    qlog_analysis::flow::FlowSeries::refill_at_s(&running, after_s, level_bps)
+        .map(|at| at - after_s)
 }
 
 /// The figures across flows of a run of workloads alone (a `--baseline`

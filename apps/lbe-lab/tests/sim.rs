@@ -483,6 +483,86 @@ stop = "7s"
     assert!(!summary.contains("steady_s"), "{summary}");
 }
 
+/// With `[analysis] refill_after`, a sweep's run has `refill_s`: the
+/// seconds from then to the end of the first 250 ms bin in which the bulk
+/// flows still running (here the first CUBIC, once the second stopped at
+/// 4 s) deliver 0.9 of the most goodput the link carries, as
+/// `qlog-analysis` reads it off their whole series; in `summary.json`,
+/// results.json, results.csv and as the metric `refill_s`. A flow that
+/// stops at that time is not running after it: at 6 s none is, so none.
+/// Without the key the summary has no `refill_s` at all.
+#[test]
+fn a_sweep_records_when_the_flows_left_took_the_link_back() {
+    let text = r#"
+name = "refill"
+seeds = 1
+[link]
+rate = "10mbit"
+rtt = "20ms"
+buffer = "100ms"
+[analysis]
+from = "1s"
+to = "6s"
+refill_after = ["4s", "6s"]
+[[flow]]
+cc = "cubic"
+stop = "6s"
+[[flow]]
+cc = "cubic"
+start = "1s"
+stop = "4s"
+"#;
+    let (dir, file) = temp_file("lbe-sweep-refill", "refill.toml", text);
+    let sweep = lbe_lab::sweep::load(&file).unwrap();
+    let options = lbe_lab::sweep::Options {
+        jobs: 1,
+        shard: None,
+        real: false,
+        baseline: false,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let results = lbe_lab::sweep::run(&sweep, &dir.join("out"), &options, &stop, &|_| {}).unwrap();
+    let mut refill = Vec::new();
+    for (i, r) in results.runs.iter().enumerate() {
+        let scenario = sweep.scenario(i).unwrap();
+        let (s, a) = lbe_lab::sim::simulate(&scenario).unwrap();
+        let after = scenario.refill_after.unwrap().as_secs_f64();
+        let level = 0.9 * s.max_goodput_bps.unwrap();
+        let first = &a.unwrap().flows[0].series;
+        let at = qlog_analysis::flow::FlowSeries::refill_at_s(&[first], after, level);
+        let expected = (after < 6.0).then(|| at.unwrap() - after);
+        assert_eq!(s.refill_s, expected, "run {i}");
+        assert_eq!(r.refill_s, s.refill_s, "run {i}");
+        assert_eq!(lbe_lab::sweep::metric(r, "refill_s"), r.refill_s);
+        refill.push(r.refill_s);
+    }
+    let back = refill[0].expect("CUBIC alone fills the link after 4 s");
+    assert!((0.25..=2.0).contains(&back), "back {back} s after 4 s");
+    assert_eq!(refill[1], None, "no flow runs past 6 s");
+    let csv = std::fs::read_to_string(dir.join("out/results.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "refill_s").unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows[0][col].parse::<f64>().ok(), Some(back));
+    assert_eq!(rows[1][col], "");
+    let json = std::fs::read_to_string(dir.join("out/results.json")).unwrap();
+    assert_eq!(json.matches("\"refill_s\"").count(), 1, "{json}");
+    let without = scenario(
+        &text
+            .replace("name = \"refill\"\nseeds = 1\n", "")
+            .replace("refill_after = [\"4s\", \"6s\"]\n", ""),
+    );
+    assert_eq!(without.refill_after, None);
+    let (s, _) = lbe_lab::sim::simulate(&without).unwrap();
+    assert_eq!(s.refill_s, None);
+    let summary = serde_json::to_string(&s).unwrap();
+    assert!(!summary.contains("refill_s"), "{summary}");
+}
+
 #[test]
 fn sweep_files_with_mistakes_are_refused_naming_the_run() {
     let bad = |text: &str| lbe_lab::sweep::parse(Path::new("s.toml"), text).unwrap_err();

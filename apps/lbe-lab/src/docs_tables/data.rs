@@ -179,7 +179,7 @@ pub fn extract(
             .any(|r| value(r, m, &refs).is_some());
         if !any {
             return Err(format!(
-                "metric '{m}' has no value in any run (a sweep's metric name: utilization, utilization_of_max, jain_index, total_goodput_mbps, flowN.goodput_mbps, flowN.share, flowN.queue_mean_ms, flowN.queue_p95_ms, flowN.lost_packets, flowN.took_s, flowN.steady_s, or a workload flow's figure)"
+                "metric '{m}' has no value in any run (a sweep's metric name: utilization, utilization_of_max, jain_index, total_goodput_mbps, refill_s, flowN.goodput_mbps, flowN.share, flowN.queue_mean_ms, flowN.queue_p95_ms, flowN.lost_packets, flowN.took_s, flowN.steady_s, or a workload flow's figure)"
             ));
         }
     }
@@ -327,6 +327,7 @@ mod tests {
             utilization: None,
             utilization_of_max: Some(u),
             jain_index: None,
+            refill_s: None,
             flows,
             workloads: Vec::new(),
         }

@@ -21,10 +21,12 @@ use crate::sweep::results::Shard;
 use crate::sweep::results::WorkloadResult;
 use crate::workload::WorkloadSummary;
 
+/// Run `index`'s result from its summary's figures across flows (`parts`
+/// and `refill_s`) and what it keeps of each bulk flow and workload.
 fn result_of(
     index: usize,
     params: BTreeMap<String, String>,
-    parts: &qlog_analysis::SummaryParts,
+    (parts, refill_s): (&qlog_analysis::SummaryParts, Option<f64>),
     flows: &[BulkFlow],
     workloads: Vec<crate::workload::WorkloadSummary>,
 ) -> RunResult {
@@ -35,6 +37,7 @@ fn result_of(
         utilization: parts.utilization,
         utilization_of_max: parts.utilization_of_max,
         jain_index: parts.jain_index,
+        refill_s,
         workloads: workloads.into_iter().map(WorkloadResult::of).collect(),
         flows: parts
             .flows
@@ -156,7 +159,7 @@ pub fn run_sim(
     Ok(result_of(
         index,
         sweep.params(index),
-        &parts,
+        (&parts, s.refill_s),
         &flows,
         workloads,
     ))
@@ -213,7 +216,13 @@ pub fn run(
                 let without = crate::run::run(&alone, &dir.join("baseline"), stop, &|_| {})?;
                 crate::baseline::add_baseline(&mut workloads, without.tail.workloads);
             }
-            runs.push(result_of(i, sweep.params(i), &parts, &flows, workloads));
+            runs.push(result_of(
+                i,
+                sweep.params(i),
+                (&parts, s.refill_s),
+                &flows,
+                workloads,
+            ));
             log(&format!("run {i} done ({}/{})", runs.len(), indices.len()));
         }
     } else {

@@ -57,11 +57,12 @@ fn workload_metrics(kind: &str) -> Option<Vec<String>> {
     Some(sample.leaves().into_iter().map(|(k, _)| k).collect())
 }
 
-const RUN_METRICS: [&str; 4] = [
+const RUN_METRICS: [&str; 5] = [
     "utilization",
     "utilization_of_max",
     "jain_index",
     "total_goodput_mbps",
+    "refill_s",
 ];
 const FLOW_METRICS: [&str; 7] = [
     "goodput_mbps",
@@ -112,6 +113,7 @@ pub fn metric(r: &RunResult, y: &str) -> Option<f64> {
         "utilization_of_max" => r.utilization_of_max,
         "jain_index" => r.jain_index,
         "total_goodput_mbps" => Some(r.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e6),
+        "refill_s" => r.refill_s,
         _ => {
             let (f, m) = y.split_once('.')?;
             let n: usize = f.strip_prefix("flow")?.parse().ok()?;

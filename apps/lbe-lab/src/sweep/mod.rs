@@ -30,7 +30,9 @@
 //!
 //! Axes are named `link.KEY`, `analysis.KEY`, `flowN.KEY` (N from 1) and
 //! `seed`. Metrics: `utilization`, `utilization_of_max`, `jain_index`,
-//! `total_goodput_mbps`, and per bulk flow `flowN.goodput_mbps`,
+//! `total_goodput_mbps`, `refill_s` (with `[analysis] refill_after`:
+//! seconds from then until the bulk flows still running took the link
+//! back), and per bulk flow `flowN.goodput_mbps`,
 //! `flowN.share`, `flowN.queue_mean_ms`, `flowN.queue_p95_ms`,
 //! `flowN.lost_packets`, `flowN.took_s` (a flow of `bytes` that finished:
 //! seconds from its start to its last byte acknowledged), `flowN.steady_s`

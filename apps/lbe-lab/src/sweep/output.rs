@@ -32,7 +32,7 @@ pub fn csv(results: &Results) -> String {
     for a in &results.axes {
         let _ = write!(s, ",{}", field(&a.name));
     }
-    s.push_str(",utilization,utilization_of_max,jain_index");
+    s.push_str(",utilization,utilization_of_max,jain_index,refill_s");
     let first = results.runs.first();
     let workloads: Vec<(usize, Vec<String>)> = first.map_or_else(Vec::new, |r| {
         r.workloads
@@ -71,10 +71,11 @@ pub fn csv(results: &Results) -> String {
         }
         let _ = write!(
             s,
-            ",{},{},{}",
+            ",{},{},{},{}",
             opt(r.utilization),
             opt(r.utilization_of_max),
-            opt(r.jain_index)
+            opt(r.jain_index),
+            opt(r.refill_s)
         );
         for f in &r.flows {
             let _ = write!(
@@ -315,6 +316,7 @@ mod tests {
             utilization: None,
             utilization_of_max: None,
             jain_index: None,
+            refill_s: None,
             flows: vec![bulk("a", 2e6), bulk("b", 4e6)],
             workloads: vec![cbr(1, 1e6), cbr(3, 3e6)],
         };

@@ -315,6 +315,7 @@ mod tests {
             utilization: None,
             utilization_of_max: None,
             jain_index: None,
+            refill_s: None,
             flows: vec![FlowResult {
                 name: "bulk".into(),
                 cc: cc.into(),

@@ -20,6 +20,12 @@ pub struct RunResult {
     pub utilization: Option<f64>,
     pub utilization_of_max: Option<f64>,
     pub jain_index: Option<f64>,
+    /// With `[analysis] refill_after`: the seconds from then until the
+    /// bulk flows still running took the link back (its `summary.json`'s
+    /// `refill_s`); `None` when they never did or without the key (results
+    /// of earlier builds have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill_s: Option<f64>,
     /// The bulk flows (quic-bulk, h3), in scenario order.
     pub flows: Vec<FlowResult>,
     /// The workload flows (web, ping, video, cbr), in scenario order
