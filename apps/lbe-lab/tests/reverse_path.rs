@@ -177,7 +177,9 @@ struct SkewBars {
     cubic_share: f64,
     /// Seconds from CUBIC's stop until the first 250 ms bin in which the
     /// LBE flows together deliver ≥ 0.9 of the most goodput the link
-    /// carries (bin end; `ledbatpp_profiles::time_back`'s measure).
+    /// carries (bin end): the run's `refill_s` with `[analysis]
+    /// refill_after` at CUBIC's stop (the LBE flows are the ones still
+    /// running then).
     back_s: f64,
 }
 
@@ -185,7 +187,7 @@ struct SkewBars {
 /// 28 min on seed `seed`.
 fn skew_bars(seed: u64, lbe: &[String]) -> SkewBars {
     let text = format!(
-        "seed = {seed}\n[link]\nrate = \"5mbit\"\nrtt = \"40ms\"\nbuffer = \"500ms\"\n[analysis]\nfrom = \"240s\"\nto = \"{SKEW_END_S}s\"\n{}[[flow]]\ncc = \"cubic\"\nname = \"cubic\"\nstart = \"{CUBIC_START_S}s\"\nstop = \"{CUBIC_STOP_S}s\"\n",
+        "seed = {seed}\n[link]\nrate = \"5mbit\"\nrtt = \"40ms\"\nbuffer = \"500ms\"\n[analysis]\nfrom = \"240s\"\nto = \"{SKEW_END_S}s\"\nrefill_after = \"{CUBIC_STOP_S}s\"\n{}[[flow]]\ncc = \"cubic\"\nname = \"cubic\"\nstart = \"{CUBIC_START_S}s\"\nstop = \"{CUBIC_STOP_S}s\"\n",
         lbe.concat()
     );
     let scenario = lbe_lab::scenario::parse(Path::new("test.toml"), &text).unwrap();
@@ -213,11 +215,6 @@ fn skew_bars(seed: u64, lbe: &[String]) -> SkewBars {
     let alone = |flows: &[usize]| mean(flows, 240.0, CUBIC_START_S);
     let lbe_beside = mean(&lbe_flows, CUBIC_START_S + 10.0, CUBIC_STOP_S);
     let cubic_beside = mean(&[cubic], CUBIC_START_S + 10.0, CUBIC_STOP_S);
-    let back_ms = bins(&lbe_flows)
-        .range((CUBIC_STOP_S * 1000.0) as i64..)
-        .find(|(_, bps)| **bps >= 0.9 * max)
-        .map(|(centre, _)| *centre)
-        .expect("never back to 0.9 of the link");
     SkewBars {
         alone_of_max: alone(&lbe_flows) / max,
         jain: (lbe.len() == 2).then(|| {
@@ -225,7 +222,7 @@ fn skew_bars(seed: u64, lbe: &[String]) -> SkewBars {
             (x + y).powi(2) / (2.0 * (x * x + y * y))
         }),
         cubic_share: cubic_beside / (cubic_beside + lbe_beside),
-        back_s: (back_ms + 125) as f64 / 1000.0 - CUBIC_STOP_S,
+        back_s: s.refill_s.expect("never back to 0.9 of the link"),
     }
 }
 
