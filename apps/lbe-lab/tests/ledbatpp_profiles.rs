@@ -68,15 +68,15 @@ fn full_yields_to_cubic() {
 }
 
 /// Seconds from `after_s` until the first 250 ms bin of `flow`'s delivered
-/// bytes at ≥ 0.9 of the largest goodput the link carries (bin end).
+/// bytes at ≥ 0.9 of the largest goodput the link carries (bin end): a
+/// run's `refill_s` (`lbe_lab::summary::refill_s`), from a time measured
+/// in the run rather than a scenario's `refill_after`.
 fn time_back(s: &SimSummary, a: &qlog_analysis::Analysis, flow: usize, after_s: f64) -> f64 {
-    let max = s.max_goodput_bps.unwrap();
-    let bins = a.flows[flow].series.delivered.rate_bps(0.25);
-    let (centre, _) = bins
-        .iter()
-        .find(|(t, bps)| *t > after_s && *bps >= 0.9 * max)
+    let level = lbe_lab::summary::REFILL_OF_MAX * s.max_goodput_bps.unwrap();
+    let series = [&a.flows[flow].series];
+    let at = qlog_analysis::flow::FlowSeries::refill_at_s(&series, after_s, level)
         .expect("never back to 0.9 of the link");
-    centre + 0.125 - after_s
+    at - after_s
 }
 
 /// When `flow`'s last byte was delivered (the end of its last 10 ms bucket).
