@@ -150,7 +150,8 @@ fn a_skew_beyond_the_estimators_correction_starves_ledbatpp() {
 /// The skew bars' set-up: [`skewed`]'s 5 Mbit/s, 40 ms link with 500 ms of
 /// buffer for 30 minutes, and a CUBIC download (clocks true) from 27 to 28
 /// min: 27 minutes of drift (162 ms at 100 ppm) before it arrives, and
-/// two minutes after it stops.
+/// two minutes after it stops. `sweeps/one-way-delay-skew*.toml` run the
+/// same set-up on seeds 1-3 for docs/one-way-delay.md's clock-skew tables.
 const SKEW_END_S: f64 = 1800.0;
 const CUBIC_START_S: f64 = 1620.0;
 const CUBIC_STOP_S: f64 = 1680.0;
@@ -278,48 +279,6 @@ fn under_opposite_100_ppm_skews_two_ledbatpp_flows_share_and_yield() {
     assert!(bars.alone_of_max >= 0.95, "{bars:?}");
     assert!(bars.cubic_share >= 0.95, "{bars:?}");
     assert!(bars.back_s <= 11.5, "{bars:?}");
-}
-
-/// The table in docs/one-way-delay.md ("Clock drift"): the skew bars for
-/// seeds 1-3, one LEDBAT++ flow at 0, +100 and -100 ppm and the pair at
-/// ±100 ppm and at 0 ppm, each run on its seed's thread. About 8 minutes
-/// of CPU.
-#[test]
-#[ignore = "the skew bars on seeds 1-3, minutes of CPU; run with --ignored --nocapture"]
-fn skew_bars_table() {
-    println!("| LBE flows' receiver clocks | seed | alone, of the link | Jain | CUBIC's share | back after CUBIC, s |");
-    println!("|---|---|---|---|---|---|");
-    let runs: [(&str, Vec<String>); 5] = [
-        ("one, true", vec![skewed_lbe("lbe", 0, 5, 0.0)]),
-        ("one, +100 ppm", vec![skewed_lbe("lbe", 0, 5, 100.0)]),
-        ("one, -100 ppm", vec![skewed_lbe("lbe", 0, 5, -100.0)]),
-        (
-            "two, true",
-            vec![skewed_lbe("a", 0, 5, 0.0), skewed_lbe("b", 10, 3, 0.0)],
-        ),
-        (
-            "two, +100 / -100 ppm",
-            vec![
-                skewed_lbe("fast", 0, 5, 100.0),
-                skewed_lbe("slow", 10, 3, -100.0),
-            ],
-        ),
-    ];
-    std::thread::scope(|scope| {
-        for seed in 1..=3 {
-            let runs = &runs;
-            scope.spawn(move || {
-                for (what, lbe) in runs {
-                    let b = skew_bars(seed, lbe);
-                    let jain = b.jain.map_or("–".to_string(), |j| format!("{j:.3}"));
-                    println!(
-                        "| {what} | {seed} | {:.3} | {jain} | {:.3} | {:.2} |",
-                        b.alone_of_max, b.cubic_share, b.back_s
-                    );
-                }
-            });
-        }
-    });
 }
 
 /// Reverse path, upload and clocks keep the run deterministic.
