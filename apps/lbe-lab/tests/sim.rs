@@ -347,6 +347,27 @@ fn a_sharded_sweep_merges_into_the_unsharded_results() {
     std::fs::remove_dir_all(dir.path()).unwrap();
 }
 
+/// `text` as the sweep file `name` in a scratch directory `dir`, run in the
+/// simulator (one job) into `out/` there; returns the directory (removed
+/// when dropped), the sweep and its results.
+fn run_sweep_into_out(
+    dir: &str,
+    name: &str,
+    text: &str,
+) -> (Scratch, lbe_lab::sweep::Sweep, lbe_lab::sweep::Results) {
+    let (dir, file) = temp_file(dir, name, text);
+    let sweep = lbe_lab::sweep::load(&file).unwrap();
+    let options = lbe_lab::sweep::Options {
+        jobs: 1,
+        shard: None,
+        real: false,
+        baseline: false,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let results = lbe_lab::sweep::run(&sweep, &dir.join("out"), &options, &stop, &|_| {}).unwrap();
+    (dir, sweep, results)
+}
+
 /// A sweep's flow of `bytes` that finishes has `took_s`, the seconds from
 /// its start to its last byte acknowledged, as the simulated run's
 /// transfer gives it (in results.json, results.csv and as the metric
@@ -372,16 +393,7 @@ bytes = "2MB"
 cc = "cubic"
 stop = "1s"
 "#;
-    let (dir, file) = temp_file("lbe-sweep-took", "took.toml", text);
-    let sweep = lbe_lab::sweep::load(&file).unwrap();
-    let options = lbe_lab::sweep::Options {
-        jobs: 1,
-        shard: None,
-        real: false,
-        baseline: false,
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    let results = lbe_lab::sweep::run(&sweep, &dir.join("out"), &options, &stop, &|_| {}).unwrap();
+    let (dir, sweep, results) = run_sweep_into_out("lbe-sweep-took", "took.toml", text);
     for (i, r) in results.runs.iter().enumerate() {
         let (alone, _) = lbe_lab::sim::simulate(&sweep.scenario(i).unwrap()).unwrap();
         let finished = alone.flows[0]
@@ -432,16 +444,7 @@ cc = "cubic"
 start = "1s"
 stop = "7s"
 "#;
-    let (dir, file) = temp_file("lbe-sweep-steady", "steady.toml", text);
-    let sweep = lbe_lab::sweep::load(&file).unwrap();
-    let options = lbe_lab::sweep::Options {
-        jobs: 1,
-        shard: None,
-        real: false,
-        baseline: false,
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    let results = lbe_lab::sweep::run(&sweep, &dir.join("out"), &options, &stop, &|_| {}).unwrap();
+    let (dir, sweep, results) = run_sweep_into_out("lbe-sweep-steady", "steady.toml", text);
     let mut steady = Vec::new();
     for (i, r) in results.runs.iter().enumerate() {
         let scenario = sweep.scenario(i).unwrap();
@@ -512,16 +515,7 @@ cc = "cubic"
 start = "1s"
 stop = "4s"
 "#;
-    let (dir, file) = temp_file("lbe-sweep-refill", "refill.toml", text);
-    let sweep = lbe_lab::sweep::load(&file).unwrap();
-    let options = lbe_lab::sweep::Options {
-        jobs: 1,
-        shard: None,
-        real: false,
-        baseline: false,
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    let results = lbe_lab::sweep::run(&sweep, &dir.join("out"), &options, &stop, &|_| {}).unwrap();
+    let (dir, sweep, results) = run_sweep_into_out("lbe-sweep-refill", "refill.toml", text);
     let mut refill = Vec::new();
     for (i, r) in results.runs.iter().enumerate() {
         let scenario = sweep.scenario(i).unwrap();
