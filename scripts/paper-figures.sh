@@ -22,7 +22,8 @@
 #   --list       each table, its runs and its sweeps; runs nothing
 #
 # After the tables it redraws the figures drawn from docs/data/
-# (scripts/lbe-vs-bbr-heatmap.py: docs/lbe-vs-bbr-heatmap.svg).
+# (scripts/lbe-vs-bbr-heatmap.py: docs/lbe-vs-bbr-heatmap.svg;
+# scripts/seed000-figures.py: docs/seeds/seed000-*.svg).
 #
 # A sweep that several tables list runs once: the first table's results
 # serve the others (target/paper/OTHER/<sweep> is a link to them).
@@ -254,6 +255,7 @@ fi
 "$lab" docs-tables
 # The figures drawn from docs/data/ (SVG, committed beside their pages).
 python3 scripts/lbe-vs-bbr-heatmap.py >/dev/null
+python3 scripts/seed000-figures.py >/dev/null
 if [ "$run" = 1 ]; then
     update_child_cpu
     echo "paper-figures: $all_runs runs, CPU $child_cpu s, $((SECONDS - start)) s of wall time" >&2
