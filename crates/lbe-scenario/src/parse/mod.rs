@@ -21,6 +21,7 @@ use source::Source;
 use crate::model::{Flow, Link, Ports, Scenario};
 use crate::netem::netem_paths;
 use crate::raw::{RawAnalysis, RawPorts, RawScenario};
+use toml::Spanned;
 
 /// Reads and checks a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, String> {
@@ -53,18 +54,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
     let raw_link = raw.link.into_inner();
     let link = link::link(&src, link_span.clone(), &raw_link)?;
     let window = window(&src, raw.analysis.as_ref())?;
-    let steady_queue = raw
-        .analysis
-        .as_ref()
-        .and_then(|a| a.steady_queue.as_ref())
-        .map(|q| src.value(q, "analysis steady_queue", lbe_units::parse_duration))
-        .transpose()?;
-    let refill_after = raw
-        .analysis
-        .as_ref()
-        .and_then(|a| a.refill_after.as_ref())
-        .map(|t| src.value(t, "analysis refill_after", lbe_units::parse_duration))
-        .transpose()?;
+    // An optional duration of `[analysis]`, `key` naming it in errors.
+    let analysis_duration = |key: &str, field: fn(&RawAnalysis) -> Option<&Spanned<String>>| {
+        raw.analysis
+            .as_ref()
+            .and_then(field)
+            .map(|v| src.value(v, &format!("analysis {key}"), lbe_units::parse_duration))
+            .transpose()
+    };
+    let steady_queue = analysis_duration("steady_queue", |a| a.steady_queue.as_ref())?;
+    let refill_after = analysis_duration("refill_after", |a| a.refill_after.as_ref())?;
 
     if raw.flow.is_empty() {
         return Err(src.error(link_span, "the scenario has no [[flow]]"));
