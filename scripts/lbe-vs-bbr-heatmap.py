@@ -11,12 +11,10 @@ and buffer (columns: 0.5, 1, 2, 4 BDP and 500 ms); white is 0, orange 0.5,
 red 1. Runs nothing: re-measure with paper-figures.sh, then run this.
 """
 
-import csv
 import os
-import re
 import sys
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "data")
+from docs_data import DATA, ms, rows
 RTTS_MS = [10, 20, 40, 60, 100, 200]
 BUFFERS = ["0.5", "1", "2", "4", "500ms"]
 BUFFER_LABELS = ["0.5 BDP", "1 BDP", "2 BDP", "4 BDP", "500 ms"]
@@ -24,13 +22,6 @@ BUFFER_LABELS = ["0.5 BDP", "1 BDP", "2 BDP", "4 BDP", "500 ms"]
 LBES = [("draft", "ledbatpp:profile=draft"), ("full", "ledbatpp:profile=full"),
         ("cdg", "cdg"), ("ledbat", "ledbat")]
 FOREGROUNDS = ["bbr2", "cubic"]
-
-
-def ms(text):
-    m = re.fullmatch(r"([0-9.]+)ms", text)
-    if not m:
-        raise SystemExit(f"'{text}': expected milliseconds like '40ms'")
-    return float(m.group(1))
 
 
 def buffer_column(buffer, rtt_ms):
@@ -44,15 +35,13 @@ def load():
     """(fg, lbe name, rtt_ms, column) -> the mean share."""
     cells = {}
     for fg in FOREGROUNDS:
-        path = os.path.join(DATA, f"lbe-vs-bbr-beside-{fg}.csv")
-        with open(path, newline="") as f:
-            for row in csv.DictReader(f):
-                rtt = ms(row["link.rtt"])
-                column = buffer_column(row["link.buffer"], rtt)
-                for name, _ in LBES:
-                    value = row.get(f"flow1.share@{name}", "")
-                    if value != "":
-                        cells[(fg, name, int(rtt), column)] = float(value)
+        for row in rows(f"lbe-vs-bbr-beside-{fg}"):
+            rtt = ms(row["link.rtt"])
+            column = buffer_column(row["link.buffer"], rtt)
+            for name, _ in LBES:
+                value = row.get(f"flow1.share@{name}", "")
+                if value != "":
+                    cells[(fg, name, int(rtt), column)] = float(value)
     return cells
 
 

@@ -23,33 +23,16 @@ nothing: re-measure with paper-figures.sh, which runs this after the
 tables.
 """
 
-import csv
 import math
 import os
-import re
 import sys
 
+from docs_data import ms, rows
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "docs", "data")
 WIDTH, HEIGHT = 390, 270
 LEFT, RIGHT, TOP, BOTTOM = 46, 12, 30, 62
 COLOURS = ["#1f77b4", "#d62728"]
-
-
-def ms(text):
-    m = re.fullmatch(r"([0-9.]+)ms", text)
-    if not m:
-        raise SystemExit(f"'{text}': expected milliseconds like '40ms'")
-    return float(m.group(1))
-
-
-def rows(name):
-    path = os.path.join(DATA, f"{name}.csv")
-    try:
-        with open(path, newline="") as f:
-            return list(csv.DictReader(f))
-    except OSError as e:
-        raise SystemExit(f"{path}: {e} (measure it: scripts/paper-figures.sh --only {name})")
 
 
 def series(table, column):
