@@ -21,6 +21,11 @@
 #                "COMMIT YYYY-MM-DD" into it by hand)
 #   --list       each table, its runs and its sweeps; runs nothing
 #
+# A table of the lab's figures beside the simulator's (docs/data/NAME.toml
+# with `lab = FILE`, the fidelity table) has no sweep: `lbe-lab docs-data
+# NAME` simulates the scenarios FILE lists and writes its data; the lab's
+# real-time figures in FILE are measured by hand (`lbe-lab run`).
+#
 # After the tables it redraws the figures drawn from docs/data/
 # (scripts/lbe-vs-bbr-heatmap.py: docs/lbe-vs-bbr-heatmap.svg;
 # scripts/seed000-figures.py: docs/seeds/seed000-*.svg).
@@ -178,6 +183,18 @@ fi
 for t in "${tables[@]}"; do
     k=$((k + 1))
     IFS=$'\t' read -r name _ baseline sweeps <<<"$t"
+    # A table of the lab's figures (docs/data/NAME.toml's `lab`, e.g.
+    # fidelity): no sweep; `lbe-lab docs-data` simulates its scenarios.
+    if [ "$baseline" = lab ]; then
+        if [ "$run" = 0 ] || [ -n "$shard" ]; then
+            echo "paper-figures: [$k/${#tables[@]} $name] simulated by lbe-lab docs-data itself, not with --no-run or --shard: skipped" >&2
+            continue
+        fi
+        echo "paper-figures: [$k/${#tables[@]} $name] lbe-lab docs-data $name (simulates the lab's scenarios)" >&2
+        "$lab" docs-data "$name" "${jobs[@]}" --commit "$commit" --date "$date"
+        update_child_cpu
+        continue
+    fi
     # A table whose data needs the workloads alone (docs/data/NAME.toml's
     # `baseline = true`).
     baseline_flag=()

@@ -4,6 +4,7 @@
 
 pub mod baseline;
 pub mod docs_tables;
+pub mod fidelity;
 pub mod foreground;
 pub mod h3;
 mod out_dir;

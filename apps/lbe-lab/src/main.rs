@@ -109,11 +109,16 @@ enum Command {
     },
     /// Write DIR/data/NAME.csv and NAME.measured.toml from the results of
     /// the sweeps NAME.toml names (one results directory per sweep, in its
-    /// order), as its `[rows]` say.
+    /// order), as its `[rows]` say; for a table of the lab's figures
+    /// (NAME.toml's `lab`), no directory: it simulates the lab's scenarios
+    /// and writes the comparison.
     DocsData {
         name: String,
-        #[arg(required = true)]
         results: Vec<PathBuf>,
+        /// Simulations in parallel, for a table of the lab's figures
+        /// (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
         #[arg(long, value_name = "DIR", default_value = "docs")]
         docs: PathBuf,
         /// The commit lbe-lab was built at (`git rev-parse --short HEAD`).
@@ -133,6 +138,12 @@ fn docs_tables(docs: &std::path::Path, check: bool, list: bool) -> Result<(), St
         let root = docs.parent().unwrap_or(std::path::Path::new("."));
         for name in docs_tables::table_names(docs)? {
             let spec = docs_tables::load_spec(&docs.join("data"), &name)?;
+            if let Some(lab) = &spec.lab {
+                // Simulated by `docs-data NAME` itself: "lab", no sweeps.
+                let n = lbe_lab::fidelity::load_lab(&root.join(lab))?.len();
+                out!("{name}\t{}\tlab\t", n * lbe_lab::fidelity::SEEDS.len());
+                continue;
+            }
             let sweeps = spec.all_sweeps();
             let mut runs = Vec::new();
             for s in &sweeps {
@@ -192,12 +203,57 @@ fn docs_data(
     docs: &std::path::Path,
     name: &str,
     results: &[PathBuf],
+    jobs: Option<usize>,
     commit: &str,
     date: &str,
 ) -> Result<(), String> {
     use lbe_lab::docs_tables;
     let data_dir = docs.join("data");
     let spec = docs_tables::load_spec(&data_dir, name)?;
+    let root = docs.parent().unwrap_or(std::path::Path::new("."));
+    let put = |file: String, body: String| {
+        let p = data_dir.join(file);
+        std::fs::write(&p, body).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        out!("docs-data: wrote {}", p.display());
+        Ok::<(), String>(())
+    };
+    let put_measured = |measured: docs_tables::Measured| {
+        put(
+            format!("{name}.measured.toml"),
+            format!(
+                "# Written by `lbe-lab docs-data` with {name}.csv: what measured it.\n{}",
+                toml::to_string(&measured).map_err(|e| e.to_string())?
+            ),
+        )
+    };
+    if let Some(lab) = &spec.lab {
+        if !results.is_empty() {
+            return Err(format!(
+                "table {name} compares the lab's figures ({lab}) with the simulator's: it takes no results directory"
+            ));
+        }
+        let labs = lbe_lab::fidelity::load_lab(&root.join(lab))?;
+        let files: Vec<&str> = labs.iter().map(|l| l.file.as_str()).collect();
+        let jobs =
+            jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let sims = lbe_lab::fidelity::simulate_all(&root.join("scenarios"), &files, jobs)?;
+        put(
+            format!("{name}.csv"),
+            lbe_lab::fidelity::table(&labs, &sims).to_text(),
+        )?;
+        return put_measured(docs_tables::Measured {
+            mode: "sim".to_string(),
+            engine: Some(lbe_sim::ENGINE.to_string()),
+            commit: commit.to_string(),
+            date: date.to_string(),
+            runs: labs.len() * lbe_lab::fidelity::SEEDS.len(),
+        });
+    }
+    if jobs.is_some() {
+        return Err(format!(
+            "--jobs is for a table of the lab's figures; table {name}'s sweeps ran already"
+        ));
+    }
     let sweeps = spec.all_sweeps();
     if results.len() != sweeps.len() {
         return Err(format!(
@@ -210,7 +266,6 @@ fn docs_data(
                 .join(", ")
         ));
     }
-    let root = docs.parent().unwrap_or(std::path::Path::new("."));
     let mut all = Vec::new();
     for (dir, sweep) in results.iter().zip(&sweeps) {
         let p = dir.join("results.json");
@@ -248,20 +303,8 @@ fn docs_data(
         date: date.to_string(),
         runs: all.iter().map(|r| r.runs.len()).sum(),
     };
-    let put = |file: String, body: String| {
-        let p = data_dir.join(file);
-        std::fs::write(&p, body).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-        out!("docs-data: wrote {}", p.display());
-        Ok::<(), String>(())
-    };
     put(format!("{name}.csv"), csv.to_text())?;
-    put(
-        format!("{name}.measured.toml"),
-        format!(
-            "# Written by `lbe-lab docs-data` with {name}.csv: what measured it.\n{}",
-            toml::to_string(&measured).map_err(|e| e.to_string())?
-        ),
-    )
+    put_measured(measured)
 }
 
 fn print_flow(name: &str, cc: &str, figures: &qlog_analysis::FlowSummary) {
@@ -359,10 +402,11 @@ fn main() -> ExitCode {
         Command::DocsData {
             name,
             results,
+            jobs,
             docs,
             commit,
             date,
-        } => docs_data(&docs, &name, &results, &commit, &date),
+        } => docs_data(&docs, &name, &results, jobs, &commit, &date),
         Command::Merge { dirs, out } => lbe_lab::sweep::merge(&dirs, &out).map(|r| {
             out!(
                 "{} runs of '{}' → {}",

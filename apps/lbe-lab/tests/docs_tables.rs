@@ -150,3 +150,128 @@ fn a_marker_without_data_or_with_an_unknown_column_names_page_and_line() {
         std::fs::read_to_string(repo_docs().join("seeds/cdg-deadline-aware-lbe.md")).unwrap()
     );
 }
+
+/// `lbe-lab` at `args`: its exit status, stdout and stderr.
+fn lab(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lbe-lab"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn docs_data_of_a_lab_table_simulates_its_scenarios_and_writes_the_comparison() {
+    let scratch = Scratch::new("docs-data-lab");
+    let (docs, scenarios) = (scratch.join("docs"), scratch.join("scenarios"));
+    std::fs::create_dir_all(docs.join("data")).unwrap();
+    std::fs::create_dir_all(&scenarios).unwrap();
+    std::fs::write(
+        scenarios.join("short.toml"),
+        "[link]\nrate = \"5mbit\"\nrtt = \"20ms\"\nbuffer = \"50ms\"\n[analysis]\nfrom = \"1s\"\nto = \"3s\"\n[[flow]]\ncc = \"cubic\"\nstop = \"3s\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("data/t.lab.toml"),
+        "[[scenario]]\nfile = \"short.toml\"\nutilization = 0.5\nqueue_ms = [20.0]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("data/t.toml"),
+        "lab = \"docs/data/t.lab.toml\"\n[[column]]\nheading = \"scenario\"\nvalue = \"{scenario}\"\n[[column]]\nheading = \"u\"\nvalue = \"{lab.utilization} / {sim.utilization}\"\ndecimals = 1\n[[column]]\nheading = \"ok\"\nvalue = \"{verdict}\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("p.md"),
+        "# P\n\n<!-- table: t -->\n<!-- /table -->\n",
+    )
+    .unwrap();
+    let d = docs.to_str().unwrap();
+    let (ok, _, err) = lab(&[
+        "docs-data",
+        "t",
+        "some-results",
+        "--docs",
+        d,
+        "--commit",
+        "abc",
+        "--date",
+        "2026-11-29",
+    ]);
+    assert!(!ok);
+    assert_eq!(
+        err.trim(),
+        "lbe-lab: error: table t compares the lab's figures (docs/data/t.lab.toml) with the simulator's: it takes no results directory"
+    );
+    let (ok, out, err) = lab(&[
+        "docs-data",
+        "t",
+        "--jobs",
+        "2",
+        "--docs",
+        d,
+        "--commit",
+        "abc",
+        "--date",
+        "2026-11-29",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("wrote"), "{out}");
+    let csv = std::fs::read_to_string(docs.join("data/t.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("scenario,lab.utilization,sim.utilization,lab.jain,sim.jain,lab.queue1,sim.queue1,verdict")
+    );
+    // A CUBIC flow fills 5 Mbit/s: far from the recorded 0.5, so the
+    // verdict names the utilisation (and the queue if it is off too).
+    let row = lines.next().unwrap();
+    assert!(row.starts_with("short,0.5,0.9"), "{row}");
+    assert!(row.contains(",**no**: utilization 0.500 vs 0.9"), "{row}");
+    let measured = std::fs::read_to_string(docs.join("data/t.measured.toml")).unwrap();
+    assert!(
+        measured.contains("mode = \"sim\"") && measured.contains("runs = 3"),
+        "{measured}"
+    );
+    let (ok, _, err) = lab(&["docs-tables", "--docs", d]);
+    assert!(ok, "{err}");
+    let page = std::fs::read_to_string(docs.join("p.md")).unwrap();
+    assert!(
+        page.contains("| short | 0.5 / 0.9 | **no**: utilization 0.500 vs 0.9"),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            "the lab's figures (`docs/data/t.lab.toml`, real-time runs through lbe-netem"
+        ),
+        "{page}"
+    );
+    // --jobs belongs to a lab table only.
+    std::fs::write(
+        docs.join("data/s.toml"),
+        "sweeps = [\"sweeps/x.toml\"]\n[[column]]\nheading = \"x\"\nvalue = \"{x}\"\n",
+    )
+    .unwrap();
+    let (ok, _, err) = lab(&[
+        "docs-data",
+        "s",
+        "r",
+        "--jobs",
+        "2",
+        "--docs",
+        d,
+        "--commit",
+        "abc",
+        "--date",
+        "2026-11-29",
+    ]);
+    assert!(!ok);
+    assert_eq!(
+        err.trim(),
+        "lbe-lab: error: --jobs is for a table of the lab's figures; table s's sweeps ran already"
+    );
+}

@@ -192,7 +192,8 @@ pub fn pages(docs: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-/// The tables described in `docs/data/` (`NAME.toml`), sorted.
+/// The tables described in `docs/data/` (`NAME.toml`; not
+/// `NAME.measured.toml` nor a lab table's `NAME.lab.toml`), sorted.
 pub fn table_names(docs: &Path) -> Result<Vec<String>, String> {
     let data = docs.join("data");
     if !data.exists() {
@@ -204,7 +205,7 @@ pub fn table_names(docs: &Path) -> Result<Vec<String>, String> {
         .filter_map(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
             n.strip_suffix(".toml")
-                .filter(|s| !s.ends_with(".measured"))
+                .filter(|s| !s.ends_with(".measured") && !s.ends_with(".lab"))
                 .map(str::to_string)
         })
         .collect();

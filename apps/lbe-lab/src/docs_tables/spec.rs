@@ -14,7 +14,14 @@ pub struct TableSpec {
     /// The sweep files behind the table, from the repository's top
     /// (`sweeps/seed004-table1.toml`); their rows follow one another in
     /// `NAME.csv`, in this order.
+    #[serde(default)]
     pub sweeps: Vec<String>,
+    /// Instead of sweeps: a file of figures the lab measured in real time
+    /// (`docs/data/fidelity.lab.toml`), beside which `lbe-lab docs-data`
+    /// puts the simulator's ([`crate::fidelity`]); the table's data is
+    /// then the comparison's, and `[rows]` is not used.
+    #[serde(default)]
+    pub lab: Option<String>,
     /// The sweeps run with `--baseline`: each workload flow gets its
     /// figures with the bulk flows removed (same flow numbers, so the same
     /// seeded arrivals) and the harm, as `flowN.harm.*` and
@@ -25,6 +32,7 @@ pub struct TableSpec {
     /// the metrics `ref.M` and `A/B` (`[rows]`).
     #[serde(default)]
     pub reference: Option<ReferenceSpec>,
+    #[serde(default)]
     pub rows: RowsSpec,
     #[serde(rename = "column")]
     pub columns: Vec<ColumnSpec>,
@@ -57,7 +65,7 @@ impl TableSpec {
 }
 
 /// Which rows and columns of the sweeps' results `NAME.csv` keeps.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RowsSpec {
     /// A row per distinct value of these (axes, or `flowN.cc`), in the
@@ -194,8 +202,23 @@ pub fn parse(file: &str, text: &str) -> Result<TableSpec, String> {
         });
         format!("{file}:{line}: {}", crate::scenario::toml_message(&e))
     })?;
-    if spec.sweeps.is_empty() {
-        return Err(format!("{file}: 'sweeps' names no sweep"));
+    match (&spec.lab, spec.sweeps.is_empty()) {
+        (None, true) => {
+            return Err(format!(
+                "{file}: 'sweeps' names no sweep (or 'lab' a file of the lab's figures)"
+            ))
+        }
+        (Some(_), false) => {
+            return Err(format!(
+                "{file}: a table comes from 'sweeps' or from 'lab', not both"
+            ))
+        }
+        (Some(_), true) if spec.reference.is_some() || spec.baseline => {
+            return Err(format!(
+                "{file}: a 'lab' table has no [reference] and no 'baseline' (the lab's figures are its reference)"
+            ))
+        }
+        _ => (),
     }
     if spec.columns.is_empty() {
         return Err(format!("{file}: no [[column]]"));
@@ -354,5 +377,33 @@ mod tests {
             }]
         );
         assert_eq!(spec.rows.pivot_names["ledbatpp:profile=full"], "full");
+    }
+
+    #[test]
+    fn a_table_comes_from_sweeps_or_from_the_labs_figures() {
+        let column = "[[column]]\nheading = \"x\"\nvalue = \"{scenario}\"\n";
+        let spec = parse(
+            "t.toml",
+            &format!("lab = \"docs/data/t.lab.toml\"\n{column}"),
+        )
+        .unwrap();
+        assert_eq!(spec.lab.as_deref(), Some("docs/data/t.lab.toml"));
+        assert!(spec.all_sweeps().is_empty());
+        assert_eq!(
+            parse("t.toml", column).unwrap_err(),
+            "t.toml: 'sweeps' names no sweep (or 'lab' a file of the lab's figures)"
+        );
+        assert_eq!(
+            parse(
+                "t.toml",
+                &format!("sweeps = [\"s.toml\"]\nlab = \"l.toml\"\n{column}")
+            )
+            .unwrap_err(),
+            "t.toml: a table comes from 'sweeps' or from 'lab', not both"
+        );
+        assert_eq!(
+            parse("t.toml", &format!("lab = \"l.toml\"\nbaseline = true\n{column}")).unwrap_err(),
+            "t.toml: a 'lab' table has no [reference] and no 'baseline' (the lab's figures are its reference)"
+        );
     }
 }

@@ -66,7 +66,7 @@ impl Sim<'_> {
             // sample, taken as its own data leaves the queue (in the lab a
             // CUBIC flow that entered a full 500 ms buffer sees its only
             // near-base RTT there, 55.9-61.4 ms against 108.9 ms at its
-            // handshake; `lab-figures.toml` says when the simulator's
+            // handshake; `docs/data/fidelity.lab.toml` says when the simulator's
             // client misses it).
             self.conns[i].done_at = Some(now);
         }

@@ -1,0 +1,329 @@
+//! The simulator beside the lab (docs/fidelity.md): shipped scenarios with
+//! figures recorded from real-time runs (`docs/data/fidelity.lab.toml`),
+//! each simulated over seeds 1-3 and compared within the tolerances below.
+//! `tests/fidelity.rs` asserts the comparison; `lbe-lab docs-data
+//! fidelity` writes it as `docs/data/fidelity.csv`, the table the page
+//! shows. The one home of the comparison: the test and the table cannot
+//! disagree on what "within tolerance" means.
+
+use std::path::Path;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+use serde::Deserialize;
+
+use crate::docs_tables::csv::Csv;
+
+/// Utilisation, lab against simulator (absolute, of the link).
+pub const UTILIZATION_TOLERANCE: f64 = 0.03;
+/// Each flow's share of the goodput.
+pub const SHARE_TOLERANCE: f64 = 0.05;
+/// Jain's index.
+pub const JAIN_TOLERANCE: f64 = 0.05;
+/// Each flow's mean queuing delay, milliseconds.
+pub const QUEUE_TOLERANCE_MS: f64 = 10.0;
+/// The simulator's figure is the mean over these seeds.
+pub const SEEDS: [u64; 3] = [1, 2, 3];
+
+/// `NAME.lab.toml`: one `[[scenario]]` per scenario the lab ran.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Recorded {
+    scenario: Vec<Lab>,
+}
+
+/// A scenario's figures from real-time runs (each optional: a row shows
+/// and compares what the lab recorded).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Lab {
+    /// The scenario, under `scenarios/`.
+    pub file: String,
+    pub utilization: Option<f64>,
+    /// Each flow's share of the goodput, in file order.
+    pub shares: Option<Vec<f64>>,
+    pub jain: Option<f64>,
+    /// Each flow's mean queuing delay (ms), in file order.
+    pub queue_ms: Option<Vec<f64>>,
+    /// `false`: the simulator is known not to match; shown with `why`,
+    /// not asserted.
+    #[serde(default = "yes")]
+    pub holds: bool,
+    pub why: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The simulator's figures of a scenario, the mean over [`SEEDS`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sim {
+    pub utilization: f64,
+    pub shares: Vec<f64>,
+    pub jain: f64,
+    pub queue_ms: Vec<f64>,
+}
+
+/// Reads a lab figures file; errors name the file (and the line).
+pub fn load_lab(path: &Path) -> Result<Vec<Lab>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let r: Recorded = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map_or(1, |s| {
+            text[..s.start.min(text.len())].matches('\n').count() + 1
+        });
+        format!(
+            "{}:{line}: {}",
+            path.display(),
+            crate::scenario::toml_message(&e)
+        )
+    })?;
+    if let Some(l) = r.scenario.iter().find(|l| !l.holds && l.why.is_none()) {
+        return Err(format!(
+            "{}: scenario {} has holds = false without a 'why'",
+            path.display(),
+            l.file
+        ));
+    }
+    Ok(r.scenario)
+}
+
+/// Simulates `scenarios/FILE` over [`SEEDS`]: the mean figures.
+pub fn simulate(scenarios: &Path, file: &str) -> Result<Sim, String> {
+    let mut scenario = crate::scenario::load(&scenarios.join(file))?;
+    let mut sum = Sim::default();
+    for seed in SEEDS {
+        scenario.seed = Some(seed);
+        let (s, _) = crate::sim::simulate(&scenario)?;
+        let total: f64 = s.flows.iter().map(|f| f.figures.goodput_bps).sum();
+        sum.utilization += s.utilization.unwrap_or(0.0);
+        sum.jain += s.jain_index.unwrap_or(0.0);
+        sum.shares.resize(s.flows.len(), 0.0);
+        sum.queue_ms.resize(s.flows.len(), 0.0);
+        for (i, f) in s.flows.iter().enumerate() {
+            sum.shares[i] += f.figures.goodput_bps / total;
+            sum.queue_ms[i] += f.figures.queuing_delay_ms.mean.unwrap_or(f64::NAN);
+        }
+    }
+    let n = SEEDS.len() as f64;
+    Ok(Sim {
+        utilization: sum.utilization / n,
+        shares: sum.shares.iter().map(|x| x / n).collect(),
+        jain: sum.jain / n,
+        queue_ms: sum.queue_ms.iter().map(|x| x / n).collect(),
+    })
+}
+
+/// [`simulate`] of each file, in order, `jobs` at a time (the simulator is
+/// deterministic: the figures do not depend on which thread ran them).
+pub fn simulate_all(scenarios: &Path, files: &[&str], jobs: usize) -> Result<Vec<Sim>, String> {
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Result<Sim, String>>>> =
+        Mutex::new(files.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1).min(files.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(file) = files.get(i) else { break };
+                let sim = simulate(scenarios, file).map_err(|e| format!("{file}: {e}"));
+                done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(sim);
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|s| s.unwrap_or_else(|| Err("not simulated".to_string())))
+        .collect()
+}
+
+/// The figures of `sim` outside the tolerances of `lab`'s, one phrase
+/// each (empty: it holds).
+pub fn outside(lab: &Lab, sim: &Sim) -> Vec<String> {
+    let mut off = Vec::new();
+    if let Some(u) = lab.utilization {
+        if (u - sim.utilization).abs() > UTILIZATION_TOLERANCE {
+            off.push(format!("utilization {u:.3} vs {:.3}", sim.utilization));
+        }
+    }
+    for (i, (a, b)) in lab.shares.iter().flatten().zip(&sim.shares).enumerate() {
+        if (a - b).abs() > SHARE_TOLERANCE {
+            off.push(format!("flow {} share {a:.3} vs {b:.3}", i + 1));
+        }
+    }
+    if let Some(j) = lab.jain {
+        if (j - sim.jain).abs() > JAIN_TOLERANCE {
+            off.push(format!("Jain {j:.3} vs {:.3}", sim.jain));
+        }
+    }
+    for (i, (a, b)) in lab.queue_ms.iter().flatten().zip(&sim.queue_ms).enumerate() {
+        if (a - b).abs() > QUEUE_TOLERANCE_MS {
+            off.push(format!("flow {} queue {a:.1} vs {b:.1} ms", i + 1));
+        }
+    }
+    off
+}
+
+/// The comparison's word for a row: `yes`, `**no**: ...` (outside
+/// tolerance where the lab file says it holds: the test fails), or `no,
+/// not asserted: WHY`.
+pub fn verdict(lab: &Lab, off: &[String]) -> String {
+    match (off.is_empty(), lab.holds) {
+        (true, _) => "yes".to_string(),
+        (false, true) => format!("**no**: {}", off.join("; ")),
+        (false, false) => format!(
+            "no, not asserted: {}",
+            lab.why.as_deref().unwrap_or_default()
+        ),
+    }
+}
+
+/// The table's data: a row per scenario, its lab and simulated figures
+/// (`lab.utilization`, `sim.utilization`, `lab.shareN`, `sim.shareN`,
+/// `lab.jain`, `sim.jain`, `lab.queueN`, `sim.queueN` for flow N, the
+/// simulator's only for the flows the lab recorded) and its verdict.
+pub fn table(labs: &[Lab], sims: &[Sim]) -> Csv {
+    let flows = |f: fn(&Lab) -> Option<&Vec<f64>>| {
+        labs.iter()
+            .filter_map(|l| f(l).map(Vec::len))
+            .max()
+            .unwrap_or(0)
+    };
+    let (shares, queues) = (flows(|l| l.shares.as_ref()), flows(|l| l.queue_ms.as_ref()));
+    let mut header = vec!["scenario".to_string()];
+    header.extend(["lab.utilization", "sim.utilization"].map(String::from));
+    for who in ["lab", "sim"] {
+        header.extend((1..=shares).map(|i| format!("{who}.share{i}")));
+    }
+    header.extend(["lab.jain", "sim.jain"].map(String::from));
+    for who in ["lab", "sim"] {
+        header.extend((1..=queues).map(|i| format!("{who}.queue{i}")));
+    }
+    header.push("verdict".to_string());
+    let num = |x: f64| x.to_string();
+    let list = |lab: Option<&Vec<f64>>, sim: &[f64], n: usize| {
+        let recorded = lab.map_or(0, Vec::len);
+        let mut cells: Vec<String> = (0..n)
+            .map(|i| {
+                lab.and_then(|l| l.get(i))
+                    .map_or(String::new(), |x| num(*x))
+            })
+            .collect();
+        cells.extend((0..n).map(|i| match (i < recorded, sim.get(i)) {
+            (true, Some(x)) => num(*x),
+            _ => String::new(),
+        }));
+        cells
+    };
+    let rows = labs
+        .iter()
+        .zip(sims)
+        .map(|(l, s)| {
+            let mut r = vec![l.file.trim_end_matches(".toml").to_string()];
+            r.push(l.utilization.map_or(String::new(), num));
+            r.push(num(s.utilization));
+            r.extend(list(l.shares.as_ref(), &s.shares, shares));
+            r.push(l.jain.map_or(String::new(), num));
+            r.push(match l.jain {
+                Some(_) => num(s.jain),
+                None => String::new(),
+            });
+            r.extend(list(l.queue_ms.as_ref(), &s.queue_ms, queues));
+            r.push(verdict(l, &outside(l, s)));
+            r
+        })
+        .collect();
+    Csv { header, rows }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lab(text: &str) -> Lab {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn figures_outside_tolerance_are_named_and_a_known_miss_is_not_asserted() {
+        let l = lab("file = \"a.toml\"\nutilization = 0.9\nshares = [0.1, 0.9]\nqueue_ms = [50.0]");
+        let near = Sim {
+            utilization: 0.929,
+            shares: vec![0.149, 0.851],
+            jain: 0.5,
+            queue_ms: vec![59.9, 3.0],
+        };
+        assert!(outside(&l, &near).is_empty());
+        assert_eq!(verdict(&l, &[]), "yes");
+        let far = Sim {
+            utilization: 0.94,
+            shares: vec![0.16, 0.84],
+            jain: 0.5,
+            queue_ms: vec![61.0],
+        };
+        let off = outside(&l, &far);
+        assert_eq!(
+            off,
+            [
+                "utilization 0.900 vs 0.940",
+                "flow 1 share 0.100 vs 0.160",
+                "flow 2 share 0.900 vs 0.840",
+                "flow 1 queue 50.0 vs 61.0 ms"
+            ]
+        );
+        assert_eq!(verdict(&l, &off[..1]), "**no**: utilization 0.900 vs 0.940");
+        let known = lab("file = \"a.toml\"\nholds = false\nwhy = \"host timing\"");
+        assert_eq!(verdict(&known, &off[..1]), "no, not asserted: host timing");
+    }
+
+    #[test]
+    fn the_table_has_a_column_per_flow_and_the_simulators_only_where_the_lab_has_one() {
+        let labs = [
+            lab("file = \"one.toml\"\nutilization = 0.9\nqueue_ms = [50.0]"),
+            lab("file = \"two.toml\"\nshares = [0.25, 0.75]\njain = 0.8"),
+        ];
+        let sims = [
+            Sim {
+                utilization: 0.91,
+                shares: vec![1.0],
+                jain: 1.0,
+                queue_ms: vec![52.5],
+            },
+            Sim {
+                utilization: 0.5,
+                shares: vec![0.5, 0.5],
+                jain: 1.0,
+                queue_ms: vec![1.0, 2.0],
+            },
+        ];
+        let csv = table(&labs, &sims);
+        assert_eq!(
+            csv.to_text(),
+            "scenario,lab.utilization,sim.utilization,lab.share1,lab.share2,sim.share1,sim.share2,lab.jain,sim.jain,lab.queue1,sim.queue1,verdict\n\
+             one,0.9,0.91,,,,,,,50,52.5,yes\n\
+             two,,0.5,0.25,0.75,0.5,0.5,0.8,1,,,**no**: flow 1 share 0.250 vs 0.500; flow 2 share 0.750 vs 0.500; Jain 0.800 vs 1.000\n"
+        );
+    }
+
+    #[test]
+    fn a_lab_file_with_an_unknown_key_or_an_unexplained_miss_is_refused() {
+        let dir = std::env::temp_dir().join(format!("fidelity-lab-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.lab.toml");
+        std::fs::write(&p, "[[scenario]]\nfile = \"a.toml\"\nutilisation = 0.9\n").unwrap();
+        let e = load_lab(&p).unwrap_err();
+        assert!(e.starts_with(&format!("{}:3: ", p.display())), "{e}");
+        assert!(e.contains("utilisation"), "{e}");
+        std::fs::write(&p, "[[scenario]]\nfile = \"a.toml\"\nholds = false\n").unwrap();
+        assert_eq!(
+            load_lab(&p).unwrap_err(),
+            format!(
+                "{}: scenario a.toml has holds = false without a 'why'",
+                p.display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
