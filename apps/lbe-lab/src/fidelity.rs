@@ -46,6 +46,13 @@ pub struct Lab {
     pub jain: Option<f64>,
     /// Each flow's mean queuing delay (ms), in file order.
     pub queue_ms: Option<Vec<f64>>,
+    /// The web flow's p95 completion time beside the bulk flows over
+    /// without them (`--baseline`'s `fct_p95_ratio`). Shown, not held to a
+    /// tolerance.
+    pub web_p95: Option<f64>,
+    /// The ping's p95 added delay with the bulk flows minus without, ms
+    /// (`added_delay_p95_ms`). Shown, not held to a tolerance.
+    pub ping_p95_ms: Option<f64>,
     /// `false`: the simulator is known not to match; shown with `why`,
     /// not asserted.
     #[serde(default = "yes")]
@@ -57,13 +64,130 @@ fn yes() -> bool {
     true
 }
 
-/// The simulator's figures of a scenario, the mean over [`SEEDS`].
+/// A scenario's figures as the comparison reads them: of one run, or
+/// the simulator's mean over [`SEEDS`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Sim {
     pub utilization: f64,
     pub shares: Vec<f64>,
     pub jain: f64,
     pub queue_ms: Vec<f64>,
+    /// With the workloads alone run too (`--baseline`): the web flow's p95
+    /// completion time over its own alone, the ping's p95 added delay.
+    pub web_p95: Option<f64>,
+    pub ping_p95_ms: Option<f64>,
+}
+
+/// The figures of one run's `summary.json` (real or simulated, as
+/// JSON): its utilisation and Jain index, each bulk flow's share of their
+/// goodput and mean queuing delay, and the first web and ping flows'
+/// harm when the run had a baseline. The one reading of a summary for
+/// both the lab's runs ([`lab_entry`]) and the simulator's ([`simulate`]).
+pub fn figures(summary: &serde_json::Value) -> Sim {
+    let num = |v: &serde_json::Value| v.as_f64();
+    let flows = summary["flows"].as_array().map_or(&[][..], Vec::as_slice);
+    let goodputs: Vec<f64> = flows
+        .iter()
+        .map(|f| num(&f["goodput_bps"]).unwrap_or(0.0))
+        .collect();
+    let total: f64 = goodputs.iter().sum();
+    let harm = |kind: &str, key: &str| {
+        summary["workloads"]
+            .as_array()?
+            .iter()
+            .find(|w| w["kind"] == kind)
+            .and_then(|w| num(&w["harm"][key]))
+    };
+    Sim {
+        utilization: num(&summary["utilization"]).unwrap_or(0.0),
+        shares: goodputs.iter().map(|g| g / total).collect(),
+        jain: num(&summary["jain_index"]).unwrap_or(0.0),
+        queue_ms: flows
+            .iter()
+            .map(|f| num(&f["queuing_delay_ms"]["mean"]).unwrap_or(f64::NAN))
+            .collect(),
+        web_p95: harm("web", "fct_p95_ratio"),
+        ping_p95_ms: harm("ping", "added_delay_p95_ms"),
+    }
+}
+
+/// The mean of `runs`' figures, flow by flow (a harm figure only if every
+/// run has it).
+fn mean(runs: &[Sim]) -> Sim {
+    let n = runs.len() as f64;
+    let flows = runs.iter().map(|r| r.shares.len()).max().unwrap_or(0);
+    let per_flow = |f: fn(&Sim) -> &Vec<f64>| {
+        (0..flows)
+            .map(|i| {
+                runs.iter()
+                    .map(|r| f(r).get(i).copied().unwrap_or(f64::NAN))
+                    .sum::<f64>()
+                    / n
+            })
+            .collect()
+    };
+    let all = |f: fn(&Sim) -> Option<f64>| runs.iter().map(f).sum::<Option<f64>>().map(|x| x / n);
+    Sim {
+        utilization: runs.iter().map(|r| r.utilization).sum::<f64>() / n,
+        shares: per_flow(|r| &r.shares),
+        jain: runs.iter().map(|r| r.jain).sum::<f64>() / n,
+        queue_ms: per_flow(|r| &r.queue_ms),
+        web_p95: all(|r| r.web_p95),
+        ping_p95_ms: all(|r| r.ping_p95_ms),
+    }
+}
+
+/// The lab's `[[scenario]]` entry for `file` from real-time runs' output
+/// directories (each with `summary.json`, `lbe-lab run [--baseline]`):
+/// the mean of their figures, as TOML for `NAME.lab.toml`, with a comment
+/// naming the runs.
+pub fn lab_entry(file: &str, runs: &[std::path::PathBuf]) -> Result<String, String> {
+    let mut each = Vec::new();
+    for dir in runs {
+        let p = dir.join("summary.json");
+        let text =
+            std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        if v["mode"] != "real" {
+            return Err(format!(
+                "{}: a run in mode {}, not a real-time one (lbe-lab run without --sim)",
+                p.display(),
+                v["mode"]
+            ));
+        }
+        each.push(figures(&v));
+    }
+    if each.is_empty() {
+        return Err("no run directory".to_string());
+    }
+    let m = mean(&each);
+    let list = |v: &[f64], d: usize| {
+        v.iter()
+            .map(|x| format!("{x:.d$}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = format!(
+        "# {} real-time run(s), the mean: {}\n[[scenario]]\nfile = \"{file}\"\nutilization = {:.3}\n",
+        each.len(),
+        runs.iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        m.utilization
+    );
+    if m.shares.len() > 1 {
+        s += &format!("shares = [{}]\njain = {:.3}\n", list(&m.shares, 3), m.jain);
+    }
+    s += &format!("queue_ms = [{}]\n", list(&m.queue_ms, 1));
+    if let Some(w) = m.web_p95 {
+        s += &format!("web_p95 = {w:.3}\n");
+    }
+    if let Some(p) = m.ping_p95_ms {
+        s += &format!("ping_p95_ms = {p:.1}\n");
+    }
+    Ok(s)
 }
 
 /// Reads a lab figures file; errors name the file (and the line).
@@ -90,44 +214,42 @@ pub fn load_lab(path: &Path) -> Result<Vec<Lab>, String> {
     Ok(r.scenario)
 }
 
-/// Simulates `scenarios/FILE` over [`SEEDS`]: the mean figures.
-pub fn simulate(scenarios: &Path, file: &str) -> Result<Sim, String> {
-    let mut scenario = crate::scenario::load(&scenarios.join(file))?;
-    let mut sum = Sim::default();
+/// Simulates `scenarios/FILE` over [`SEEDS`]: the mean figures; with
+/// `harm`, each seed's workloads also alone (`--baseline`), for the
+/// harm figures.
+pub fn simulate(scenarios: &Path, file: &str, harm: bool) -> Result<Sim, String> {
+    let path = scenarios.join(file);
+    let mut scenario = crate::scenario::load(&path)?;
+    let mut runs = Vec::new();
     for seed in SEEDS {
         scenario.seed = Some(seed);
-        let (s, _) = crate::sim::simulate(&scenario)?;
-        let total: f64 = s.flows.iter().map(|f| f.figures.goodput_bps).sum();
-        sum.utilization += s.utilization.unwrap_or(0.0);
-        sum.jain += s.jain_index.unwrap_or(0.0);
-        sum.shares.resize(s.flows.len(), 0.0);
-        sum.queue_ms.resize(s.flows.len(), 0.0);
-        for (i, f) in s.flows.iter().enumerate() {
-            sum.shares[i] += f.figures.goodput_bps / total;
-            sum.queue_ms[i] += f.figures.queuing_delay_ms.mean.unwrap_or(f64::NAN);
+        let (mut s, _) = crate::sim::simulate(&scenario)?;
+        if harm {
+            let alone = crate::baseline::baseline_scenario(&scenario, &path)?;
+            let (without, _) = crate::sim::simulate(&alone)?;
+            crate::baseline::add_baseline(&mut s.tail.workloads, without.tail.workloads);
         }
+        let v = serde_json::to_value(&s).map_err(|e| e.to_string())?;
+        runs.push(figures(&v));
     }
-    let n = SEEDS.len() as f64;
-    Ok(Sim {
-        utilization: sum.utilization / n,
-        shares: sum.shares.iter().map(|x| x / n).collect(),
-        jain: sum.jain / n,
-        queue_ms: sum.queue_ms.iter().map(|x| x / n).collect(),
-    })
+    Ok(mean(&runs))
 }
 
-/// [`simulate`] of each file, in order, `jobs` at a time (the simulator is
-/// deterministic: the figures do not depend on which thread ran them).
-pub fn simulate_all(scenarios: &Path, files: &[&str], jobs: usize) -> Result<Vec<Sim>, String> {
+/// [`simulate`] of each lab entry's scenario (with the harm where the lab
+/// has it), in order, `jobs` at a time (the simulator is deterministic:
+/// the figures do not depend on which thread ran them).
+pub fn simulate_all(scenarios: &Path, labs: &[&Lab], jobs: usize) -> Result<Vec<Sim>, String> {
     let next = AtomicUsize::new(0);
     let done: Mutex<Vec<Option<Result<Sim, String>>>> =
-        Mutex::new(files.iter().map(|_| None).collect());
+        Mutex::new(labs.iter().map(|_| None).collect());
     std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1).min(files.len()) {
+        for _ in 0..jobs.max(1).min(labs.len()) {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(file) = files.get(i) else { break };
-                let sim = simulate(scenarios, file).map_err(|e| format!("{file}: {e}"));
+                let Some(lab) = labs.get(i) else { break };
+                let harm = lab.web_p95.is_some() || lab.ping_p95_ms.is_some();
+                let sim =
+                    simulate(scenarios, &lab.file, harm).map_err(|e| format!("{}: {e}", lab.file));
                 done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(sim);
             });
         }
@@ -183,7 +305,9 @@ pub fn verdict(lab: &Lab, off: &[String]) -> String {
 /// The table's data: a row per scenario, its lab and simulated figures
 /// (`lab.utilization`, `sim.utilization`, `lab.shareN`, `sim.shareN`,
 /// `lab.jain`, `sim.jain`, `lab.queueN`, `sim.queueN` for flow N, the
-/// simulator's only for the flows the lab recorded) and its verdict.
+/// simulator's only for the flows the lab recorded; `lab.web_p95`,
+/// `sim.web_p95`, `lab.ping_p95_ms`, `sim.ping_p95_ms` when a lab entry has
+/// a harm figure) and its verdict.
 pub fn table(labs: &[Lab], sims: &[Sim]) -> Csv {
     let flows = |f: fn(&Lab) -> Option<&Vec<f64>>| {
         labs.iter()
@@ -200,6 +324,20 @@ pub fn table(labs: &[Lab], sims: &[Sim]) -> Csv {
     header.extend(["lab.jain", "sim.jain"].map(String::from));
     for who in ["lab", "sim"] {
         header.extend((1..=queues).map(|i| format!("{who}.queue{i}")));
+    }
+    let harm = labs
+        .iter()
+        .any(|l| l.web_p95.is_some() || l.ping_p95_ms.is_some());
+    if harm {
+        header.extend(
+            [
+                "lab.web_p95",
+                "sim.web_p95",
+                "lab.ping_p95_ms",
+                "sim.ping_p95_ms",
+            ]
+            .map(String::from),
+        );
     }
     header.push("verdict".to_string());
     let num = |x: f64| x.to_string();
@@ -231,6 +369,14 @@ pub fn table(labs: &[Lab], sims: &[Sim]) -> Csv {
                 None => String::new(),
             });
             r.extend(list(l.queue_ms.as_ref(), &s.queue_ms, queues));
+            if harm {
+                let pair = |lab: Option<f64>, sim: Option<f64>| {
+                    let (l, s) = (lab.map(num), lab.and(sim).map(num));
+                    [l.unwrap_or_default(), s.unwrap_or_default()]
+                };
+                r.extend(pair(l.web_p95, s.web_p95));
+                r.extend(pair(l.ping_p95_ms, s.ping_p95_ms));
+            }
             r.push(verdict(l, &outside(l, s)));
             r
         })
@@ -254,6 +400,7 @@ mod tests {
             shares: vec![0.149, 0.851],
             jain: 0.5,
             queue_ms: vec![59.9, 3.0],
+            ..Sim::default()
         };
         assert!(outside(&l, &near).is_empty());
         assert_eq!(verdict(&l, &[]), "yes");
@@ -262,6 +409,7 @@ mod tests {
             shares: vec![0.16, 0.84],
             jain: 0.5,
             queue_ms: vec![61.0],
+            ..Sim::default()
         };
         let off = outside(&l, &far);
         assert_eq!(
@@ -290,12 +438,14 @@ mod tests {
                 shares: vec![1.0],
                 jain: 1.0,
                 queue_ms: vec![52.5],
+                ..Sim::default()
             },
             Sim {
                 utilization: 0.5,
                 shares: vec![0.5, 0.5],
                 jain: 1.0,
                 queue_ms: vec![1.0, 2.0],
+                ..Sim::default()
             },
         ];
         let csv = table(&labs, &sims);

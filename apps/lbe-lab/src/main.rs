@@ -86,6 +86,16 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Print the `[[scenario]]` entry of a lab table (docs/data/NAME.lab.toml)
+    /// for SCENARIO from real-time runs of it (`lbe-lab run [--baseline]`
+    /// output directories): the mean of their figures.
+    LabFigures {
+        /// The scenario, as the lab file names it (under scenarios/).
+        #[arg(long)]
+        scenario: String,
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+    },
     /// Combine the shards of a sweep into one results.json, results.csv,
     /// figures/ and report.html (the same as running it unsharded).
     Merge {
@@ -233,10 +243,10 @@ fn docs_data(
             ));
         }
         let labs = lbe_lab::fidelity::load_lab(&root.join(lab))?;
-        let files: Vec<&str> = labs.iter().map(|l| l.file.as_str()).collect();
         let jobs =
             jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let sims = lbe_lab::fidelity::simulate_all(&root.join("scenarios"), &files, jobs)?;
+        let refs: Vec<&lbe_lab::fidelity::Lab> = labs.iter().collect();
+        let sims = lbe_lab::fidelity::simulate_all(&root.join("scenarios"), &refs, jobs)?;
         put(
             format!("{name}.csv"),
             lbe_lab::fidelity::table(&labs, &sims).to_text(),
@@ -407,6 +417,9 @@ fn main() -> ExitCode {
             commit,
             date,
         } => docs_data(&docs, &name, &results, jobs, &commit, &date),
+        Command::LabFigures { scenario, runs } => {
+            lbe_lab::fidelity::lab_entry(&scenario, &runs).map(|entry| out!("{}", entry.trim_end()))
+        }
         Command::Merge { dirs, out } => lbe_lab::sweep::merge(&dirs, &out).map(|r| {
             out!(
                 "{} runs of '{}' → {}",
