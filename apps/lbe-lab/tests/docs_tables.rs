@@ -191,34 +191,18 @@ fn docs_data_of_a_lab_table_simulates_its_scenarios_and_writes_the_comparison() 
     )
     .unwrap();
     let d = docs.to_str().unwrap();
-    let (ok, _, err) = lab(&[
-        "docs-data",
-        "t",
-        "some-results",
-        "--docs",
-        d,
-        "--commit",
-        "abc",
-        "--date",
-        "2026-11-29",
-    ]);
+    // `lbe-lab docs-data ARGS` on the scratch docs/.
+    let docs_data = |args: &[&str]| {
+        let at = ["--docs", d, "--commit", "abc", "--date", "2026-11-29"];
+        lab(&[&["docs-data"][..], args, &at].concat())
+    };
+    let (ok, _, err) = docs_data(&["t", "some-results"]);
     assert!(!ok);
     assert_eq!(
         err.trim(),
         "lbe-lab: error: table t compares the lab's figures (docs/data/t.lab.toml) with the simulator's: it takes no results directory"
     );
-    let (ok, out, err) = lab(&[
-        "docs-data",
-        "t",
-        "--jobs",
-        "2",
-        "--docs",
-        d,
-        "--commit",
-        "abc",
-        "--date",
-        "2026-11-29",
-    ]);
+    let (ok, out, err) = docs_data(&["t", "--jobs", "2"]);
     assert!(ok, "{err}");
     assert!(out.contains("wrote"), "{out}");
     let csv = std::fs::read_to_string(docs.join("data/t.csv")).unwrap();
@@ -256,19 +240,7 @@ fn docs_data_of_a_lab_table_simulates_its_scenarios_and_writes_the_comparison() 
         "sweeps = [\"sweeps/x.toml\"]\n[[column]]\nheading = \"x\"\nvalue = \"{x}\"\n",
     )
     .unwrap();
-    let (ok, _, err) = lab(&[
-        "docs-data",
-        "s",
-        "r",
-        "--jobs",
-        "2",
-        "--docs",
-        d,
-        "--commit",
-        "abc",
-        "--date",
-        "2026-11-29",
-    ]);
+    let (ok, _, err) = docs_data(&["s", "r", "--jobs", "2"]);
     assert!(!ok);
     assert_eq!(
         err.trim(),
