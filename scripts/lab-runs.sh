@@ -8,19 +8,25 @@
 # otherwise idle machine: the emulator's timers and the endpoints share
 # its cores.
 #
-#   scripts/lab-runs.sh [--runs N] SCENARIO...   (paths under scenarios/)
+#   scripts/lab-runs.sh [--runs N] [--drop-qlogs] SCENARIO...
+#                                              (paths under scenarios/)
+#
+# A real run always writes its qlogs: at 1 Gbit/s about 4 GB a run.
+# --drop-qlogs deletes each run's qlog/ once its summary.json is written.
 #
 # LBE_LAB=PATH runs that lbe-lab binary and builds nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 lab=${LBE_LAB:-target/release/lbe-lab}
 runs=1
+drop=0
 failed=0
 files=()
 while [ $# -gt 0 ]; do
     case $1 in
         --runs) runs=$2; shift 2 ;;
-        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --drop-qlogs) drop=1; shift ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         -*) echo "lab-runs: unknown option '$1' (--help)" >&2; exit 2 ;;
         *) files+=("$1"); shift ;;
     esac
@@ -46,6 +52,7 @@ for f in "${files[@]}"; do
         echo "lab-runs: $rel, run $k of $runs ($(date -u +%FT%TZ), load $(cut -d' ' -f1 /proc/loadavg))" >&2
         if "$lab" run "scenarios/$rel" --out "$dir" --no-report "${baseline[@]}" >"$dir.log" 2>&1; then
             dirs+=("$dir")
+            [ "$drop" = 0 ] || rm -rf "$dir/qlog" "$dir/baseline/qlog"
         else
             echo "lab-runs: $rel, run $k failed: $(tail -1 "$dir.log") (all of it: $dir.log)" >&2
             failed=1
