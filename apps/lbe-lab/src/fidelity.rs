@@ -457,6 +457,79 @@ mod tests {
         );
     }
 
+    /// A run's `summary.json` as `lbe-lab run` writes it (the fields the
+    /// comparison reads).
+    fn summary(
+        mode: &str,
+        utilization: f64,
+        goodputs: &[f64],
+        queues: &[f64],
+        harm: bool,
+    ) -> String {
+        let flows: Vec<String> = goodputs
+            .iter()
+            .zip(queues)
+            .map(|(g, q)| {
+                format!("{{\"goodput_bps\": {g}, \"queuing_delay_ms\": {{\"mean\": {q}}}}}")
+            })
+            .collect();
+        let workloads = match harm {
+            true => ", \"workloads\": [{\"kind\": \"web\", \"harm\": {\"fct_p95_ratio\": 1.2}}, {\"kind\": \"ping\", \"harm\": {\"added_delay_p95_ms\": 10.5}}]",
+            false => "",
+        };
+        format!(
+            "{{\"mode\": \"{mode}\", \"utilization\": {utilization}, \"jain_index\": 0.8, \"flows\": [{}]{workloads}}}",
+            flows.join(", ")
+        )
+    }
+
+    #[test]
+    fn a_labs_entry_is_the_mean_of_its_runs_and_a_simulated_run_is_refused() {
+        let dir = std::env::temp_dir().join(format!("fidelity-entry-{}", std::process::id()));
+        let runs: Vec<std::path::PathBuf> = (1..=3).map(|k| dir.join(format!("run-{k}"))).collect();
+        let write = |run: &std::path::Path, text: String| {
+            std::fs::create_dir_all(run).unwrap();
+            std::fs::write(run.join("summary.json"), text).unwrap();
+        };
+        write(
+            &runs[0],
+            summary("real", 0.9, &[1.0e6, 3.0e6], &[10.0, 20.0], true),
+        );
+        write(
+            &runs[1],
+            summary("real", 0.8, &[3.0e6, 1.0e6], &[20.0, 40.0], true),
+        );
+        let entry = lab_entry("x/a.toml", &runs[..2]).unwrap();
+        assert_eq!(
+            entry.lines().skip(1).collect::<Vec<_>>(),
+            [
+                "[[scenario]]",
+                "file = \"x/a.toml\"",
+                "utilization = 0.850",
+                "shares = [0.500, 0.500]",
+                "jain = 0.800",
+                "queue_ms = [15.0, 30.0]",
+                "web_p95 = 1.200",
+                "ping_p95_ms = 10.5",
+            ]
+        );
+        assert!(entry.starts_with("# 2 real-time run(s)"), "{entry}");
+        // A run without a baseline leaves the harm out; one flow, no shares.
+        write(&runs[2], summary("real", 0.7, &[5.0e6], &[3.0], false));
+        let one = lab_entry("x/b.toml", &runs[2..]).unwrap();
+        assert!(
+            one.ends_with("utilization = 0.700\nqueue_ms = [3.0]\n"),
+            "{one}"
+        );
+        write(&runs[2], summary("sim", 0.7, &[5.0e6], &[3.0], false));
+        let e = lab_entry("x/b.toml", &runs[2..]).unwrap_err();
+        assert!(
+            e.ends_with("a run in mode \"sim\", not a real-time one (lbe-lab run without --sim)"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn a_lab_file_with_an_unknown_key_or_an_unexplained_miss_is_refused() {
         let dir = std::env::temp_dir().join(format!("fidelity-lab-{}", std::process::id()));

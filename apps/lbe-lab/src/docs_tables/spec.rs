@@ -218,6 +218,11 @@ pub fn parse(file: &str, text: &str) -> Result<TableSpec, String> {
                 "{file}: a 'lab' table has no [reference] and no 'baseline' (the lab's figures are its reference)"
             ))
         }
+        (Some(_), true) if spec.rows != RowsSpec::default() => {
+            return Err(format!(
+                "{file}: a 'lab' table has no [rows] (its rows are the lab file's scenarios)"
+            ))
+        }
         _ => (),
     }
     if spec.columns.is_empty() {
@@ -404,6 +409,14 @@ mod tests {
         assert_eq!(
             parse("t.toml", &format!("lab = \"l.toml\"\nbaseline = true\n{column}")).unwrap_err(),
             "t.toml: a 'lab' table has no [reference] and no 'baseline' (the lab's figures are its reference)"
+        );
+        assert_eq!(
+            parse(
+                "t.toml",
+                &format!("lab = \"l.toml\"\n[rows]\nkeys = [\"a\"]\nmetrics = []\n{column}")
+            )
+            .unwrap_err(),
+            "t.toml: a 'lab' table has no [rows] (its rows are the lab file's scenarios)"
         );
     }
 }
