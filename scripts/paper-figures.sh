@@ -22,9 +22,10 @@
 #   --list       each table, its runs and its sweeps; runs nothing
 #
 # A table of the lab's figures beside the simulator's (docs/data/NAME.toml
-# with `lab = FILE`, the fidelity table) has no sweep: `lbe-lab docs-data
-# NAME` simulates the scenarios FILE lists and writes its data; the lab's
-# real-time figures in FILE are measured by hand (`lbe-lab run`).
+# with `lab = FILE`: fidelity, bbr2, links-that-change-realtime) has no
+# sweep: `lbe-lab docs-data NAME` simulates the scenarios FILE lists and
+# writes its data; the lab's real-time figures in FILE are measured by
+# hand (scripts/lab-runs.sh).
 #
 # After the tables it redraws the figures drawn from docs/data/
 # (scripts/lbe-vs-bbr-heatmap.py: docs/lbe-vs-bbr-heatmap.svg;
