@@ -194,16 +194,8 @@ pub fn lab_entry(file: &str, runs: &[std::path::PathBuf]) -> Result<String, Stri
 pub fn load_lab(path: &Path) -> Result<Vec<Lab>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let r: Recorded = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map_or(1, |s| {
-            text[..s.start.min(text.len())].matches('\n').count() + 1
-        });
-        format!(
-            "{}:{line}: {}",
-            path.display(),
-            crate::scenario::toml_message(&e)
-        )
-    })?;
+    let r: Recorded = toml::from_str(&text)
+        .map_err(|e| crate::scenario::toml_error(&path.display().to_string(), &text, &e))?;
     if let Some(l) = r.scenario.iter().find(|l| !l.holds && l.why.is_none()) {
         return Err(format!(
             "{}: scenario {} has holds = false without a 'why'",

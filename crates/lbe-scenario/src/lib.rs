@@ -161,4 +161,4 @@ pub use model::{
     Change, Clock, Direction, Flow, FlowEnd, Link, Ports, Scenario, GRACE, H3_STOP_FILE_MARGIN,
 };
 pub use netem::{netem_path, netem_paths, Upstream};
-pub use parse::{load, parse, toml_message};
+pub use parse::{load, parse, toml_error, toml_message};

@@ -196,12 +196,8 @@ impl Templates {
 
 /// Reads a table's description; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<TableSpec, String> {
-    let spec: TableSpec = toml::from_str(text).map_err(|e| {
-        let line = e.span().map_or(1, |s| {
-            text[..s.start.min(text.len())].matches('\n').count() + 1
-        });
-        format!("{file}:{line}: {}", crate::scenario::toml_message(&e))
-    })?;
+    let spec: TableSpec =
+        toml::from_str(text).map_err(|e| crate::scenario::toml_error(file, text, &e))?;
     match (&spec.lab, spec.sweeps.is_empty()) {
         (None, true) => {
             return Err(format!(

@@ -48,12 +48,9 @@ pub fn load(path: &Path) -> Result<Sweep, String> {
 /// Checks a sweep's text; `path` names it in errors.
 pub fn parse(path: &Path, text: &str) -> Result<Sweep, String> {
     let p = path.display().to_string();
-    let mut doc: Table = text.parse().map_err(|e: toml::de::Error| {
-        let line = e.span().map_or(1, |s| {
-            text[..s.start.min(text.len())].matches('\n').count() + 1
-        });
-        format!("{p}:{line}: {}", crate::scenario::toml_message(&e))
-    })?;
+    let mut doc: Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| crate::scenario::toml_error(&p, text, &e))?;
     let name = match doc.remove("name") {
         None => path
             .file_stem()

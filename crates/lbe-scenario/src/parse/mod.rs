@@ -42,13 +42,25 @@ pub fn toml_message(e: &toml::de::Error) -> String {
     lines.join("; ")
 }
 
+/// A toml error in `text` as our one-line errors give it: `file:LINE:
+/// message` ([`toml_message`]), the line where toml's span starts (1
+/// without one). Scenarios, sweeps and the docs' table files share it.
+pub fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> String {
+    let line = e.span().map_or(1, |s| {
+        Source {
+            path: Path::new(file),
+            text,
+        }
+        .line_of(s.start)
+    });
+    format!("{file}:{line}: {}", toml_message(e))
+}
+
 /// Checks a scenario's text; `path` only names it in errors.
 pub fn parse(path: &Path, text: &str) -> Result<Scenario, String> {
     let src = Source { path, text };
-    let raw: RawScenario = toml::from_str(text).map_err(|e| {
-        let line = e.span().map_or(1, |s| src.line_of(s.start));
-        format!("{}:{line}: {}", path.display(), toml_message(&e))
-    })?;
+    let raw: RawScenario =
+        toml::from_str(text).map_err(|e| toml_error(&path.display().to_string(), text, &e))?;
 
     let link_span = raw.link.span();
     let raw_link = raw.link.into_inner();
