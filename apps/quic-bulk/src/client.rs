@@ -171,11 +171,16 @@ impl BulkClient {
     }
 
     /// Says what the stall watch saw; an error once it gives up.
-    fn watch(&mut self) -> Result<(), Error> {
+    fn watch(&mut self, quic: &quiche::Connection) -> Result<(), Error> {
         if self.session.finished_at().is_some() {
             return Ok(());
         }
-        let Some(event) = self.stall.observe(Instant::now(), self.session.bytes()) else {
+        let Some(event) = self
+            .stall
+            .observe(Instant::now(), self.session.bytes(), || {
+                quic.stats().stream_frames_recv as u64
+            })
+        else {
             return Ok(());
         };
         let line = format!("quic-bulk: {}", event.message());
@@ -199,7 +204,7 @@ impl ClientApp for BulkClient {
         if let Some(bar) = &self.progress {
             bar.set_position(self.session.bytes());
         }
-        self.watch()
+        self.watch(&conn.quic)
     }
 }
 

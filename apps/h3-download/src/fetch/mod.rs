@@ -205,8 +205,13 @@ struct FetchApp {
 
 impl FetchApp {
     /// Says what the stall watch saw; an error once it gives up.
-    fn watch(&mut self) -> Result<(), Error> {
-        let Some(event) = self.stall.observe(Instant::now(), self.download.received) else {
+    fn watch(&mut self, quic: &quiche::Connection) -> Result<(), Error> {
+        let Some(event) = self
+            .stall
+            .observe(Instant::now(), self.download.received, || {
+                quic.stats().stream_frames_recv as u64
+            })
+        else {
             return Ok(());
         };
         let line = format!("h3-fetch: {}", event.message());
@@ -234,7 +239,7 @@ impl ClientApp for FetchApp {
         if self.download.done.is_some() {
             return Ok(());
         }
-        self.watch()?;
+        self.watch(&conn.quic)?;
         if !self.h3.ready(&mut conn.quic)? {
             return Ok(());
         }
