@@ -57,6 +57,16 @@
 //!
 //! Options:
 //!
+//! * `flightsize=rtt_max` (a deviation, off by default): the cap compares
+//!   the window with the largest flight right after a send over the last
+//!   smoothed RTT, not the flight at the ACK. Paced, the flight at an ACK
+//!   falls short of the window by more than ALLOWED_INCREASE (the pacer
+//!   holds the rest), and the RFC's cap then takes the window down to the
+//!   flight: at 100 Mbit/s, 20 ms, LEDBAT carried 0.260 of the link paced
+//!   and 0.998 unpaced; with `flightsize=rtt_max` 0.984 paced (table
+//!   `links-ledbat-pacing-cap`, docs/links-that-change.md). A sender that
+//!   stops sending leaves the span after an RTT, so the cap still holds an
+//!   application-limited sender.
 //! * `decrease_gain` (seed `ledbat-optimal-parameters` §II, γ_dcr): GAIN is
 //!   multiplied by it when `off_target < 0`, so the window falls faster than
 //!   it rises. That paper's best pair is `target=5ms,decrease_gain=10`.
@@ -92,6 +102,7 @@ use crate::delay::DelayConfig;
 use crate::delay::DelayEstimator;
 use crate::delay::DelaySource;
 use crate::flight::FlightSize;
+use crate::flight::RecentMaxFlight;
 use crate::pacing;
 use crate::params;
 use crate::recovery::RecoveryPeriod;
@@ -189,6 +200,10 @@ pub struct LedbatConfig {
     /// Dynamic gain: largest GAIN. Default 64 ([`DG_GAIN_MAX`]).
     /// Spec key `gain_max`, 1 to 1000.
     gain_max: f64,
+    /// The flight size the cap compares with: the RFC's, at the ACK
+    /// (default), or the largest flight after a send over the last smoothed
+    /// RTT. Spec key `flightsize`, `at_ack` or `rtt_max`.
+    flightsize_rtt_max: bool,
     /// Delay filters (spec keys `current_filter`, `base_history`,
     /// `base_bucket`).
     delay: DelayConfig,
@@ -211,6 +226,7 @@ impl Default for LedbatConfig {
             tau_user: None,
             delta: DG_DELTA,
             gain_max: DG_GAIN_MAX,
+            flightsize_rtt_max: false,
             delay: DelayConfig::default(),
         }
     }
@@ -234,6 +250,7 @@ impl LedbatConfig {
         "tau_user",
         "delta",
         "gain_max",
+        "flightsize",
         "current_filter",
         "base_history",
         "base_bucket",
@@ -321,6 +338,10 @@ impl LedbatConfig {
             }
             "delta" => self.delta = params::f64_in(key, value, 0.0, 0.2)?,
             "gain_max" => self.gain_max = params::f64_in(key, value, 1.0, 1000.0)?,
+            "flightsize" => {
+                self.flightsize_rtt_max =
+                    params::one_of(key, value, &["at_ack", "rtt_max"])? == "rtt_max"
+            }
             _ => return Err(params::unknown_key("ledbat", key, Self::KEYS)),
         }
         Ok(())
@@ -400,6 +421,8 @@ pub struct Ledbat {
     source: DelaySource,
     dynamic: Option<DynamicGain>,
     flight: FlightSize,
+    /// The largest flights after a send (`flightsize=rtt_max` only).
+    recent_flight: Option<RecentMaxFlight>,
     /// Smoothed RTT of the latest ACK that carried a sample.
     srtt: Option<Duration>,
 }
@@ -432,6 +455,7 @@ impl Ledbat {
             delay: DelayEstimator::new(&cfg.delay),
             source: DelaySource::new(cfg.delay.mode),
             flight: FlightSize::default(),
+            recent_flight: cfg.flightsize_rtt_max.then(RecentMaxFlight::default),
             dynamic,
             srtt: None,
             cfg,
@@ -548,8 +572,11 @@ impl CongestionController for Ledbat {
         "ledbat"
     }
 
-    fn on_packet_sent(&mut self, _now: Instant, bytes: u64, bytes_in_flight: u64) {
+    fn on_packet_sent(&mut self, now: Instant, bytes: u64, bytes_in_flight: u64) {
         self.flight.on_packet_sent(bytes, bytes_in_flight);
+        if let Some(recent) = &mut self.recent_flight {
+            recent.on_packet_sent(now, bytes_in_flight.saturating_add(bytes));
+        }
     }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
@@ -591,7 +618,11 @@ impl CongestionController for Ledbat {
                 allowed,
             )
         };
-        let mut next = grown.min(self.flight.at_ack(ack.bytes_in_flight) as f64 + headroom);
+        let mut flight = self.flight.at_ack(ack.bytes_in_flight);
+        if let (Some(recent), Some(srtt)) = (&mut self.recent_flight, self.srtt) {
+            flight = flight.max(recent.max_within(now, srtt));
+        }
+        let mut next = grown.min(flight as f64 + headroom);
         if self.s.recovery.in_recovery() {
             next = next.min(cwnd);
         }
@@ -746,6 +777,39 @@ mod tests {
         ack(&mut d, 50, 3600);
         ack(&mut d, 50, 1200);
         assert_eq!(d.cc.window(), 3600);
+    }
+
+    #[test]
+    fn flightsize_rtt_max_caps_at_the_largest_flight_of_the_last_rtt() {
+        // A paced sender: its window (12,000 bytes) was full after a send
+        // at 0 ms; the pacer held the next send (20 ms) to 8,400 in flight.
+        let run = |flightsize: &str| {
+            let mut d = driver(&[
+                ("current_filter", "1"),
+                ("init_cwnd", "10"),
+                ("flightsize", flightsize),
+            ]);
+            d.cc.on_packet_sent(d.now, MSS, 9 * MSS);
+            d.advance(ms(20));
+            d.cc.on_packet_sent(d.now, MSS, 6 * MSS);
+            // 21 ms: q = 0, cwnd += 1200·1200/12000 = 12,120; the RFC's cap
+            // is 8,400 + 1,200; over the last RTT (50 ms) the flight
+            // reached 12,000, whose cap lets the growth stand.
+            ack(&mut d, 50, 8400);
+            let after_a_paced_ack = d.cc.window();
+            // 82 ms: both sends are more than an RTT old; 3,600 in flight at
+            // the ACK, 8,400 after the latest send: the RFC's cap again.
+            d.advance(ms(60));
+            ack(&mut d, 50, 3600);
+            (after_a_paced_ack, d.cc.window())
+        };
+        assert_eq!(run("at_ack"), (9600, 9600));
+        assert_eq!(run("rtt_max"), (12_120, 9600));
+        let mut cfg = LedbatConfig::default();
+        assert_eq!(
+            cfg.set("flightsize", "max").unwrap_err().to_string(),
+            "bad value 'max' for 'flightsize': expected one of at_ack, rtt_max"
+        );
     }
 
     #[test]

@@ -42,6 +42,7 @@ const SPECS: &[(&str, u64)] = &[
     ),
     ("ledbat", 2),
     ("ledbat:slow_start=true,target=5ms,decrease_gain=10", 2),
+    ("ledbat:flightsize=rtt_max", 2),
     (
         "ledbat:research=true,dynamic_gain=true,t_stdy=100ms,gain_max=1000,delta=0.2",
         2,
