@@ -150,8 +150,9 @@ fn docs_tables(docs: &std::path::Path, check: bool, list: bool) -> Result<(), St
             let spec = docs_tables::load_spec(&docs.join("data"), &name)?;
             if let Some(lab) = &spec.lab {
                 // Simulated by `docs-data NAME` itself: "lab", no sweeps.
-                let n = lbe_lab::fidelity::load_lab(&root.join(lab))?.len();
-                out!("{name}\t{}\tlab\t", n * lbe_lab::fidelity::SEEDS.len());
+                let labs = lbe_lab::fidelity::load_lab(&root.join(lab))?;
+                let n = lbe_lab::fidelity::sim_runs(&root.join("scenarios"), &labs)?;
+                out!("{name}\t{n}\tlab\t");
                 continue;
             }
             let sweeps = spec.all_sweeps();
@@ -256,7 +257,7 @@ fn docs_data(
             engine: Some(lbe_sim::ENGINE.to_string()),
             commit: commit.to_string(),
             date: date.to_string(),
-            runs: labs.len() * lbe_lab::fidelity::SEEDS.len(),
+            runs: lbe_lab::fidelity::sim_runs(&root.join("scenarios"), &labs)?,
         });
     }
     if jobs.is_some() {

@@ -313,7 +313,7 @@ pub fn render(
 fn caption(name: &str, spec: &TableSpec, seed: Option<&Csv>, m: &Measured) -> String {
     if let Some(lab) = &spec.lab {
         return format!(
-            "*Generated from `docs/data/{name}.csv` by `lbe-lab docs-tables`: the lab's figures (`{lab}`, real-time runs through lbe-netem; its comments date each) beside the simulator's, the mean of seeds 1-3 ({} runs in the simulator, engine `{}`), lbe-lab built at commit {} on {}; the simulator's re-measured by `scripts/paper-figures.sh --only {name}`.*",
+            "*Generated from `docs/data/{name}.csv` by `lbe-lab docs-tables`: the lab's figures (`{lab}`, real-time runs through lbe-netem; its comments date each) beside the simulator's, the mean of seeds 1-3 (of a scenario with web downloads, the lab's seed alone: its arrivals; {} runs in the simulator, engine `{}`), lbe-lab built at commit {} on {}; the simulator's re-measured by `scripts/paper-figures.sh --only {name}`.*",
             m.runs,
             m.engine.as_deref().unwrap_or("quiche"),
             m.commit,
