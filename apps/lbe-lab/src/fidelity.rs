@@ -182,9 +182,14 @@ pub fn lab_entry(file: &str, runs: &[std::path::PathBuf]) -> Result<String, Stri
         return Err("no run directory".to_string());
     }
     let m = mean(&each);
+    // A flow with no figure in the window (CUBIC after it stopped has no
+    // RTT samples) is TOML's `nan`: the table leaves its cell empty.
     let list = |v: &[f64], d: usize| {
         v.iter()
-            .map(|x| format!("{x:.d$}"))
+            .map(|x| match x.is_nan() {
+                true => "nan".to_string(),
+                false => format!("{x:.d$}"),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -365,16 +370,17 @@ pub fn table(labs: &[Lab], sims: &[Sim]) -> Csv {
     let num = |x: f64| x.to_string();
     let list = |lab: Option<&Vec<f64>>, sim: &[f64], n: usize| {
         let recorded = lab.map_or(0, Vec::len);
+        // The lab's figure, if it has one (not `nan`).
+        let at = |i: usize| lab.and_then(|l| l.get(i)).filter(|x| !x.is_nan());
         let mut cells: Vec<String> = (0..n)
-            .map(|i| {
-                lab.and_then(|l| l.get(i))
-                    .map_or(String::new(), |x| num(*x))
-            })
+            .map(|i| at(i).map_or(String::new(), |x| num(*x)))
             .collect();
-        cells.extend((0..n).map(|i| match (i < recorded, sim.get(i)) {
-            (true, Some(x)) => num(*x),
-            _ => String::new(),
-        }));
+        cells.extend(
+            (0..n).map(|i| match (i < recorded && at(i).is_some(), sim.get(i)) {
+                (true, Some(x)) => num(*x),
+                _ => String::new(),
+            }),
+        );
         cells
     };
     let rows = labs
@@ -572,6 +578,45 @@ mod tests {
             e.ends_with("a run in mode \"sim\", not a real-time one (lbe-lab run without --sim)"),
             "{e}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_flow_without_a_queue_in_the_window_is_nan_and_an_empty_cell() {
+        // CUBIC stopped before the window: it has no RTT samples there.
+        let dir = std::env::temp_dir().join(format!("fidelity-nan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("summary.json"),
+            "{\"mode\": \"real\", \"utilization\": 0.9, \"jain_index\": 1.0, \"flows\": [\
+             {\"goodput_bps\": 1e6, \"queuing_delay_ms\": {\"mean\": 9.7}}, \
+             {\"goodput_bps\": 0, \"queuing_delay_ms\": {\"mean\": null}}]}",
+        )
+        .unwrap();
+        let entry = lab_entry("x/c.toml", std::slice::from_ref(&dir)).unwrap();
+        assert!(entry.contains("\nqueue_ms = [9.7, nan]\n"), "{entry}");
+        let l: Recorded = toml::from_str(&entry).unwrap();
+        let sim = Sim {
+            utilization: 0.9,
+            shares: vec![1.0, 0.0],
+            jain: 1.0,
+            queue_ms: vec![25.0, f64::NAN],
+            ..Sim::default()
+        };
+        assert_eq!(
+            outside(&l.scenario[0], &sim),
+            ["flow 1 queue 9.7 vs 25.0 ms"]
+        );
+        let csv = table(&l.scenario, &[sim]).to_text();
+        let mut lines = csv.lines();
+        assert!(
+            lines
+                .next()
+                .unwrap()
+                .contains("lab.queue1,lab.queue2,sim.queue1,sim.queue2"),
+            "{csv}"
+        );
+        assert!(lines.next().unwrap().contains(",9.7,,25,,"), "{csv}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
