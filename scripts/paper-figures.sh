@@ -22,7 +22,8 @@
 #   --list       each table, its runs and its sweeps; runs nothing
 #
 # A table of the lab's figures beside the simulator's (docs/data/NAME.toml
-# with `lab = FILE`: fidelity, bbr2, links-that-change-realtime) has no
+# with `lab = FILE`: fidelity, bbr2, links-that-change-realtime,
+# foreground-realtime, ledbatpp-profiles-realtime) has no
 # sweep: `lbe-lab docs-data NAME` simulates the scenarios FILE lists and
 # writes its data; the lab's real-time figures in FILE are measured by
 # hand (scripts/lab-runs.sh).
