@@ -24,8 +24,9 @@
 //! at 1 Gbit/s, 20 ms, in real time: more than 30 s). That is a stall,
 //! said at the idle timeout ([`StallEvent::StillSending`]) but not given
 //! up, up to [`GAP_WAIT_FACTOR`] idle timeouts. The count comes from
-//! quiche's `Stats::stream_frames_recv` (patch ext/0004), read only once a
-//! stall has been said: quiche builds its whole `Stats` to answer.
+//! quiche's `Stats::stream_frames_recv` (patch ext/0004), read only from
+//! half the notice without progress on: quiche builds its whole `Stats` to
+//! answer.
 
 use std::time::Duration;
 use std::time::Instant;
@@ -109,7 +110,7 @@ impl StallWatch {
     /// The transfer has moved `bytes` in all by `now` (a count that never
     /// goes down); `frames` gives the number of STREAM frames with data the
     /// connection received in all (quiche's `stream_frames_recv`), called
-    /// only during a stall. Returns what changed: each event comes once
+    /// only from half the notice without progress on. Returns what changed: each event comes once
     /// per stall, and [`StallEvent::GaveUp`] once in all.
     pub fn observe(
         &mut self,
