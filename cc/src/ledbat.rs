@@ -66,7 +66,11 @@
 //!   and 0.998 unpaced; with `flightsize=rtt_max` 0.984 paced (table
 //!   `links-ledbat-pacing-cap`, docs/links-that-change.md). A sender that
 //!   stops sending leaves the span after an RTT, so the cap still holds an
-//!   application-limited sender.
+//!   application-limited sender. It reads RFC 6817 §2.5's own account of
+//!   the cap, "an ALLOWED_INCREASE of 1 allows and limits the cwnd increase
+//!   based on flightsize in the previous RTT", where the default reads
+//!   §2.4.2's per-ACK pseudo-code; the default stays until every table with
+//!   LEDBAT is measured again with it.
 //! * `decrease_gain` (seed `ledbat-optimal-parameters` §II, γ_dcr): GAIN is
 //!   multiplied by it when `off_target < 0`, so the window falls faster than
 //!   it rises. That paper's best pair is `target=5ms,decrease_gain=10`.
@@ -618,6 +622,12 @@ impl CongestionController for Ledbat {
                 allowed,
             )
         };
+        // RFC 6817 §2.4.2: "max_allowed_cwnd = flightsize + ALLOWED_INCREASE
+        // * MSS", "cwnd = min(cwnd, max_allowed_cwnd)"; §2.5: "an
+        // ALLOWED_INCREASE of 1 allows and limits the cwnd increase based on
+        // flightsize in the previous RTT". The flight at the ACK by default
+        // (`flight.rs`); with `flightsize=rtt_max` the largest flight after a
+        // send over the last smoothed RTT, §2.5's "previous RTT" (module docs).
         let mut flight = self.flight.at_ack(ack.bytes_in_flight);
         if let (Some(recent), Some(srtt)) = (&mut self.recent_flight, self.srtt) {
             flight = flight.max(recent.max_within(now, srtt));

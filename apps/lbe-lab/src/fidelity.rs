@@ -369,18 +369,16 @@ pub fn table(labs: &[Lab], sims: &[Sim]) -> Csv {
     header.push("verdict".to_string());
     let num = |x: f64| x.to_string();
     let list = |lab: Option<&Vec<f64>>, sim: &[f64], n: usize| {
-        let recorded = lab.map_or(0, Vec::len);
-        // The lab's figure, if it has one (not `nan`).
+        // The lab's figure, if it has one (not `nan`); the simulator's is
+        // shown only beside one.
         let at = |i: usize| lab.and_then(|l| l.get(i)).filter(|x| !x.is_nan());
         let mut cells: Vec<String> = (0..n)
             .map(|i| at(i).map_or(String::new(), |x| num(*x)))
             .collect();
-        cells.extend(
-            (0..n).map(|i| match (i < recorded && at(i).is_some(), sim.get(i)) {
-                (true, Some(x)) => num(*x),
-                _ => String::new(),
-            }),
-        );
+        cells.extend((0..n).map(|i| match (at(i), sim.get(i)) {
+            (Some(_), Some(x)) => num(*x),
+            _ => String::new(),
+        }));
         cells
     };
     let rows = labs

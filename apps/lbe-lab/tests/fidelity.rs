@@ -1,11 +1,12 @@
 //! The simulator against the lab: every shipped scenario with figures
 //! recorded from real-time runs (each `docs/data/*.lab.toml`: the fidelity
-//! table's, bbr2's, links-that-change's real-time rows, foreground's) is
-//! simulated (mean of seeds 1-3, or the lab's seed for a scenario with web
-//! downloads: `fidelity::seeds_for`) and held within `lbe_lab::fidelity`'s tolerances, unless its
-//! entry says why it does not hold. docs/fidelity.md,
-//! docs/links-that-change.md and docs/foreground.md show the same comparison (`lbe-lab docs-data
-//! NAME` writes it).
+//! table's, bbr2's, links-that-change's real-time rows, foreground's,
+//! LEDBAT++ profiles') is simulated (mean of seeds 1-3, or the lab's seed
+//! for a scenario with web downloads: `fidelity::seeds_for`) and held
+//! within `lbe_lab::fidelity`'s tolerances, unless its entry says why it
+//! does not hold. docs/fidelity.md, docs/links-that-change.md,
+//! docs/foreground.md and docs/ledbatpp-profiles.md show the same
+//! comparison (`lbe-lab docs-data NAME` writes it).
 
 use std::path::Path;
 use std::path::PathBuf;
